@@ -1,0 +1,300 @@
+package client
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http/httptrace"
+	"strings"
+	"time"
+)
+
+// Outcome states, the terminal ones of the task record plus "" for "no
+// final outcome yet".
+const (
+	StateCompleted     = "completed"
+	StateFailed        = "failed"
+	StateRejected      = "rejected"
+	StateCanceled      = "canceled"
+	StateInputRequired = "input_required"
+)
+
+// Outcome is what delivering a message came to.
+type Outcome struct {
+	// State is one of the State constants, or "" when no final outcome was
+	// seen before the context ended.
+	State string
+	// Reply is the agent's final reply (completed), or its question
+	// (input_required).
+	Reply string
+	// Reason explains failed, rejected and canceled outcomes.
+	Reason string
+	// Err is the classified error behind a rejected or failed outcome, or
+	// the last error met while recovering when State is "".
+	Err error
+	// Via tells how the outcome was learned: "reply" (the POST answered),
+	// "conversation" (read from the conversation store).
+	Via string
+	// HTTPStatus is the status of the answer that decided the outcome.
+	HTTPStatus int
+	// TaskID is the server's task id, when it gave one.
+	TaskID string
+}
+
+// Final reports whether the outcome is terminal.
+func (o Outcome) Final() bool { return o.State != "" }
+
+// Event is progress worth telling a person or a log about.
+type Event struct {
+	Kind    string // "sent", "written", "connection_lost", "poll", "poll_error", "reply"
+	Message string
+	Err     error
+}
+
+// DeliverOptions describes one delivery.
+type DeliverOptions struct {
+	AgentID string
+	Message OutgoingMessage
+	// Send is false in recovery mode: the message may already have been
+	// sent, so Deliver only reads the conversation store.
+	Send bool
+	// InputSHA256 is the hex SHA-256 of the message text, used to find the
+	// round in the conversation once the text itself is no longer kept.
+	InputSHA256 string
+	// RoundsBefore is how many rounds the conversation had before the
+	// message was sent; 0 for a context the client made up.
+	RoundsBefore int
+	// FreshContext says the contextId was generated for this message, so
+	// the first new round is this message's even if the server changed the
+	// text on the way.
+	FreshContext bool
+	// PollInterval is the time between reads of the conversation.
+	PollInterval time.Duration
+	// OnEvent, if set, receives progress.
+	OnEvent func(Event)
+}
+
+// HashText returns the hex SHA-256 that identifies a message's text.
+func HashText(text string) string {
+	sum := sha256.Sum256([]byte(strings.TrimSpace(text)))
+	return hex.EncodeToString(sum[:])
+}
+
+// Deliver sends one message (unless in recovery mode) and, at the same
+// time, watches the conversation store for the round it starts: whichever
+// shows the final outcome first wins. A connection that breaks is not a
+// failure: the run goes on server-side and its round is read back. Deliver
+// never sends twice. It returns when an outcome is final or ctx ends.
+func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
+	if o.PollInterval <= 0 {
+		o.PollInterval = 20 * time.Second
+	}
+	if o.InputSHA256 == "" {
+		o.InputSHA256 = HashText(o.Message.Text)
+	}
+	emit := func(e Event) {
+		if o.OnEvent != nil {
+			o.OnEvent(e)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	type postResult struct {
+		res *SendResult
+		err error
+	}
+	postDone := make(chan postResult, 1)
+	postOpen := false
+	if o.Send {
+		postOpen = true
+		go func() {
+			// The server has the request once it is written: from then on a
+			// lost answer means "recover by reading", never "send again".
+			tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+				WroteRequest: func(info httptrace.WroteRequestInfo) {
+					if info.Err == nil {
+						emit(Event{Kind: "written", Message: "the request reached the server"})
+					}
+				},
+			})
+			res, err := k.SendMessage(tctx, o.AgentID, o.Message)
+			postDone <- postResult{res, err}
+		}()
+		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
+	}
+
+	convID := ConversationIDForContext(o.Message.ContextID)
+	timer := time.NewTimer(o.PollInterval)
+	if !o.Send {
+		timer.Reset(0)
+	}
+	defer timer.Stop()
+	var lastErr error
+	pollingStopped := false
+
+	for {
+		var pollC <-chan time.Time
+		if !pollingStopped {
+			pollC = timer.C
+		}
+		if !postOpen && pollingStopped {
+			return Outcome{Err: lastErr}
+		}
+		select {
+		case <-ctx.Done():
+			return Outcome{Err: lastErr}
+		case pr := <-postDone:
+			postOpen = false
+			if out, final := k.judgeReply(ctx, o, pr.res, pr.err, emit); final {
+				return out
+			}
+			lastErr = pr.err
+			// The run may go on: look at the conversation now, then keep
+			// polling.
+			timer.Reset(0)
+			pollingStopped = false
+		case <-pollC:
+			conv, err := k.GetConversation(ctx, convID)
+			switch {
+			case err == nil:
+				if out, ok := findOutcome(conv, o); ok {
+					emit(Event{Kind: "reply", Message: "the reply was read from conversation " + convID})
+					return out
+				}
+				emit(Event{Kind: "poll", Message: "no reply stored yet"})
+			case IsKind(err, KindNotFound):
+				emit(Event{Kind: "poll", Message: "no reply stored yet"})
+			case IsKind(err, KindAuth, KindForbidden, KindBadRequest):
+				// Reading cannot succeed with these credentials; the
+				// POST, if still open, may yet answer.
+				lastErr = err
+				pollingStopped = true
+				emit(Event{Kind: "poll_error", Message: "reading the conversation was refused", Err: err})
+				continue
+			default:
+				if ctx.Err() != nil {
+					return Outcome{Err: lastErr}
+				}
+				lastErr = err
+				emit(Event{Kind: "poll_error", Message: "reading the conversation failed; will try again", Err: err})
+			}
+			timer.Reset(o.PollInterval)
+		}
+	}
+}
+
+// judgeReply decides what the POST's answer means. It returns final=false
+// when the request may have reached the server although no answer came: the
+// caller then recovers by reading.
+func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResult, err error, emit func(Event)) (Outcome, bool) {
+	if err != nil {
+		if ctx.Err() != nil {
+			return Outcome{}, false
+		}
+		if MayHaveArrived(err) {
+			emit(Event{Kind: "connection_lost", Message: "the connection was lost but the run may go on; recovering by reading the conversation", Err: err})
+			return Outcome{}, false
+		}
+		var ce *Error
+		status := 0
+		if errors.As(err, &ce) {
+			status = ce.StatusCode
+		}
+		return Outcome{State: StateRejected, Reason: err.Error(), Err: err, Via: "reply", HTTPStatus: status}, true
+	}
+	switch {
+	case res.Kind == "task":
+		switch res.State {
+		case "completed":
+			return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+		case "failed":
+			return Outcome{State: StateFailed, Reason: nonEmpty(res.Text, "the agent reported the task failed"), Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+		case "rejected":
+			return Outcome{State: StateRejected, Reason: nonEmpty(res.Text, "the agent rejected the task"), Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+		case "canceled":
+			return Outcome{State: StateCanceled, Reason: nonEmpty(res.Text, "the task was canceled"), Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+		case "input-required", "auth-required":
+			return Outcome{State: StateInputRequired, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+		}
+		// A task still working: its round will reach the conversation.
+		emit(Event{Kind: "poll", Message: fmt.Sprintf("the server accepted the task (state %s); reading the conversation for its outcome", nonEmpty(res.State, "unknown"))})
+		return Outcome{}, false
+	case res.LooksLikeAgentError():
+		// Kibana answers a failed run with "Error: …" and stores no round;
+		// an agent that really replied so has its round stored.
+		if conv, err := k.GetConversation(ctx, ConversationIDForContext(o.Message.ContextID)); err == nil {
+			if out, ok := findOutcome(conv, o); ok {
+				return out, true
+			}
+		}
+		return Outcome{State: StateFailed, Reason: strings.TrimPrefix(res.Text, AgentErrorPrefix), Via: "reply", HTTPStatus: 200,
+			Err: &Error{Kind: KindAgentFailed, Op: "agent " + o.AgentID, Message: oneLine(strings.TrimPrefix(res.Text, AgentErrorPrefix), 300)}}, true
+	default:
+		return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+	}
+}
+
+// Outcome reads the outcome of one message from a conversation: the round
+// whose input hashes to inputSHA256 among those after roundsBefore (or,
+// for a context the client made up, the first new round). With an empty
+// inputSHA256 it reads the last round. ok is false while the round is not
+// stored or not finished.
+func (c *Conversation) Outcome(inputSHA256 string, roundsBefore int, fresh bool) (Outcome, bool) {
+	if inputSHA256 == "" {
+		r, ok := c.Round(-1)
+		if !ok {
+			return Outcome{}, false
+		}
+		return roundOutcome(r)
+	}
+	return findOutcome(c, DeliverOptions{InputSHA256: inputSHA256, RoundsBefore: roundsBefore, FreshContext: fresh})
+}
+
+// findOutcome looks for this message's round among the rounds added since
+// the send, and reports its outcome once it is final.
+func findOutcome(conv *Conversation, o DeliverOptions) (Outcome, bool) {
+	var mine *Round
+	var first *Round
+	conv.Rounds(func(r Round) bool {
+		if r.Index < o.RoundsBefore {
+			return true
+		}
+		if first == nil {
+			rr := r
+			first = &rr
+		}
+		if HashText(r.Input) == o.InputSHA256 {
+			rr := r
+			mine = &rr
+			return false
+		}
+		return true
+	})
+	if mine == nil && o.FreshContext {
+		mine = first
+	}
+	if mine == nil {
+		return Outcome{}, false
+	}
+	return roundOutcome(*mine)
+}
+
+func roundOutcome(r Round) (Outcome, bool) {
+	switch r.Status {
+	case "", "completed":
+		return Outcome{State: StateCompleted, Reply: r.Response, Via: "conversation", HTTPStatus: 200}, true
+	case "awaiting_prompt":
+		return Outcome{State: StateInputRequired, Reply: r.Response, Via: "conversation", HTTPStatus: 200}, true
+	}
+	return Outcome{}, false
+}
+
+func nonEmpty(s, def string) string {
+	if strings.TrimSpace(s) == "" {
+		return def
+	}
+	return s
+}

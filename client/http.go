@@ -1,0 +1,581 @@
+package client
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"github.com/tidwall/gjson"
+)
+
+// Secret holds a credential. It prints as [redacted] through every fmt verb
+// and JSON, so a secret that slips into a log line or an error stays hidden.
+type Secret string
+
+// String implements fmt.Stringer.
+func (Secret) String() string { return "[redacted]" }
+
+// GoString implements fmt.GoStringer.
+func (Secret) GoString() string { return "[redacted]" }
+
+// MarshalJSON implements json.Marshaler.
+func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil }
+
+// Reveal returns the secret's value, for the one place that sends it.
+func (s Secret) Reveal() string { return string(s) }
+
+// Defaults for response size caps. Conversations carry tool results and can be
+// very large; everything else is small.
+const (
+	DefaultMaxResponseBytes     int64 = 32 << 20
+	DefaultMaxConversationBytes int64 = 1 << 30
+)
+
+// NewHTTPClient returns an *http.Client suited to long agent runs: no overall
+// timeout (callers bound requests with contexts), bounded dial and TLS
+// handshake, TCP keep-alives so idle NAT entries survive, and redirects
+// followed only within the origin they started from, so a credential is never
+// carried to another host.
+func NewHTTPClient(tlsConfig *tls.Config) *http.Client {
+	dialer := &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 15 * time.Second}
+	tr := &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		TLSHandshakeTimeout:   15 * time.Second,
+		TLSClientConfig:       tlsConfig,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		ExpectContinueTimeout: time.Second,
+		// We ask for gzip ourselves and decode it, so that the uncompressed
+		// size is known before the body is held in memory (see readBody).
+		DisableCompression: true,
+	}
+	return &http.Client{Transport: tr, CheckRedirect: sameOriginRedirects}
+}
+
+// TLSConfig builds a TLS configuration from an optional CA bundle file and an
+// insecure switch. It returns nil when neither is set.
+func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
+	if caFile == "" && !insecure {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if insecure {
+		cfg.InsecureSkipVerify = true //nolint:gosec // the user asked for it by name
+	}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("read CA bundle: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("read CA bundle %s: no PEM certificates found", caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	return cfg, nil
+}
+
+// errCrossOriginRedirect is returned by sameOriginRedirects.
+var errCrossOriginRedirect = errors.New("redirect to another origin refused")
+
+func sameOriginRedirects(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("stopped after 5 redirects")
+	}
+	if origin(req.URL) != origin(via[0].URL) {
+		return fmt.Errorf("%w: %s", errCrossOriginRedirect, origin(req.URL))
+	}
+	return nil
+}
+
+func origin(u *url.URL) string {
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if port == "" {
+		switch strings.ToLower(u.Scheme) {
+		case "https":
+			port = "443"
+		case "http":
+			port = "80"
+		}
+	}
+	return strings.ToLower(u.Scheme) + "://" + net.JoinHostPort(host, port)
+}
+
+// SameOrigin reports whether two URLs share scheme, host and port.
+func SameOrigin(a, b *url.URL) bool { return origin(a) == origin(b) }
+
+// transport sends requests to one configured origin with one set of
+// credentials, reads bounded responses and classifies failures.
+type transport struct {
+	http      *http.Client
+	base      *url.URL // scheme://host[:port][/base-path], no trailing slash
+	authName  string   // header name, e.g. "Authorization"
+	authValue Secret   // full header value, e.g. "ApiKey abc=="
+	userAgent string
+	headers   map[string]string
+	maxBody   int64
+	// retries is the number of extra attempts for idempotent reads that
+	// met 429, 503 or a broken connection.
+	retries int
+	// maxRetryWait bounds a single wait; a longer Retry-After fails at once.
+	maxRetryWait time.Duration
+	sleep        func(context.Context, time.Duration) error
+}
+
+type request struct {
+	op      string
+	method  string
+	path    string // escaped path below base, starting with "/"
+	query   url.Values
+	body    []byte
+	maxBody int64 // 0 means transport default
+	// idempotent requests may be retried on 429/503 and broken connections.
+	idempotent bool
+	header     map[string]string
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (t *transport) url(r *request) string {
+	u := t.base.Scheme + "://" + t.base.Host + strings.TrimRight(t.base.EscapedPath(), "/") + r.path
+	if len(r.query) > 0 {
+		u += "?" + r.query.Encode()
+	}
+	return u
+}
+
+// do performs the request, retrying idempotent reads a bounded number of
+// times, and returns the successful (2xx) response or a classified *Error.
+func (t *transport) do(ctx context.Context, r *request) (*response, error) {
+	attempts := 1
+	if r.idempotent {
+		attempts += t.retries
+	}
+	var lastErr error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			wait := backoff(i)
+			var ce *Error
+			if errors.As(lastErr, &ce) && ce.RetryAfter > 0 {
+				wait = ce.RetryAfter
+			}
+			if wait > t.maxRetryWait {
+				return nil, lastErr
+			}
+			if err := t.sleep(ctx, wait); err != nil {
+				return nil, lastErr
+			}
+		}
+		resp, err := t.once(ctx, r)
+		if err == nil {
+			return resp, nil
+		}
+		lastErr = err
+		if !retryable(err) || ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	return nil, lastErr
+}
+
+func retryable(err error) bool {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return false
+	}
+	return ce.Kind == KindBusy || ce.Kind == KindConnection
+}
+
+// backoff grows 0.5s, 1s, 2s … with ±20% jitter so that many clients that
+// met the same 503 do not come back in step.
+func backoff(attempt int) time.Duration {
+	d := 500 * time.Millisecond << (attempt - 1)
+	if d > 8*time.Second {
+		d = 8 * time.Second
+	}
+	jitter := 0.8 + 0.4*rand.Float64()
+	return time.Duration(float64(d) * jitter)
+}
+
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (t *transport) once(ctx context.Context, r *request) (*response, error) {
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, t.url(r), body)
+	if err != nil {
+		return nil, &Error{Kind: KindUnexpected, Op: r.op, Err: err}
+	}
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept-Encoding", "gzip")
+	if t.userAgent != "" {
+		req.Header.Set("User-Agent", t.userAgent)
+	}
+	for k, v := range t.headers {
+		req.Header.Set(k, v)
+	}
+	for k, v := range r.header {
+		req.Header.Set(k, v)
+	}
+	if t.authName != "" && t.authValue != "" {
+		req.Header.Set(t.authName, t.authValue.Reveal())
+	}
+	resp, err := t.http.Do(req)
+	if err != nil {
+		return nil, classifyTransportError(r.op, err)
+	}
+	defer resp.Body.Close()
+	maxBody := r.maxBody
+	if maxBody == 0 {
+		maxBody = t.maxBody
+	}
+	data, readErr := readBody(resp, maxBody)
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, classifyStatus(r.op, resp, data)
+	}
+	if readErr != nil {
+		if errors.Is(readErr, errTooLarge) {
+			return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode,
+				Message: fmt.Sprintf("response larger than the %s cap", byteSize(maxBody)), Err: readErr}
+		}
+		return nil, classifyBodyError(r.op, resp.StatusCode, readErr)
+	}
+	if len(data) == 0 {
+		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: "empty response body"}
+	}
+	if !gjson.ValidBytes(data) {
+		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data)}
+	}
+	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+var errTooLarge = errors.New("response too large")
+
+// readBody reads at most max bytes of the body, holding a single copy of the
+// decoded document: the length comes from Content-Length, or for gzip from
+// the trailer's ISIZE field, so the buffer is allocated once at its final size.
+func readBody(resp *http.Response, max int64) ([]byte, error) {
+	if strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip") {
+		compressed, err := readAll(resp.Body, resp.ContentLength, max)
+		if err != nil {
+			return nil, err
+		}
+		return gunzip(compressed, max)
+	}
+	return readAll(resp.Body, resp.ContentLength, max)
+}
+
+func readAll(r io.Reader, length, max int64) ([]byte, error) {
+	if length > max {
+		return nil, errTooLarge
+	}
+	if length >= 0 {
+		buf := make([]byte, length)
+		if _, err := io.ReadFull(r, buf); err != nil {
+			return nil, err
+		}
+		return buf, nil
+	}
+	// Unknown length: gather chunks, then join once.
+	var chunks [][]byte
+	var total int64
+	size := 32 << 10
+	for {
+		chunk := make([]byte, size)
+		n, err := io.ReadFull(r, chunk)
+		total += int64(n)
+		if total > max {
+			return nil, errTooLarge
+		}
+		chunks = append(chunks, chunk[:n])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		if size < 4<<20 {
+			size *= 2
+		}
+	}
+	if len(chunks) == 1 {
+		return chunks[0], nil
+	}
+	out := make([]byte, 0, total)
+	for _, c := range chunks {
+		out = append(out, c...)
+	}
+	return out, nil
+}
+
+func gunzip(compressed []byte, max int64) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(compressed))
+	if err != nil {
+		return nil, fmt.Errorf("gzip body: %w", err)
+	}
+	zr.Multistream(false)
+	var size int64 = -1
+	if len(compressed) >= 4 {
+		// ISIZE: the uncompressed length modulo 2^32 of a single member.
+		size = int64(binary.LittleEndian.Uint32(compressed[len(compressed)-4:]))
+	}
+	if size > max {
+		return nil, errTooLarge
+	}
+	if size >= 0 {
+		buf := make([]byte, size)
+		if _, err := io.ReadFull(zr, buf); err == nil {
+			var one [1]byte
+			if n, _ := zr.Read(one[:]); n == 0 {
+				if _, err := io.Copy(io.Discard, zr); err == nil {
+					return buf, nil
+				}
+			}
+		}
+		// The trailer lied (a multi-member stream or a body of 4 GiB or
+		// more): decode again without trusting it.
+		if zr, err = gzip.NewReader(bytes.NewReader(compressed)); err != nil {
+			return nil, fmt.Errorf("gzip body: %w", err)
+		}
+	}
+	out, err := readAll(zr, -1, max)
+	if err != nil && !errors.Is(err, errTooLarge) {
+		return nil, fmt.Errorf("gzip body: %w", err)
+	}
+	return out, err
+}
+
+// unsafeString views b as a string without copying. b must not change
+// afterwards; responses are never modified once read.
+func unsafeString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
+}
+
+func classifyTransportError(op string, err error) *Error {
+	if errors.Is(err, errCrossOriginRedirect) {
+		return &Error{Kind: KindBadRequest, Op: op, Message: oneLine(errors.Unwrap(err).Error(), 200) +
+			" (the server redirected away from the configured origin; the credential is only sent to that origin)", Err: err}
+	}
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	var certErr *tls.CertificateVerificationError
+	var recErr tls.RecordHeaderError
+	var unkAuth x509.UnknownAuthorityError
+	var hostErr x509.HostnameError
+	var invErr x509.CertificateInvalidError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		return &Error{Kind: KindConnection, Op: op, Message: "timed out waiting for the server", Err: err}
+	case errors.Is(err, context.Canceled):
+		return &Error{Kind: KindConnection, Op: op, Message: "canceled", Err: err}
+	case errors.As(err, &certErr), errors.As(err, &unkAuth), errors.As(err, &hostErr), errors.As(err, &invErr):
+		return &Error{Kind: KindTLS, Op: op, Message: "TLS certificate not trusted: " + oneLine(rootMessage(err), 200), Err: err}
+	case errors.As(err, &recErr):
+		return &Error{Kind: KindTLS, Op: op, Message: "TLS handshake failed (is the URL's scheme right? the server may speak plain HTTP)", Err: err}
+	case strings.Contains(err.Error(), "tls: "):
+		return &Error{Kind: KindTLS, Op: op, Message: "TLS handshake failed: " + oneLine(rootMessage(err), 200), Err: err}
+	case errors.As(err, &dnsErr):
+		return &Error{Kind: KindUnreachable, Op: op, Message: "cannot resolve host " + dnsErr.Name, Err: err}
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return &Error{Kind: KindUnreachable, Op: op, Message: "connection refused", Err: err}
+	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		return &Error{Kind: KindUnreachable, Op: op, Message: "no route to host", Err: err}
+	case errors.As(err, &opErr) && opErr.Op == "dial":
+		return &Error{Kind: KindUnreachable, Op: op, Message: oneLine(rootMessage(err), 200), Err: err}
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		errors.Is(err, syscall.EPIPE):
+		return &Error{Kind: KindConnection, Op: op, Message: "the server closed the connection before answering", Err: err}
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return &Error{Kind: KindConnection, Op: op, Message: "timed out waiting for the server", Err: err}
+	}
+	return &Error{Kind: KindConnection, Op: op, Message: oneLine(rootMessage(err), 200), Err: err}
+}
+
+func classifyBodyError(op string, status int, err error) *Error {
+	return &Error{Kind: KindConnection, Op: op, StatusCode: 0,
+		Message: fmt.Sprintf("the response (HTTP %d) was cut off: %s", status, oneLine(rootMessage(err), 120)), Err: err}
+}
+
+// rootMessage strips the url.Error wrapper ("Post \"https://…\": ") so a
+// message names the failure, not the request line.
+func rootMessage(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
+func classifyStatus(op string, resp *http.Response, body []byte) *Error {
+	e := &Error{Op: op, StatusCode: resp.StatusCode, Message: serverMessage(resp, body)}
+	switch code := resp.StatusCode; {
+	case code == http.StatusUnauthorized:
+		e.Kind = KindAuth
+	case code == http.StatusForbidden:
+		e.Kind = KindForbidden
+	case code == http.StatusNotFound:
+		e.Kind = KindNotFound
+	case code == http.StatusRequestEntityTooLarge:
+		e.Kind = KindTooLarge
+	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
+		e.Kind = KindBusy
+		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	case code >= 500:
+		e.Kind = KindServer
+		if notFoundText.MatchString(e.Message) {
+			// Kibana 9.2 answers an unknown agent with a 500.
+			e.Kind = KindNotFound
+		}
+	case code >= 400:
+		e.Kind = KindBadRequest
+	default:
+		e.Kind = KindProtocol
+		e.Message = "unexpected HTTP status " + strconv.Itoa(code)
+	}
+	return e
+}
+
+var notFoundText = regexp.MustCompile(`(?i)\b(agent|conversation)\b[^.]*\bnot found\b`)
+
+// parseRetryAfter reads delta-seconds or an HTTP date.
+func parseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		if secs > 24*3600 {
+			secs = 24 * 3600
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		if d := t.Sub(now); d > 0 {
+			return d
+		}
+	}
+	return 0
+}
+
+var (
+	titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
+	h1RE    = regexp.MustCompile(`(?is)<h1[^>]*>(.*?)</h1>`)
+	tagRE   = regexp.MustCompile(`(?s)<[^>]*>`)
+)
+
+// serverMessage pulls a short explanation out of an error body: Kibana's
+// {"message"}, a JSON-RPC error, an HTML page's title, or plain text.
+func serverMessage(resp *http.Response, body []byte) string {
+	if len(body) == 0 {
+		return http.StatusText(resp.StatusCode)
+	}
+	if gjson.ValidBytes(body) {
+		s := unsafeString(body)
+		for _, path := range []string{"message", "error.message", "error.reason", "error"} {
+			if r := gjson.Get(s, path); r.Exists() && r.Type == gjson.String && r.Str != "" {
+				return oneLine(r.Str, 300)
+			}
+		}
+		return http.StatusText(resp.StatusCode)
+	}
+	text := string(body[:min(len(body), 64<<10)])
+	if looksHTML(text) {
+		for _, re := range []*regexp.Regexp{titleRE, h1RE} {
+			if m := re.FindStringSubmatch(text); m != nil {
+				if t := oneLine(tagRE.ReplaceAllString(m[1], " "), 200); t != "" {
+					return t + " (an HTML page, likely from a proxy)"
+				}
+			}
+		}
+		return http.StatusText(resp.StatusCode) + " (an HTML page, likely from a proxy)"
+	}
+	return oneLine(text, 200)
+}
+
+func looksHTML(s string) bool {
+	t := strings.ToLower(strings.TrimSpace(s[:min(len(s), 512)]))
+	return strings.HasPrefix(t, "<!doctype html") || strings.HasPrefix(t, "<html") || strings.Contains(t, "<body") ||
+		strings.Contains(t, "<title") || strings.Contains(t, "<h1")
+}
+
+func describeNonJSON(resp *http.Response, body []byte) string {
+	ct := resp.Header.Get("Content-Type")
+	text := string(body[:min(len(body), 64<<10)])
+	switch {
+	case looksHTML(text):
+		return "the server sent an HTML page instead of JSON (a proxy or login page?)" + describeCT(ct)
+	case gjson.Valid(strings.TrimSpace(text)) && len(body) > 64<<10:
+		return "the response is not valid JSON" + describeCT(ct)
+	case len(bytes.TrimSpace(body)) > 0 && (body[0] == '{' || body[0] == '['):
+		return "the response is truncated or malformed JSON" + describeCT(ct)
+	}
+	return "the response is not JSON" + describeCT(ct)
+}
+
+func describeCT(ct string) string {
+	if ct == "" {
+		return ""
+	}
+	return " (Content-Type " + oneLine(ct, 60) + ")"
+}
+
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%d GiB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,374 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tidwall/gjson"
+)
+
+// KibanaConfig says where a Kibana is and how to talk to it.
+type KibanaConfig struct {
+	// URL is the Kibana origin, with its base path if Kibana has one
+	// (server.basePath); never the Elasticsearch URL.
+	URL string
+	// Space is the Kibana space; "" and "default" mean the default space.
+	Space string
+	// APIKey is the "encoded" value Elasticsearch returns for an API key
+	// (base64 of id:key). An "id:key" pair or an "ApiKey …" header value
+	// is accepted and normalised.
+	APIKey Secret
+	// HTTPClient defaults to NewHTTPClient(nil).
+	HTTPClient *http.Client
+	// UserAgent is sent on every request.
+	UserAgent string
+	// MaxResponseBytes caps ordinary responses (default 32 MiB).
+	MaxResponseBytes int64
+	// MaxConversationBytes caps a conversation document (default 1 GiB).
+	MaxConversationBytes int64
+	// Retries is the number of extra attempts for reads met by 429, 503 or
+	// a broken connection (default 2; negative means none).
+	Retries int
+	// MaxRetryWait bounds one wait between attempts (default 20s); a
+	// Retry-After beyond it is reported instead of waited for.
+	MaxRetryWait time.Duration
+}
+
+// Kibana is a client for Kibana Agent Builder: its REST API and its A2A
+// JSON-RPC endpoint. Every URL is built from the configured origin; the
+// card's own url is never followed.
+type Kibana struct {
+	t     *transport
+	space string
+	maxCV int64
+}
+
+// NewKibana validates cfg and returns a client.
+func NewKibana(cfg KibanaConfig) (*Kibana, error) {
+	base, err := ParseKibanaURL(cfg.URL)
+	if err != nil {
+		return nil, err
+	}
+	space := strings.TrimSpace(cfg.Space)
+	if space == "default" {
+		space = ""
+	}
+	if space != "" && !spaceRE.MatchString(space) {
+		return nil, fmt.Errorf("invalid Kibana space id %q: use lower-case letters, digits, '-' and '_'", space)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = NewHTTPClient(nil)
+	}
+	t := &transport{
+		http:         hc,
+		base:         base,
+		authName:     "Authorization",
+		userAgent:    cfg.UserAgent,
+		headers:      map[string]string{"elastic-api-version": "2023-10-31"},
+		maxBody:      cfg.MaxResponseBytes,
+		retries:      cfg.Retries,
+		maxRetryWait: cfg.MaxRetryWait,
+		sleep:        sleepCtx,
+	}
+	if key := NormalizeAPIKey(cfg.APIKey.Reveal()); key != "" {
+		t.authValue = Secret("ApiKey " + key)
+	}
+	if t.maxBody <= 0 {
+		t.maxBody = DefaultMaxResponseBytes
+	}
+	switch {
+	case t.retries == 0:
+		t.retries = 2
+	case t.retries < 0:
+		t.retries = 0
+	}
+	if t.maxRetryWait <= 0 {
+		t.maxRetryWait = 20 * time.Second
+	}
+	maxCV := cfg.MaxConversationBytes
+	if maxCV <= 0 {
+		maxCV = DefaultMaxConversationBytes
+	}
+	return &Kibana{t: t, space: space, maxCV: maxCV}, nil
+}
+
+var spaceRE = regexp.MustCompile(`^[a-z0-9_-]{1,128}$`)
+
+// ParseKibanaURL checks a Kibana URL and returns it without a trailing
+// slash, query or fragment. A trailing /s/<space> or /app/… path copied from
+// the browser is rejected with advice, since the space has its own setting.
+func ParseKibanaURL(raw string) (*url.URL, error) {
+	raw = strings.TrimSpace(raw)
+	if raw == "" {
+		return nil, errors.New("the Kibana URL is empty")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Errorf("the Kibana URL %q does not parse: %v", raw, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("the Kibana URL %q must start with https:// or http://", raw)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("the Kibana URL %q has no host", raw)
+	}
+	if u.User != nil {
+		return nil, errors.New("the Kibana URL must not carry a user name or password; use an API key")
+	}
+	p := strings.TrimRight(u.Path, "/")
+	if i := strings.Index(p+"/", "/s/"); i >= 0 {
+		return nil, fmt.Errorf("the Kibana URL %q includes a space path (/s/…); give the space separately (KIBANA_SPACE_ID)", u.Redacted())
+	}
+	if i := strings.Index(p+"/", "/app/"); i >= 0 {
+		return nil, fmt.Errorf("the Kibana URL %q is a page address; use the Kibana origin, e.g. %s://%s", u.Redacted(), u.Scheme, u.Host)
+	}
+	u.Path = p
+	u.RawPath = ""
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u, nil
+}
+
+// NormalizeAPIKey accepts the forms people paste: the encoded key, "ApiKey
+// <encoded>", or "id:key", and returns the encoded form.
+func NormalizeAPIKey(key string) string {
+	key = strings.TrimSpace(key)
+	if len(key) > 7 && strings.EqualFold(key[:7], "apikey ") {
+		key = strings.TrimSpace(key[7:])
+	}
+	if strings.Contains(key, ":") {
+		key = base64Std(key)
+	}
+	return key
+}
+
+// Origin returns the configured Kibana origin, without credentials.
+func (k *Kibana) Origin() *url.URL { u := *k.t.base; return &u }
+
+// Space returns the configured space ("" for the default space).
+func (k *Kibana) Space() string { return k.space }
+
+func (k *Kibana) apiPath(format string, ids ...string) string {
+	esc := make([]any, len(ids))
+	for i, id := range ids {
+		esc[i] = url.PathEscape(id)
+	}
+	p := fmt.Sprintf(format, esc...)
+	if k.space != "" {
+		p = "/s/" + url.PathEscape(k.space) + p
+	}
+	return p
+}
+
+// idRE accepts agent ids, conversation ids and context ids: no slashes, no
+// dot segments, no whitespace or control characters. Anything else is
+// refused before it can reach a URL path or a file name.
+var idRE = regexp.MustCompile(`^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$`)
+
+// ValidID reports whether id is safe to place in a URL path or a file name.
+func ValidID(id string) bool { return idRE.MatchString(id) }
+
+// CheckID returns an error naming what is wrong with id, or nil.
+func CheckID(what, id string) error {
+	if id == "" {
+		return fmt.Errorf("the %s is empty", what)
+	}
+	if !ValidID(id) {
+		return fmt.Errorf("invalid %s %q: use letters, digits and . _ ~ : @ + - (at most 255, not starting with '.')", what, oneLine(id, 60))
+	}
+	return nil
+}
+
+// Agent is one entry of the agents list.
+type Agent struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+}
+
+// ListAgents returns the agents of the configured space, sorted by id.
+func (k *Kibana) ListAgents(ctx context.Context) ([]Agent, error) {
+	const op = "list agents"
+	resp, err := k.t.do(ctx, &request{op: op, method: http.MethodGet, path: k.apiPath("/api/agent_builder/agents"), idempotent: true})
+	if err != nil {
+		return nil, err
+	}
+	results := gjson.Get(unsafeString(resp.body), "results")
+	if !results.IsArray() {
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response has no results list"}
+	}
+	var agents []Agent
+	results.ForEach(func(_, a gjson.Result) bool {
+		id := a.Get("id").String()
+		if id == "" {
+			return true
+		}
+		agents = append(agents, Agent{ID: id, Name: a.Get("name").String(), Description: a.Get("description").String()})
+		return true
+	})
+	sort.Slice(agents, func(i, j int) bool { return agents[i].ID < agents[j].ID })
+	return agents, nil
+}
+
+// Card is an agent card as the server sent it.
+type Card struct {
+	// Raw is the card document, unchanged.
+	Raw []byte
+}
+
+// Get reads one field of the card with a gjson path.
+func (c Card) Get(path string) gjson.Result { return gjson.GetBytes(c.Raw, path) }
+
+// AgentCard fetches the A2A agent card of one agent.
+func (k *Kibana) AgentCard(ctx context.Context, agentID string) (Card, error) {
+	op := "get card of agent " + agentID
+	if err := CheckID("agent id", agentID); err != nil {
+		return Card{}, &Error{Kind: KindBadRequest, Op: op, Message: err.Error()}
+	}
+	resp, err := k.t.do(ctx, &request{op: op, method: http.MethodGet, path: k.apiPath("/api/agent_builder/a2a/%s.json", agentID), idempotent: true})
+	if err != nil {
+		return Card{}, err
+	}
+	if !gjson.GetBytes(resp.body, "name").Exists() {
+		return Card{}, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response is not an agent card (no name)"}
+	}
+	return Card{Raw: resp.body}, nil
+}
+
+// OutgoingMessage is one user message for message/send.
+type OutgoingMessage struct {
+	Text      string
+	MessageID string
+	ContextID string
+	// Blocking is sent explicitly as configuration.blocking.
+	Blocking bool
+}
+
+// SendMessage posts message/send to the agent's A2A endpoint once. It never
+// retries: a second POST would run the agent a second time.
+func (k *Kibana) SendMessage(ctx context.Context, agentID string, m OutgoingMessage) (*SendResult, error) {
+	op := "send message to agent " + agentID
+	if err := CheckID("agent id", agentID); err != nil {
+		return nil, &Error{Kind: KindBadRequest, Op: op, Message: err.Error()}
+	}
+	body, reqID, err := encodeSendV03(m)
+	if err != nil {
+		return nil, &Error{Kind: KindUnexpected, Op: op, Err: err}
+	}
+	resp, err := k.t.do(ctx, &request{op: op, method: http.MethodPost, path: k.apiPath("/api/agent_builder/a2a/%s", agentID), body: body})
+	if err != nil {
+		return nil, err
+	}
+	return decodeSendV03(op, resp, reqID)
+}
+
+// Conversation is one stored conversation document, read lazily with gjson
+// so that a document of hundreds of megabytes is held once and never decoded
+// into Go values beyond the fields asked for.
+type Conversation struct {
+	raw []byte
+	s   string // unsafe view of raw
+}
+
+// NewConversation wraps a raw conversation document.
+func NewConversation(raw []byte) *Conversation { return &Conversation{raw: raw, s: unsafeString(raw)} }
+
+// Size is the document's size in bytes.
+func (c *Conversation) Size() int { return len(c.raw) }
+
+// ID, Title, AgentID, UpdatedAt and CreatedAt read top-level fields.
+func (c *Conversation) ID() string        { return gjson.Get(c.s, "id").String() }
+func (c *Conversation) Title() string     { return gjson.Get(c.s, "title").String() }
+func (c *Conversation) AgentID() string   { return gjson.Get(c.s, "agent_id").String() }
+func (c *Conversation) UpdatedAt() string { return gjson.Get(c.s, "updated_at").String() }
+func (c *Conversation) CreatedAt() string { return gjson.Get(c.s, "created_at").String() }
+
+// Round is what the client keeps of a conversation round: its input and its
+// final reply. Reasoning, tool calls and tool results are never extracted.
+type Round struct {
+	Index    int
+	ID       string
+	Input    string
+	Response string
+	// Status is "" before Kibana's HITL change, then in_progress,
+	// completed or awaiting_prompt.
+	Status    string
+	StartedAt string
+	// HasResponse reports whether response.message exists.
+	HasResponse bool
+}
+
+// Rounds walks the rounds once, calling fn for each until it returns false.
+func (c *Conversation) Rounds(fn func(Round) bool) {
+	rounds := gjson.Get(c.s, "rounds")
+	i := 0
+	rounds.ForEach(func(_, r gjson.Result) bool {
+		res := r.Get("response.message")
+		rd := Round{
+			Index:       i,
+			ID:          r.Get("id").String(),
+			Input:       r.Get("input.message").String(),
+			Response:    res.String(),
+			HasResponse: res.Exists(),
+			Status:      r.Get("status").String(),
+			StartedAt:   r.Get("started_at").String(),
+		}
+		i++
+		return fn(rd)
+	})
+}
+
+// RoundCount returns the number of rounds.
+func (c *Conversation) RoundCount() int {
+	return int(gjson.Get(c.s, "rounds.#").Int())
+}
+
+// Round returns round i (0-based; negative counts from the end).
+func (c *Conversation) Round(i int) (Round, bool) {
+	n := c.RoundCount()
+	if i < 0 {
+		i += n
+	}
+	if i < 0 || i >= n {
+		return Round{}, false
+	}
+	r := gjson.Get(c.s, "rounds."+strconv.Itoa(i))
+	res := r.Get("response.message")
+	return Round{
+		Index: i, ID: r.Get("id").String(), Input: r.Get("input.message").String(),
+		Response: res.String(), HasResponse: res.Exists(), Status: r.Get("status").String(),
+		StartedAt: r.Get("started_at").String(),
+	}, true
+}
+
+// GetConversation reads one conversation of the caller's own, in the
+// configured space. A conversation that does not exist yet gives KindNotFound.
+func (k *Kibana) GetConversation(ctx context.Context, id string) (*Conversation, error) {
+	op := "get conversation " + id
+	if err := CheckID("conversation id", id); err != nil {
+		return nil, &Error{Kind: KindBadRequest, Op: op, Message: err.Error()}
+	}
+	resp, err := k.t.do(ctx, &request{op: op, method: http.MethodGet, path: k.apiPath("/api/agent_builder/conversations/%s", id),
+		idempotent: true, maxBody: k.maxCV})
+	if err != nil {
+		return nil, err
+	}
+	c := NewConversation(resp.body)
+	if !gjson.Get(c.s, "id").Exists() {
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response is not a conversation (no id)"}
+	}
+	return c, nil
+}
+
+// ConversationIDForContext maps an A2A contextId to the conversation Kibana
+// stores it under.
+func ConversationIDForContext(contextID string) string { return "a2a-" + contextID }

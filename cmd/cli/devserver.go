@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+)
+
+type devServerOptions struct {
+	addr          string
+	config        string
+	version       string
+	dataFile      string
+	proxyCut      time.Duration
+	idleClose     time.Duration
+	responseDelay time.Duration
+	extraRunTime  time.Duration
+	failRuns      int
+	precreate     bool
+	verbose       bool
+}
+
+func newDevServerCmd(app *App) *cobra.Command {
+	opts := &devServerOptions{}
+	cmd := &cobra.Command{
+		Use:   "dev-server",
+		Short: "Run the built-in Kibana Agent Builder simulator",
+		Long: `Run the Kibana Agent Builder simulator on a local address, for trying
+a2a-courier and for testing scripts and other tools against it.
+
+It reproduces Agent Builder's A2A endpoint, agent cards, agent list and
+conversation store as Kibana 9.2 to 9.6 behave (docs/simulator.md), with the
+faults seen in the field: a proxy that answers 502 while the run goes on,
+Kibana's idle close, slow responses, failing and slow rounds.
+
+Without --config it serves the demo agents (elastic-ai-agent, audit-agent,
+flaky-agent) and accepts the demo API key. stdout carries the settings to
+export; with --json, {"url","api_key","version"}. It runs until interrupted.
+
+Test hooks outside Kibana's API: GET /__sim/runs[?context_id=] counts runs,
+GET and PUT /__sim/faults read and replace the faults (JSON).`,
+		Example: `  a2a-courier dev-server --addr 127.0.0.1:5601
+  a2a-courier dev-server --proxy-cut-after 30s --version 9.2
+  a2a-courier dev-server --config sim.yaml --json`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return app.runDevServer(cmd, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.addr, "addr", "127.0.0.1:5601", "address to listen on")
+	f.StringVar(&opts.config, "config", "", "YAML file with version, agents, keys and faults (see docs/simulator.md)")
+	f.StringVar(&opts.version, "version", "", "Kibana version to imitate: 9.2 to 9.6 (default 9.5)")
+	f.StringVar(&opts.dataFile, "data-file", "", "keep conversations and run counts in this file across restarts")
+	f.DurationVar(&opts.proxyCut, "proxy-cut-after", 0, "answer a run still going after this long with a proxy's 502 (the run goes on)")
+	f.DurationVar(&opts.idleClose, "idle-close-after", 0, "drop the connection of a run still going after this long (Kibana's idle timeout)")
+	f.DurationVar(&opts.responseDelay, "response-delay", 0, "delay every response by this long")
+	f.DurationVar(&opts.extraRunTime, "extra-run-time", 0, "add this to every run")
+	f.IntVar(&opts.failRuns, "fail-runs", 0, "make the next N runs fail")
+	f.BoolVar(&opts.precreate, "precreate-empty", false, "create an empty conversation before each first run (a variant of Kibana's)")
+	f.BoolVarP(&opts.verbose, "verbose", "v", false, "log every request and run on stderr")
+	return cmd
+}
+
+func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
+	var o agentbuildertest.Options
+	if opts.config != "" {
+		f, err := os.Open(opts.config)
+		if err != nil {
+			return usageErr("pass a readable YAML file", "%v", err)
+		}
+		o, err = agentbuildertest.LoadOptions(f)
+		f.Close()
+		if err != nil {
+			return usageErr("see docs/simulator.md for the format", "%v", err)
+		}
+	} else {
+		o = agentbuildertest.DemoOptions()
+	}
+	fl := cmd.Flags()
+	if fl.Changed("version") {
+		o.Version = agentbuildertest.Version(opts.version)
+	}
+	if fl.Changed("data-file") {
+		o.DataFile = opts.dataFile
+	}
+	if fl.Changed("precreate-empty") {
+		o.PrecreateEmpty = opts.precreate
+	}
+	if fl.Changed("proxy-cut-after") {
+		o.Faults.ProxyCutAfter = opts.proxyCut
+	}
+	if fl.Changed("idle-close-after") {
+		o.Faults.IdleCloseAfter = opts.idleClose
+	}
+	if fl.Changed("response-delay") {
+		o.Faults.ResponseDelay = opts.responseDelay
+	}
+	if fl.Changed("extra-run-time") {
+		o.Faults.ExtraRunTime = opts.extraRunTime
+	}
+	if fl.Changed("fail-runs") {
+		o.Faults.FailRuns = opts.failRuns
+	}
+	pr := a.printer()
+	if opts.verbose {
+		o.Logf = func(format string, args ...any) { pr.logf("sim: "+format, args...) }
+	}
+	if err := o.Validate(); err != nil {
+		return usageErr("see docs/simulator.md", "%v", err)
+	}
+	srv, err := agentbuildertest.Listen(opts.addr, o)
+	if err != nil {
+		return usageErr("choose another --addr", "cannot listen on %s: %v", opts.addr, err)
+	}
+	version := string(o.Version)
+	if version == "" {
+		version = string(agentbuildertest.DefaultVersion)
+	}
+	key := ""
+	if len(o.Keys) > 0 {
+		key = o.Keys[0].APIKey
+	}
+	if pr.json {
+		pr.writeJSON(map[string]string{"url": srv.URL, "api_key": key, "version": version})
+	} else {
+		pr.payload(fmt.Sprintf("export KIBANA_URL=%s\nexport KIBANA_API_KEY=%s", srv.URL, key))
+		pr.info("Agent Builder simulator (Kibana %s) on %s, %d agent(s); Ctrl-C stops it", version, srv.URL, len(o.Agents))
+	}
+	ctx := cmd.Context()
+	select {
+	case <-ctx.Done():
+	case <-a.p.Interrupts:
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	srv.Shutdown(sctx)
+	return nil
+}

@@ -1,0 +1,146 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// Exit codes. One table, documented in --help and SKILL.md; never
+// renumbered once released.
+const (
+	ExitOK            = 0 // success: the final reply is on stdout
+	ExitUnexpected    = 1 // unexpected error
+	ExitUsage         = 2 // usage or configuration error
+	ExitUnreachable   = 3 // server unreachable (DNS, refused, TLS)
+	ExitAuth          = 4 // authentication or authorisation refused (401, 403)
+	ExitNotFound      = 5 // not found (agent, conversation, context)
+	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled
+	ExitInputRequired = 7 // the remote task needs input
+	ExitStillRunning  = 8 // still running: the wait ran out, nothing is lost
+	ExitBusy          = 9 // server busy or rate-limited after bounded retries
+)
+
+// exitCodeTable is printed by --help and kept in SKILL.md.
+const exitCodeTable = `Exit codes:
+  0  success: the final reply is on stdout
+  1  unexpected error
+  2  usage or configuration error (missing configuration prints the set-up steps)
+  3  server unreachable (DNS, refused, TLS)
+  4  authentication or authorisation refused (401, 403)
+  5  not found (agent, conversation, context)
+  6  the remote task failed, was rejected or canceled; the reason is printed
+  7  the remote task needs input (input-required, auth-required, awaiting prompt)
+  8  still running: the wait ran out, nothing is lost, resume with the printed command
+  9  server busy or rate-limited (429, 503) after bounded retries`
+
+// cliError is an error with everything needed to report it: the exit code,
+// a stable code for --json, a one-line message and a hint.
+type cliError struct {
+	exit    int
+	code    string
+	message string
+	hint    string
+	err     error
+}
+
+func (e *cliError) Error() string { return e.message }
+func (e *cliError) Unwrap() error { return e.err }
+
+func usageErr(hint, format string, args ...any) *cliError {
+	return &cliError{exit: ExitUsage, code: "usage", message: fmt.Sprintf(format, args...), hint: hint}
+}
+
+func configErr(hint, format string, args ...any) *cliError {
+	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: hint}
+}
+
+// classify turns any error into a *cliError.
+func classify(err error) *cliError {
+	var ce *cliError
+	if errors.As(err, &ce) {
+		return ce
+	}
+	var rerr *client.Error
+	if errors.As(err, &rerr) {
+		return fromClientError(rerr)
+	}
+	var corrupt *store.CorruptError
+	if errors.As(err, &corrupt) {
+		return &cliError{exit: ExitUnexpected, code: "damaged_record", message: corrupt.Error(), err: err,
+			hint: "move that file out of the state directory; other tasks are not affected"}
+	}
+	if errors.Is(err, context.Canceled) {
+		return &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted", err: err}
+	}
+	return &cliError{exit: ExitUnexpected, code: "unexpected", message: oneLineErr(err), err: err}
+}
+
+func oneLineErr(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// fromClientError maps a remote failure to an exit code, a code and a hint.
+func fromClientError(e *client.Error) *cliError {
+	out := &cliError{message: e.Error(), err: e, code: e.Kind.String()}
+	switch e.Kind {
+	case client.KindUnreachable:
+		out.exit = ExitUnreachable
+		out.hint = "check KIBANA_URL and that Kibana is up and reachable from this machine"
+	case client.KindTLS:
+		out.exit = ExitUnreachable
+		out.hint = "check the URL's scheme; for a private CA set A2A_COURIER_CA_CERT to its PEM bundle"
+	case client.KindAuth:
+		out.exit = ExitAuth
+		out.hint = "the API key was refused: check KIBANA_API_KEY (the \"encoded\" value of an Elasticsearch API key) and that it has not expired"
+	case client.KindForbidden:
+		out.exit = ExitAuth
+		out.hint = "the API key lacks a privilege or the space: it needs Agent Builder read (feature_agentBuilder.read) in this space"
+	case client.KindNotFound:
+		out.exit = ExitNotFound
+		out.hint = "check the id; `a2a-courier discover` lists the agents of this space"
+	case client.KindTooLarge:
+		out.exit = ExitUsage
+		out.hint = "the message is larger than the server accepts; shorten it"
+	case client.KindBusy:
+		out.exit = ExitBusy
+		out.hint = "the server is busy or rate limiting; try again later"
+		if e.RetryAfter > 0 {
+			out.hint = fmt.Sprintf("the server asked to retry after %s", e.RetryAfter)
+		}
+	case client.KindServer:
+		out.exit = ExitUnexpected
+		out.hint = "the server failed; try again, and check Kibana's logs if it persists"
+		if e.StatusCode == 502 || e.StatusCode == 504 {
+			out.exit = ExitUnreachable
+			out.hint = "a proxy in front of Kibana could not get an answer from it; try again"
+		}
+	case client.KindConnection:
+		out.exit = ExitUnreachable
+		out.hint = "the connection to the server broke; check the network and try again"
+	case client.KindProtocol:
+		out.exit = ExitUnexpected
+		out.hint = "the server's answer was not what Agent Builder sends; is KIBANA_URL the Kibana URL (not Elasticsearch)?"
+	case client.KindRPC:
+		out.exit = ExitTaskFailed
+		out.hint = "the agent's A2A endpoint refused the request"
+	case client.KindAgentFailed:
+		out.exit = ExitTaskFailed
+		out.hint = "the agent's run failed; nothing was stored, so sending again starts a new run"
+	case client.KindBadRequest:
+		out.exit = ExitUnexpected
+		out.hint = "the server refused the request as malformed"
+		if strings.Contains(e.Message, "redirected away") {
+			out.exit = ExitUsage
+			out.code = "config"
+			out.hint = "set KIBANA_URL to the address the server redirects to, if you trust it"
+		}
+	default:
+		out.exit = ExitUnexpected
+	}
+	return out
+}

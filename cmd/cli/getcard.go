@@ -1,0 +1,132 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
+	"github.com/a2a-courier/a2a-courier/client"
+)
+
+type getCardOptions struct {
+	agent   string
+	timeout time.Duration
+}
+
+func newGetCardCmd(app *App) *cobra.Command {
+	opts := &getCardOptions{}
+	cmd := &cobra.Command{
+		Use:   "get-card <agent>",
+		Short: "Show an agent's card: what it does, its skills and capabilities",
+		Long: `Show the A2A agent card of one agent: its description, protocol version,
+capabilities (streaming, push notifications), how it authenticates and its
+skills (on Agent Builder, one per tool the agent may use).
+
+--json prints the card exactly as the server sent it.`,
+		Example: `  a2a-courier get-card elastic-ai-agent
+  a2a-courier get-card audit-agent --json | jq .skills`,
+		Args: exactArgs(1, "an agent id (see `a2a-courier discover`)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.agent = args[0]
+			return app.runGetCard(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	return cmd
+}
+
+func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
+	if err := client.CheckID("agent id", opts.agent); err != nil {
+		return usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
+	}
+	s, err := a.kibanaSettings()
+	if err != nil {
+		return err
+	}
+	k, err := a.kibana(s)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	card, err := k.AgentCard(ctx, opts.agent)
+	if err != nil {
+		return err
+	}
+	pr := a.printer()
+	if pr.json {
+		return pr.writeRawJSON(card.Raw)
+	}
+	pr.payload(renderCard(card))
+	return nil
+}
+
+// renderCard is the card for people: the fields that tell what the agent
+// does and how to talk to it.
+func renderCard(c client.Card) string {
+	var b strings.Builder
+	line := func(k, v string) {
+		if v != "" {
+			fmt.Fprintf(&b, "%-13s %s\n", k+":", v)
+		}
+	}
+	line("Name", c.Get("name").String())
+	line("Description", singleLine(c.Get("description").String()))
+	line("Version", c.Get("version").String())
+	proto := c.Get("protocolVersion").String()
+	if proto == "" {
+		c.Get("supportedInterfaces").ForEach(func(_, i gjson.Result) bool {
+			proto = i.Get("protocolVersion").String()
+			return false
+		})
+	}
+	line("Protocol", proto)
+	line("URL", c.Get("url").String())
+	caps := []string{}
+	for _, k := range []string{"streaming", "pushNotifications", "stateTransitionHistory"} {
+		if v := c.Get("capabilities." + k); v.Exists() {
+			caps = append(caps, fmt.Sprintf("%s=%v", k, v.Bool()))
+		}
+	}
+	line("Capabilities", strings.Join(caps, " "))
+	var auth []string
+	c.Get("securitySchemes").ForEach(func(name, sch gjson.Result) bool {
+		desc := sch.Get("type").String()
+		if in := sch.Get("in").String(); in != "" {
+			desc += " in " + in + " " + sch.Get("name").String()
+		}
+		if scheme := sch.Get("scheme").String(); scheme != "" {
+			desc += " " + scheme
+		}
+		auth = append(auth, name.String()+" ("+strings.TrimSpace(desc)+")")
+		return true
+	})
+	line("Auth", strings.Join(auth, ", "))
+	line("Input", strings.Join(stringList(c.Get("defaultInputModes")), ", "))
+	line("Output", strings.Join(stringList(c.Get("defaultOutputModes")), ", "))
+	skills := c.Get("skills").Array()
+	fmt.Fprintf(&b, "Skills (%d):\n", len(skills))
+	for _, s := range skills {
+		id := s.Get("id").String()
+		desc := singleLine(s.Get("description").String())
+		if desc != "" && desc != id {
+			fmt.Fprintf(&b, "  - %s: %s\n", id, desc)
+		} else {
+			fmt.Fprintf(&b, "  - %s\n", id)
+		}
+	}
+	return b.String()
+}
+
+func stringList(r gjson.Result) []string {
+	var out []string
+	r.ForEach(func(_, v gjson.Result) bool {
+		out = append(out, v.String())
+		return true
+	})
+	return out
+}

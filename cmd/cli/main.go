@@ -1,0 +1,261 @@
+// Package cli holds a2a-courier's commands. It turns argv into calls of the
+// client and store packages and their results into output and an exit code.
+// Everything it takes from the process (arguments, streams, environment,
+// executable path, clock, signals) comes in through Process, so tests run
+// in parallel with their own environment.
+package cli
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X …/cmd/cli.Version=v1.2.3".
+var Version = ""
+
+// Process is the program's view of the process it runs in.
+type Process struct {
+	Args   []string
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+
+	StdinTTY, StdoutTTY, StderrTTY bool
+	// TermWidth returns the width of the terminal on stdout, 0 if unknown.
+	TermWidth func() int
+
+	LookupEnv func(string) (string, bool)
+	// Environ returns the environment a spawned worker inherits.
+	Environ func() []string
+	// Executable returns the path of this program, for spawning workers.
+	Executable func() (string, error)
+	Now        func() time.Time
+	// HTTPClient, when set, replaces the default HTTP client.
+	HTTPClient *http.Client
+	// ExtraFile returns an inherited file by descriptor number (the worker
+	// reads its credential from descriptor 3).
+	ExtraFile func(fd uintptr) *os.File
+	// Interrupts delivers SIGINT and SIGTERM.
+	Interrupts <-chan os.Signal
+}
+
+// Main runs the program with the real process and returns its exit code.
+func Main() int {
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	p := &Process{
+		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		StdinTTY:  term.IsTerminal(os.Stdin.Fd()),
+		StdoutTTY: term.IsTerminal(os.Stdout.Fd()),
+		StderrTTY: term.IsTerminal(os.Stderr.Fd()),
+		TermWidth: func() int {
+			w, _, err := term.GetSize(os.Stdout.Fd())
+			if err != nil {
+				return 0
+			}
+			return w
+		},
+		LookupEnv:  os.LookupEnv,
+		Environ:    os.Environ,
+		Executable: os.Executable,
+		Now:        time.Now,
+		ExtraFile:  func(fd uintptr) *os.File { return os.NewFile(fd, "inherited") },
+		Interrupts: sig,
+	}
+	return Run(context.Background(), p)
+}
+
+// Run executes one command line and returns the exit code.
+func Run(ctx context.Context, p *Process) int {
+	p.fillDefaults()
+	app := &App{p: p}
+	root := newRootCmd(app)
+	root.SetArgs(p.Args)
+	root.SetIn(p.Stdin)
+	root.SetOut(p.Stdout) // --help is the payload asked for
+	root.SetErr(p.Stderr)
+	app.jsonOut = wantsJSON(p.Args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	var ex *exitError
+	if errors.As(err, &ex) {
+		return ex.code
+	}
+	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.HasPrefix(err.Error(), "unknown shorthand") {
+		err = usageErr("run `a2a-courier --help` for the commands and flags", "%s", firstLine(err.Error()))
+	}
+	ce := classify(err)
+	app.printError(ce)
+	return ce.exit
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// exitError carries an exit code for a result that was already printed:
+// a task that failed, needs input or is still running is reported as a
+// document, not as an error message.
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return "exit " + strconv.Itoa(e.code) }
+
+// wantsJSON looks for --json before flag parsing, so that even a flag error
+// is reported as a JSON document when one was asked for.
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "--json" || a == "--json=true" {
+			return true
+		}
+	}
+	return false
+}
+
+func (p *Process) fillDefaults() {
+	if p.Stdin == nil {
+		p.Stdin = strings.NewReader("")
+	}
+	if p.Stdout == nil {
+		p.Stdout = io.Discard
+	}
+	if p.Stderr == nil {
+		p.Stderr = io.Discard
+	}
+	if p.LookupEnv == nil {
+		p.LookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if p.Environ == nil {
+		p.Environ = func() []string { return nil }
+	}
+	if p.Executable == nil {
+		p.Executable = os.Executable
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.TermWidth == nil {
+		p.TermWidth = func() int { return 0 }
+	}
+	if p.ExtraFile == nil {
+		p.ExtraFile = func(uintptr) *os.File { return nil }
+	}
+}
+
+func (p *Process) getenv(k string) string {
+	v, _ := p.LookupEnv(k)
+	return v
+}
+
+// App is what every command shares: the process and lazily built helpers.
+type App struct {
+	p       *Process
+	jsonOut bool
+	out     *printer
+}
+
+func (a *App) printer() *printer {
+	if a.out == nil {
+		a.out = newPrinter(a.p, a.jsonOut)
+	}
+	return a.out
+}
+
+func (a *App) printError(e *cliError) { a.printer().printError(e) }
+
+func versionString() string {
+	v := Version
+	if v == "" {
+		v = "dev"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+	}
+	return v
+}
+
+func newRootCmd(app *App) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "a2a-courier",
+		Short: "Hand work to remote A2A agents and bring back the final reply",
+		Long: `a2a-courier hands work to remote agents over the A2A protocol, first the agents
+of Elastic Kibana's Agent Builder, and brings back the final reply only.
+
+Long runs survive a dropped connection, the caller leaving and a crashed
+worker: the contextId is chosen and recorded before anything is sent, a
+detached worker reads the result back from the server's conversation
+store, and nothing is ever sent twice.
+
+Configuration comes from the environment:
+  KIBANA_URL        Kibana's URL, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io
+  KIBANA_API_KEY    an Elasticsearch API key ("encoded" value) with Agent Builder read
+  KIBANA_SPACE_ID   the Kibana space (default: the default space)
+
+Output: stdout carries only the result; progress and hints go to stderr.
+With --json, stdout carries exactly one JSON document, errors included.
+
+` + exitCodeTable,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Version:       versionString(),
+		CompletionOptions: cobra.CompletionOptions{
+			HiddenDefaultCmd: true,
+		},
+	}
+	root.SetVersionTemplate("a2a-courier {{.Version}}\n")
+	root.PersistentFlags().BoolVar(&app.jsonOut, "json", app.jsonOut, "print exactly one JSON document on stdout (errors too)")
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageErr("run `"+c.CommandPath()+" --help` for its flags", "%s", err.Error())
+	})
+	root.AddCommand(
+		newDiscoverCmd(app),
+		newGetCardCmd(app),
+		newSendCmd(app),
+		newSendAsyncCmd(app),
+		newResultCmd(app),
+		newFetchCmd(app),
+		newDemoCmd(app),
+		newDevServerCmd(app),
+		newWorkerCmd(app),
+	)
+	return root
+}
+
+// exactArgs is cobra.ExactArgs with a usage error that names the command.
+func exactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageErr("usage: "+cmd.UseLine(), "%s needs %s", cmd.CommandPath(), what)
+		}
+		return nil
+	}
+}
+
+func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < lo || len(args) > hi {
+			return usageErr("usage: "+cmd.UseLine(), "%s takes %s", cmd.CommandPath(), what)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,309 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// maxMessageBytes bounds a message read from stdin; Kibana itself refuses
+// request bodies over 1 MiB by default.
+const maxMessageBytes = 4 << 20
+
+type sendOptions struct {
+	agent        string
+	args         []string
+	contextID    string
+	async        bool
+	timeout      time.Duration
+	pollInterval time.Duration
+	maxWait      time.Duration
+	maxChars     int
+
+	pollSet, maxWaitSet bool
+}
+
+const sendGuidance = `Sync or async? Look at the agent, not at the question:
+  - agents that use tools heavily (search, ES|QL, analysis) take minutes even
+    for a one-line question: use send-async, then result --wait;
+  - light chat agents answer in seconds: send is fine;
+  - when unsure, use send-async. A wrong choice loses nothing: when send's
+    --timeout runs out the task is handed to a background worker and send
+    exits 8 with the command that fetches the reply.
+
+Nothing is ever sent twice. The contextId is generated and recorded before
+the request leaves; if the connection is cut (proxy 502, Kibana's idle
+timeout, a network drop) the reply is read back from the conversation
+store. A task that reached "sending" is never sent again, not even when
+its worker died before it knew whether the request arrived: to ask again,
+send a new message.`
+
+func newSendCmd(app *App) *cobra.Command {
+	opts := &sendOptions{}
+	cmd := &cobra.Command{
+		Use:   "send <agent> [text|-]",
+		Short: "Send a message and wait for the final reply",
+		Long: `Send a message to an agent and print its final reply on stdout.
+
+The message comes from the argument or, with "-" or no argument, from stdin
+(a message in argv is visible to every process on the machine).
+
+` + sendGuidance,
+		Example: `  a2a-courier send elastic-ai-agent "How many errors were logged yesterday?"
+  echo "Summarise today's alerts" | a2a-courier send elastic-ai-agent
+  a2a-courier send audit-agent --timeout 90s --json - < question.txt
+  a2a-courier send audit-agent --context 3f6c…-uuid "Yes, go ahead"`,
+		Args: rangeArgs(1, 2, "an agent id and, optionally, the text (or - for stdin)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.agent, opts.args = args[0], args[1:]
+			opts.pollSet = cmd.Flags().Changed("poll-interval")
+			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
+			return app.runSend(cmd.Context(), opts)
+		},
+	}
+	addSendFlags(cmd, opts)
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8)")
+	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
+	return cmd
+}
+
+func newSendAsyncCmd(app *App) *cobra.Command {
+	opts := &sendOptions{async: true}
+	cmd := &cobra.Command{
+		Use:   "send-async <agent> [text|-]",
+		Short: "Send a message in the background and print its contextId at once",
+		Long: `Send a message to an agent through a detached background worker and return
+at once. stdout carries the contextId; get the reply with
+"a2a-courier result <contextId> --wait". The worker survives the caller
+leaving; if it dies, result revives it.
+
+The message comes from the argument or, with "-" or no argument, from stdin.
+
+` + sendGuidance,
+		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse the last 30 days of high-risk operations")
+  a2a-courier result "$ctx" --wait --timeout 10m
+  a2a-courier send-async audit-agent --json - < question.txt`,
+		Args: rangeArgs(1, 2, "an agent id and, optionally, the text (or - for stdin)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.agent, opts.args = args[0], args[1:]
+			opts.pollSet = cmd.Flags().Changed("poll-interval")
+			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
+			return app.runSend(cmd.Context(), opts)
+		},
+	}
+	addSendFlags(cmd, opts)
+	return cmd
+}
+
+func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
+	cmd.Flags().StringVar(&opts.contextID, "context", "", "continue the conversation of this contextId (e.g. to answer an agent's question)")
+	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", defaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
+	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", defaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
+}
+
+// readMessage takes the message from the argument or stdin, trimmed. It
+// must be valid UTF-8: the server stores what it receives and the reply is
+// matched by the text's hash.
+func (a *App) readMessage(args []string) (string, error) {
+	var text string
+	if len(args) == 1 && args[0] != "-" {
+		text = args[0]
+	} else {
+		if a.p.StdinTTY {
+			a.printer().info("type the message, then Ctrl-D on a line of its own")
+		}
+		b, err := io.ReadAll(io.LimitReader(a.p.Stdin, maxMessageBytes+1))
+		if err != nil {
+			return "", fmt.Errorf("read the message from stdin: %w", err)
+		}
+		if len(b) > maxMessageBytes {
+			return "", usageErr("shorten the message", "the message on stdin is larger than %d MiB", maxMessageBytes>>20)
+		}
+		text = string(b)
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		return "", usageErr("pass the text as an argument, or pipe it on stdin", "the message is empty")
+	}
+	if !utf8.ValidString(text) {
+		return "", usageErr("convert it first, e.g. iconv -f latin1 -t utf-8", "the message is not valid UTF-8 text")
+	}
+	return text, nil
+}
+
+func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
+	if err := client.CheckID("agent id", opts.agent); err != nil {
+		return usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
+	}
+	if opts.contextID != "" {
+		if err := store.CheckContextID(opts.contextID); err != nil {
+			return usageErr("pass the contextId printed by send or send-async", "%s", err.Error())
+		}
+	}
+	if opts.maxChars < 0 {
+		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
+	}
+	s, err := a.kibanaSettings()
+	if err != nil {
+		return err
+	}
+	poll, err := a.durationSetting(opts.pollInterval, opts.pollSet, "A2A_COURIER_POLL_INTERVAL", defaultPollInterval)
+	if err != nil {
+		return err
+	}
+	maxWait, err := a.durationSetting(opts.maxWait, opts.maxWaitSet, "A2A_COURIER_MAX_WAIT", defaultMaxWait)
+	if err != nil {
+		return err
+	}
+	if poll <= 0 || maxWait <= 0 {
+		return usageErr("use positive durations such as 20s and 2h", "--poll-interval and --max-wait must be positive")
+	}
+	text, err := a.readMessage(opts.args)
+	if err != nil {
+		return err
+	}
+	st, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	contextID, fresh, roundsBefore := opts.contextID, opts.contextID == "", 0
+	if fresh {
+		contextID = uuid.NewString()
+	} else {
+		k, err := a.kibana(s)
+		if err != nil {
+			return err
+		}
+		rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+		conv, err := k.GetConversation(rctx, client.ConversationIDForContext(contextID))
+		cancel()
+		switch {
+		case err == nil:
+			roundsBefore = conv.RoundCount()
+		case client.IsKind(err, client.KindNotFound):
+		default:
+			return err
+		}
+	}
+	ident := identity(targetOrigin(s.URL), s.APIKey.Reveal())
+	rec := &store.Record{
+		ContextID: contextID, MessageID: uuid.NewString(), Agent: opts.agent,
+		Target:   store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure},
+		Identity: ident, State: store.Queued,
+		Message: text, MessageSHA256: client.HashText(text), MessageSize: len(text),
+		RoundsBefore: roundsBefore, FreshContext: fresh,
+		PollInterval: store.Duration(poll), MaxWait: store.Duration(maxWait),
+	}
+	// The lock is taken before the record exists, so no worker can start
+	// on it before this process decides who works on it.
+	h, err := st.Lock(contextID)
+	if err != nil {
+		if errors.Is(err, store.ErrLocked) {
+			return usageErr("wait for it: a2a-courier result "+contextID+" --wait", "a message is already in flight in context %s", contextID)
+		}
+		return err
+	}
+	defer h.Release()
+	if err := a.createRecord(st, h, rec); err != nil {
+		return err
+	}
+	command := "send"
+	if opts.async {
+		command = "send-async"
+	}
+	st.Audit(store.AuditEntry{Command: command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
+		MessageSHA256: rec.MessageSHA256, State: string(store.Queued)})
+
+	if opts.async {
+		h.Release()
+		if err := a.ensureWorker(st, ident, s.APIKey); err != nil {
+			return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", contextID, err, contextID)
+		}
+		pr := a.printer()
+		doc := recordDoc(rec)
+		if pr.json {
+			return pr.writeJSON(doc)
+		}
+		pr.payload(contextID)
+		pr.info("task %s started; get the reply with: a2a-courier result %s --wait", contextID, contextID)
+		return nil
+	}
+	return a.runForeground(ctx, st, h, rec, s, opts)
+}
+
+// createRecord writes a new record; when continuing a conversation whose
+// last exchange is finished, that exchange's record is archived first.
+func (a *App) createRecord(st *store.Store, h *store.Handle, rec *store.Record) error {
+	err := st.Create(rec)
+	if !errors.Is(err, store.ErrExists) {
+		return err
+	}
+	old, lerr := h.Load()
+	if lerr != nil {
+		return lerr
+	}
+	if !old.State.Terminal() {
+		return usageErr("wait for it: a2a-courier result "+rec.ContextID+" --wait", "a message is already in flight in context %s (state %s)", rec.ContextID, old.State)
+	}
+	if err := h.Archive(); err != nil {
+		return err
+	}
+	return st.Create(rec)
+}
+
+// runForeground works on the task in this process, with a spinner, until
+// it is final or the caller's wait runs out; then a worker takes over.
+func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handle, rec *store.Record, s *settings, opts *sendOptions) error {
+	pr := a.printer()
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	if a.p.Interrupts != nil {
+		go func() {
+			select {
+			case <-a.p.Interrupts:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
+	started := a.p.Now()
+	runner := &taskRunner{st: st, key: s.APIKey, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {},
+		onEvent: func(e client.Event) {
+			if e.Kind == "connection_lost" {
+				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
+			}
+		}}
+	final, err := runner.run(ctx, h)
+	spin.Stop()
+	if final == nil {
+		return err
+	}
+	if err != nil && !errors.Is(err, errHandedOff) {
+		var ce *client.Error
+		if !errors.As(err, &ce) {
+			return err
+		}
+	}
+	if !final.State.Terminal() {
+		// The wait ran out or the caller interrupted: hand the task over.
+		h.Release()
+		if werr := a.ensureWorker(st, rec.Identity, s.APIKey); werr != nil {
+			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
+		}
+	}
+	st.Audit(store.AuditEntry{Command: "send", Agent: final.Agent, ContextID: final.ContextID, MessageSize: final.MessageSize,
+		MessageSHA256: final.MessageSHA256, State: string(final.State), DurationMS: a.p.Now().Sub(started).Milliseconds(),
+		HTTPStatus: final.HTTPStatus})
+	return a.reportRecord(final, opts.maxChars, st)
+}

@@ -1,0 +1,402 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// errHandedOff means the caller stopped waiting: the record keeps its state
+// and a worker carries on.
+var errHandedOff = errors.New("handed off")
+
+// taskRunner works on one task whose record lock it holds. The foreground
+// send and the detached worker share it, so both behave the same.
+type taskRunner struct {
+	st      *store.Store
+	key     client.Secret
+	clients func(store.Target) (*http.Client, error)
+	now     func() time.Time
+	logf    func(format string, args ...any)
+	onEvent func(client.Event)
+}
+
+// run works on the task until its outcome is final, until the maximum wait
+// passes (state expired), or until ctx ends (errHandedOff; the state stays,
+// so another worker can pick the task up by reading, never by resending).
+func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, error) {
+	rec, err := h.Load()
+	if err != nil {
+		return nil, err
+	}
+	if rec.State.Terminal() {
+		return rec, nil
+	}
+	if got := identity(targetOrigin(rec.Target.URL), r.key.Reveal()); got != rec.Identity {
+		return rec, fmt.Errorf("task %s was sent with another credential; it is left for a worker holding that one", rec.ContextID)
+	}
+	hc, err := r.clients(rec.Target)
+	if err != nil {
+		return rec, err
+	}
+	k, err := client.NewKibana(client.KibanaConfig{URL: rec.Target.URL, Space: rec.Target.Space, APIKey: r.key, HTTPClient: hc, UserAgent: userAgent()})
+	if err != nil {
+		return rec, err
+	}
+
+	var mu sync.Mutex // one record write at a time: events arrive from the HTTP goroutine
+	update := func(fn func(*store.Record)) {
+		mu.Lock()
+		defer mu.Unlock()
+		if nr, err := h.Update(func(x *store.Record) error { fn(x); return nil }); err == nil {
+			rec = nr
+		} else {
+			r.logf("%s: cannot write the record: %v", rec.ContextID, err)
+		}
+	}
+
+	send := rec.State == store.Queued
+	text := rec.Message
+	if send && text == "" {
+		update(func(x *store.Record) {
+			finish(x, r.now(), store.Failed)
+			x.Reason = "the record holds no message text to send"
+		})
+		return rec, nil
+	}
+	if send {
+		// Past this write the task is never sent again by anyone: the
+		// text leaves the record and only its hash and size stay.
+		update(func(x *store.Record) {
+			now := r.now().UTC()
+			x.State = store.Sending
+			x.Message = ""
+			x.SentAt = &now
+			x.Workers++
+		})
+		r.logf("%s: sending to agent %s (%d bytes)", rec.ContextID, rec.Agent, rec.MessageSize)
+	} else {
+		update(func(x *store.Record) { x.Workers++ })
+		r.logf("%s: recovering (state %s): reading the conversation, never sending again", rec.ContextID, rec.State)
+	}
+
+	deadline := rec.Deadline()
+	// A task revived after its deadline still gets one look.
+	if minEnd := r.now().Add(min(time.Duration(rec.PollInterval), 30*time.Second) + 5*time.Second); !send && deadline.Before(minEnd) {
+		deadline = minEnd
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	out := k.Deliver(dctx, client.DeliverOptions{
+		AgentID:      rec.Agent,
+		Message:      client.OutgoingMessage{Text: text, MessageID: rec.MessageID, ContextID: rec.ContextID, Blocking: true},
+		Send:         send,
+		InputSHA256:  rec.MessageSHA256,
+		RoundsBefore: rec.RoundsBefore,
+		FreshContext: rec.FreshContext,
+		PollInterval: time.Duration(rec.PollInterval),
+		OnEvent: func(e client.Event) {
+			switch e.Kind {
+			case "written":
+				update(func(x *store.Record) {
+					if x.State == store.Sending {
+						x.State = store.Working
+					}
+				})
+			case "connection_lost", "poll_error":
+				update(func(x *store.Record) {
+					x.LastError = errorInfo(e.Err)
+					if x.State == store.Sending && e.Kind == "connection_lost" {
+						// The request may or may not have arrived; the
+						// state says so, and recovery is by reading.
+						x.LastError.Message = "connection lost: " + x.LastError.Message
+					}
+				})
+			}
+			if e.Err != nil {
+				r.logf("%s: %s: %s: %v", rec.ContextID, e.Kind, e.Message, e.Err)
+			} else {
+				r.logf("%s: %s: %s", rec.ContextID, e.Kind, e.Message)
+			}
+			if r.onEvent != nil {
+				r.onEvent(e)
+			}
+		},
+	})
+	switch {
+	case out.Final():
+		update(func(x *store.Record) {
+			finish(x, r.now(), store.State(out.State))
+			x.Reply = out.Reply
+			x.Reason = out.Reason
+			x.Error = errorInfo(out.Err)
+			x.HTTPStatus = out.HTTPStatus
+			x.Via = out.Via
+			x.TaskID = out.TaskID
+		})
+		r.logf("%s: %s (via %s)", rec.ContextID, out.State, out.Via)
+		return rec, nil
+	case ctx.Err() != nil:
+		r.logf("%s: handed off in state %s", rec.ContextID, rec.State)
+		return rec, errHandedOff
+	case dctx.Err() != nil:
+		update(func(x *store.Record) {
+			finish(x, r.now(), store.Expired)
+			x.Reason = fmt.Sprintf("no reply within the maximum wait (%s); the server may still finish: look again with fetch", time.Duration(x.MaxWait))
+			if out.Err != nil {
+				x.LastError = errorInfo(out.Err)
+			}
+		})
+		r.logf("%s: expired", rec.ContextID)
+		return rec, nil
+	default:
+		// Reading was refused and no answer is coming on the POST.
+		update(func(x *store.Record) { x.LastError = errorInfo(out.Err) })
+		r.logf("%s: stopped: %v", rec.ContextID, out.Err)
+		return rec, out.Err
+	}
+}
+
+func finish(x *store.Record, now time.Time, st store.State) {
+	t := now.UTC()
+	x.State = st
+	x.FinishedAt = &t
+	x.Message = ""
+}
+
+func errorInfo(err error) *store.ErrorInfo {
+	if err == nil {
+		return nil
+	}
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return &store.ErrorInfo{Kind: ce.Kind.String(), Message: ce.Error(), HTTPStatus: ce.StatusCode, RPCCode: ce.RPCCode}
+	}
+	return &store.ErrorInfo{Kind: "unexpected", Message: oneLineErr(err)}
+}
+
+// httpClients returns a function that gives one shared HTTP client per TLS
+// setting, so a worker serving many tasks reuses connections.
+func (a *App) httpClients() func(store.Target) (*http.Client, error) {
+	var mu sync.Mutex
+	cache := map[string]*http.Client{}
+	return func(t store.Target) (*http.Client, error) {
+		if a.p.HTTPClient != nil {
+			return a.p.HTTPClient, nil
+		}
+		key := fmt.Sprintf("%s\x00%v", t.CAFile, t.Insecure)
+		mu.Lock()
+		defer mu.Unlock()
+		if c := cache[key]; c != nil {
+			return c, nil
+		}
+		tlsCfg, err := client.TLSConfig(t.CAFile, t.Insecure)
+		if err != nil {
+			return nil, err
+		}
+		c := client.NewHTTPClient(tlsCfg)
+		cache[key] = c
+		return c, nil
+	}
+}
+
+// taskDoc is the --json document of send, send-async, result and fetch.
+// Fields are only ever added.
+type taskDoc struct {
+	ContextID      string     `json:"context_id"`
+	Agent          string     `json:"agent,omitempty"`
+	State          string     `json:"state"`
+	Reply          *string    `json:"reply,omitempty"`
+	ReplyTruncated bool       `json:"reply_truncated,omitempty"`
+	ReplyChars     int        `json:"reply_chars,omitempty"`
+	ReplyFile      string     `json:"reply_file,omitempty"`
+	Reason         string     `json:"reason,omitempty"`
+	Resume         string     `json:"resume,omitempty"`
+	ConversationID string     `json:"conversation_id,omitempty"`
+	MessageID      string     `json:"message_id,omitempty"`
+	CreatedAt      *time.Time `json:"created_at,omitempty"`
+	FinishedAt     *time.Time `json:"finished_at,omitempty"`
+	Error          *errorDoc  `json:"error,omitempty"`
+}
+
+// resumeCommand is the exact command that continues a task.
+func resumeCommand(rec *store.Record) string {
+	if rec.State == store.Expired {
+		return "a2a-courier fetch " + rec.ContextID
+	}
+	if !rec.State.Terminal() {
+		return "a2a-courier result " + rec.ContextID + " --wait"
+	}
+	return ""
+}
+
+// exitCodeFor maps a record's state (and, for rejected tasks, the reason
+// they were rejected) to the exit code table.
+func exitCodeFor(rec *store.Record) int {
+	switch rec.State {
+	case store.Completed:
+		return ExitOK
+	case store.InputRequired:
+		return ExitInputRequired
+	case store.Failed, store.Canceled:
+		return ExitTaskFailed
+	case store.Rejected:
+		if rec.Error != nil {
+			switch rec.Error.Kind {
+			case "unreachable", "tls":
+				return ExitUnreachable
+			case "auth", "forbidden":
+				return ExitAuth
+			case "not_found":
+				return ExitNotFound
+			case "busy":
+				return ExitBusy
+			case "too_large":
+				return ExitUsage
+			}
+		}
+		return ExitTaskFailed
+	}
+	return ExitStillRunning
+}
+
+// recordDoc turns a record into the output document.
+func recordDoc(rec *store.Record) taskDoc {
+	d := taskDoc{
+		ContextID: rec.ContextID, Agent: rec.Agent, State: string(rec.State), Reason: rec.Reason,
+		Resume: resumeCommand(rec), MessageID: rec.MessageID, FinishedAt: rec.FinishedAt,
+		ConversationID: client.ConversationIDForContext(rec.ContextID),
+	}
+	created := rec.CreatedAt
+	d.CreatedAt = &created
+	if rec.State == store.Completed || rec.State == store.InputRequired {
+		reply := rec.Reply
+		d.Reply = &reply
+	}
+	if code := exitCodeFor(rec); code != ExitOK && code != ExitStillRunning && code != ExitInputRequired {
+		ce := recordError(rec)
+		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
+	}
+	return d
+}
+
+// recordError describes a failed, rejected or canceled task.
+func recordError(rec *store.Record) *cliError {
+	ce := &cliError{exit: exitCodeFor(rec)}
+	what := map[store.State]string{store.Failed: "failed", store.Rejected: "was not accepted", store.Canceled: "was canceled"}[rec.State]
+	ce.message = fmt.Sprintf("task %s %s: %s", rec.ContextID, what, nonEmptyStr(rec.Reason, "no reason given"))
+	ce.code = "task_" + string(rec.State)
+	switch rec.State {
+	case store.Failed:
+		ce.hint = "the agent's run failed and nothing was stored; sending again starts a new run"
+	case store.Rejected:
+		if rec.Error != nil {
+			ce.code = rec.Error.Kind
+			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
+			ce.hint = fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus}).hint
+		}
+		if ce.hint == "" {
+			ce.hint = "nothing ran on the server; it is safe to send again"
+		}
+	case store.Canceled:
+		ce.hint = "the task was canceled on the server"
+	}
+	return ce
+}
+
+func kindFromName(name string) client.Kind {
+	for k := client.KindUnexpected; k <= client.KindAgentFailed; k++ {
+		if k.String() == name {
+			return k
+		}
+	}
+	return client.KindUnexpected
+}
+
+func nonEmptyStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// reportRecord prints a record as the result of a command and returns the
+// exit status as an error (nil for success).
+func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) error {
+	pr := a.printer()
+	doc := recordDoc(rec)
+	if doc.Reply != nil && maxChars > 0 {
+		if cut, file, total, err := cutReply(*doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
+			doc.Reply = &cut
+			doc.ReplyTruncated = true
+			doc.ReplyChars = total
+			doc.ReplyFile = file
+		} else if err != nil {
+			return err
+		}
+	}
+	code := exitCodeFor(rec)
+	if pr.json {
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+		return exitWith(code)
+	}
+	switch {
+	case rec.State == store.Completed:
+		if *doc.Reply == "" {
+			pr.warn("the agent's reply is empty")
+			return nil
+		}
+		pr.payload(*doc.Reply)
+	case rec.State == store.InputRequired:
+		if *doc.Reply != "" {
+			pr.payload(*doc.Reply)
+		}
+		pr.info("the agent needs input before it can finish (task %s).", rec.ContextID)
+		pr.info("answer in the same conversation: a2a-courier send %s --context %s \"<your answer>\"", rec.Agent, rec.ContextID)
+	case code == ExitStillRunning && rec.State == store.Expired:
+		pr.info("no reply within the maximum wait; nothing is lost and the server may still finish (task %s).", rec.ContextID)
+		pr.info("look again later: %s", resumeCommand(rec))
+	case code == ExitStillRunning:
+		pr.info("still running: %s has not answered yet (task %s, state %s). Nothing is lost.", rec.Agent, rec.ContextID, rec.State)
+		if rec.LastError != nil {
+			pr.info("last problem: %s", rec.LastError.Message)
+		}
+		pr.info("resume with: %s", resumeCommand(rec))
+	default:
+		a.printError(recordError(rec))
+	}
+	return exitWith(code)
+}
+
+func exitWith(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// cutReply shortens a reply to maxChars characters, saving the whole reply
+// in a private file named in the marker.
+func cutReply(reply string, maxChars int, contextID string, st *store.Store) (string, string, int, error) {
+	runes := []rune(reply)
+	if len(runes) <= maxChars {
+		return reply, "", len(runes), nil
+	}
+	if st == nil {
+		return reply, "", len(runes), nil
+	}
+	file, err := st.WriteReply(contextID, reply)
+	if err != nil {
+		return "", "", 0, fmt.Errorf("save the whole reply: %w", err)
+	}
+	marker := fmt.Sprintf("\n[… reply cut at %d of %d characters; the whole reply is in %s]", maxChars, len(runes), file)
+	return string(runes[:maxChars]) + marker, file, len(runes), nil
+}

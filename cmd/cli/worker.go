@@ -1,0 +1,322 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// workerCredentialFD is the descriptor on which a spawned worker receives
+// its credential: never argv, never a file.
+const workerCredentialFD = 3
+
+type workerOptions struct {
+	stateDir string
+	identity string
+	linger   time.Duration
+	rescan   time.Duration
+}
+
+func newWorkerCmd(app *App) *cobra.Command {
+	opts := &workerOptions{}
+	cmd := &cobra.Command{
+		Use:    "worker",
+		Short:  "Run the detached worker (started by a2a-courier itself)",
+		Hidden: true,
+		Args:   exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return app.runWorker(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.stateDir, "state-dir", "", "state directory")
+	cmd.Flags().StringVar(&opts.identity, "identity", "", "credential fingerprint this worker serves")
+	cmd.Flags().DurationVar(&opts.linger, "linger", 2*time.Second, "how long an idle worker waits for new tasks before it exits")
+	cmd.Flags().DurationVar(&opts.rescan, "rescan", time.Second, "how often the worker looks for tasks it was not told about")
+	return cmd
+}
+
+// spawnWorker starts a detached worker for an identity: the same binary, in
+// its own session, stdin from /dev/null, output to the worker log, and the
+// credential through an inherited pipe.
+func (a *App) spawnWorker(st *store.Store, ident string, key client.Secret) error {
+	exe, err := a.p.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	logf, err := st.OpenLog()
+	if err != nil {
+		return fmt.Errorf("open worker log: %w", err)
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	cmd := exec.Command(exe, "worker", "--state-dir", st.Dir(), "--identity", ident)
+	cmd.Stdin = devnull
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.ExtraFiles = []*os.File{pr}
+	cmd.Env = workerEnv(a.p.Environ())
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fmt.Errorf("start worker: %w", err)
+	}
+	// The credential is small, so the pipe buffer takes it without waiting
+	// for the worker to read.
+	_, werr := io.WriteString(pw, key.Reveal()+"\n")
+	pw.Close()
+	go cmd.Wait() // reap it if this process lives on (the demo, tests)
+	if werr != nil {
+		return fmt.Errorf("hand the credential to the worker: %w", werr)
+	}
+	return nil
+}
+
+// workerEnv is the environment a worker inherits: everything but secrets.
+func workerEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case name == "KIBANA_API_KEY", strings.HasSuffix(name, "_API_KEY"), strings.HasSuffix(name, "_TOKEN"),
+			strings.HasSuffix(name, "_PASSWORD"), strings.HasSuffix(name, "_SECRET"):
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// ensureWorker makes sure a worker serves ident. A running worker picks a
+// new record up by itself; if it is on its way out, it looks once more
+// after releasing its lock, so a record written before this check is never
+// left behind.
+func (a *App) ensureWorker(st *store.Store, ident string, key client.Secret) error {
+	if st.WorkerRunning(ident) {
+		return nil
+	}
+	return a.spawnWorker(st, ident, key)
+}
+
+func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
+	logger := log.New(a.p.Stderr, fmt.Sprintf("worker[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
+	if opts.stateDir == "" || opts.identity == "" {
+		return usageErr("the worker is started by a2a-courier itself", "worker needs --state-dir and --identity")
+	}
+	f := a.p.ExtraFile(workerCredentialFD)
+	if f == nil {
+		return usageErr("the worker is started by a2a-courier itself", "worker needs its credential on descriptor 3")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("read credential: %w", err)
+	}
+	key := client.Secret(strings.TrimSpace(string(b)))
+	if key == "" {
+		return errors.New("worker: empty credential")
+	}
+	st, err := store.Open(opts.stateDir)
+	if err != nil {
+		return err
+	}
+	wl, err := st.AcquireWorker(opts.identity)
+	if errors.Is(err, store.ErrLocked) {
+		logger.Printf("another worker serves %s; exiting", opts.identity)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if a.p.Interrupts != nil {
+		go func() {
+			select {
+			case s := <-a.p.Interrupts:
+				logger.Printf("%v: stopping; tasks keep their state for the next worker", s)
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	w := &worker{
+		st: st, ident: opts.identity, logger: logger, lock: wl,
+		runner: &taskRunner{st: st, key: key, clients: a.httpClients(), now: a.p.Now, logf: logger.Printf},
+		active: map[string]bool{}, skip: map[string]bool{}, done: make(chan taskEnd, 16),
+		linger: opts.linger, rescan: opts.rescan,
+	}
+	logger.Printf("serving %s from %s", opts.identity, st.Dir())
+	w.loop(ctx)
+	logger.Printf("exiting")
+	return nil
+}
+
+// worker serves every task of one identity in one process: a hundred
+// pending tasks cost one process, not a hundred.
+type worker struct {
+	st     *store.Store
+	ident  string
+	logger *log.Logger
+	lock   *store.WorkerLock
+	runner *taskRunner
+	linger time.Duration
+	rescan time.Duration
+
+	wg     sync.WaitGroup
+	active map[string]bool
+	skip   map[string]bool // terminal records and other identities' records
+	done   chan taskEnd
+	// closing is set once another worker took over: finish, claim nothing.
+	closing bool
+}
+
+func (w *worker) loop(ctx context.Context) {
+	var events <-chan fsnotify.Event
+	if watcher, err := fsnotify.NewWatcher(); err == nil {
+		defer watcher.Close()
+		if err := watcher.Add(w.st.TasksDir()); err == nil {
+			events = watcher.Events
+		}
+	}
+	rescan := time.NewTicker(w.rescan)
+	defer rescan.Stop()
+	linger := time.NewTimer(w.linger)
+	defer linger.Stop()
+	w.claimAll(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			w.wg.Wait()
+			w.lock.Release()
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			name := filepath.Base(ev.Name)
+			if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") && ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) != 0 {
+				w.claim(ctx, strings.TrimSuffix(name, ".json"))
+			}
+		case <-rescan.C:
+			w.claimAll(ctx)
+		case end := <-w.done:
+			delete(w.active, end.id)
+			if end.stopped {
+				// It stopped on an error (reading refused): do not pick
+				// it up again in this process; a later result revives it.
+				w.skip[end.id] = true
+			}
+			if len(w.active) == 0 {
+				linger.Reset(w.linger)
+			}
+		case <-linger.C:
+			if len(w.active) > 0 {
+				continue
+			}
+			if w.closing {
+				w.wg.Wait()
+				return
+			}
+			// Release first, then look once more: a process that found
+			// the lock held wrote its record before looking, so this scan
+			// sees it; one that finds the lock free starts a new worker.
+			w.lock.Release()
+			w.claimAll(ctx)
+			if len(w.active) == 0 {
+				return
+			}
+			l, err := w.st.AcquireWorker(w.ident)
+			if err != nil {
+				w.closing = true
+				w.logger.Printf("another worker took over; finishing %d task(s)", len(w.active))
+				continue
+			}
+			w.lock = l
+		}
+	}
+}
+
+func (w *worker) claimAll(ctx context.Context) {
+	if w.closing {
+		return
+	}
+	entries, err := os.ReadDir(w.st.TasksDir())
+	if err != nil {
+		w.logger.Printf("read tasks: %v", err)
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+			w.claim(ctx, strings.TrimSuffix(name, ".json"))
+		}
+	}
+}
+
+func (w *worker) claim(ctx context.Context, id string) {
+	if w.closing || w.active[id] || w.skip[id] {
+		return
+	}
+	rec, err := w.st.Load(id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			w.logger.Printf("%v", err)
+			w.skip[id] = true
+		}
+		return
+	}
+	if rec.Identity != w.ident || rec.State.Terminal() {
+		w.skip[id] = true
+		return
+	}
+	h, err := w.st.Lock(id)
+	if err != nil {
+		return // a foreground send or another worker has it
+	}
+	w.active[id] = true
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer h.Release()
+		_, err := w.runner.run(ctx, h)
+		stopped := err != nil && !errors.Is(err, errHandedOff)
+		if stopped {
+			w.logger.Printf("%s: %v", id, err)
+		}
+		select {
+		case w.done <- taskEnd{id: id, stopped: stopped}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+type taskEnd struct {
+	id      string
+	stopped bool
+}

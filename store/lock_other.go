@@ -1,0 +1,13 @@
+//go:build !unix
+
+package store
+
+import "errors"
+
+type fileLock struct{}
+
+func tryLock(string) (*fileLock, error) {
+	return nil, errors.New("task locks need a Unix system (Linux or macOS)")
+}
+
+func (*fileLock) release() {}

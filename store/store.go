@@ -1,0 +1,469 @@
+// Package store keeps the local task records: one file per contextId,
+// written atomically, private to the user, each guarded by a lock that the
+// worker owning the task holds for its whole life. It also keeps the audit
+// log and the worker's bookkeeping. It prints nothing and never exits.
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+)
+
+// State is a task record's state.
+type State string
+
+// The states of design.md. Once released, names never change.
+const (
+	Queued        State = "queued"
+	Sending       State = "sending"
+	Working       State = "working"
+	Completed     State = "completed"
+	Failed        State = "failed"
+	Rejected      State = "rejected"
+	Canceled      State = "canceled"
+	InputRequired State = "input_required"
+	Expired       State = "expired"
+)
+
+// Terminal reports whether no worker will change the state any more.
+// Expired is terminal for workers, although fetch may still find a reply.
+func (s State) Terminal() bool {
+	switch s {
+	case Completed, Failed, Rejected, Canceled, InputRequired, Expired:
+		return true
+	}
+	return false
+}
+
+// Known reports whether s is one of the defined states.
+func (s State) Known() bool {
+	switch s {
+	case Queued, Sending, Working, Completed, Failed, Rejected, Canceled, InputRequired, Expired:
+		return true
+	}
+	return false
+}
+
+// Errors callers branch on.
+var (
+	// ErrLocked means another process holds the lock.
+	ErrLocked = errors.New("locked by another process")
+	// ErrNotFound means there is no record for that contextId.
+	ErrNotFound = errors.New("no such task record")
+	// ErrExists means a record for that contextId already exists.
+	ErrExists = errors.New("a task record with that contextId already exists")
+)
+
+// CorruptError reports a record that cannot be read. Other records stay
+// usable.
+type CorruptError struct {
+	Path string
+	Err  error
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("task record %s is damaged: %v", e.Path, e.Err)
+}
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// Duration is a time.Duration that reads and writes as "20s".
+type Duration time.Duration
+
+// MarshalJSON implements json.Marshaler.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// Target says where a task was sent, without any credential.
+type Target struct {
+	// Kind is "kibana" (Agent Builder).
+	Kind  string `json:"kind"`
+	URL   string `json:"url"`
+	Space string `json:"space,omitempty"`
+	// CAFile and Insecure are the TLS settings the task was sent with.
+	CAFile   string `json:"ca_file,omitempty"`
+	Insecure bool   `json:"insecure,omitempty"`
+}
+
+// ErrorInfo is the classified error behind a failed or rejected task.
+type ErrorInfo struct {
+	Kind       string `json:"kind"`
+	Message    string `json:"message"`
+	HTTPStatus int    `json:"http_status,omitempty"`
+	RPCCode    int    `json:"rpc_code,omitempty"`
+}
+
+// Record is one task. It holds the message text only until the request
+// leaves; after that, its SHA-256 and size.
+type Record struct {
+	Version   int    `json:"version"`
+	ContextID string `json:"context_id"`
+	MessageID string `json:"message_id"`
+	Agent     string `json:"agent"`
+	Target    Target `json:"target"`
+	// Identity is a short fingerprint of the target and credential, so a
+	// task is only ever worked on with the credential it was sent with.
+	Identity string `json:"identity"`
+	State    State  `json:"state"`
+
+	Message       string `json:"message,omitempty"`
+	MessageSHA256 string `json:"message_sha256"`
+	MessageSize   int    `json:"message_size"`
+	RoundsBefore  int    `json:"rounds_before"`
+	FreshContext  bool   `json:"fresh_context"`
+
+	PollInterval Duration `json:"poll_interval"`
+	MaxWait      Duration `json:"max_wait"`
+
+	CreatedAt  time.Time  `json:"created_at"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+	SentAt     *time.Time `json:"sent_at,omitempty"`
+	FinishedAt *time.Time `json:"finished_at,omitempty"`
+
+	Reply      string     `json:"reply,omitempty"`
+	Reason     string     `json:"reason,omitempty"`
+	Error      *ErrorInfo `json:"error,omitempty"`
+	LastError  *ErrorInfo `json:"last_error,omitempty"`
+	HTTPStatus int        `json:"http_status,omitempty"`
+	Via        string     `json:"via,omitempty"`
+	TaskID     string     `json:"task_id,omitempty"`
+
+	// Workers counts the worker processes that took the task.
+	Workers int `json:"workers"`
+}
+
+// RecordVersion is the record format written by this build.
+const RecordVersion = 1
+
+// Deadline is when a worker stops waiting and marks the task expired.
+func (r *Record) Deadline() time.Time {
+	start := r.CreatedAt
+	if r.SentAt != nil {
+		start = *r.SentAt
+	}
+	return start.Add(time.Duration(r.MaxWait))
+}
+
+// Store is a state directory.
+type Store struct {
+	dir string
+	now func() time.Time
+}
+
+// Open prepares the state directory dir, creating it 0700 if needed and
+// tightening its mode when it is wider.
+func Open(dir string) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("no state directory")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: abs, now: time.Now}
+	for _, d := range []string{abs, s.tasksDir(), s.workersDir(), s.logsDir(), s.repliesDir()} {
+		if err := ensurePrivateDir(d); err != nil {
+			return nil, fmt.Errorf("state directory: %w", err)
+		}
+	}
+	return s, nil
+}
+
+// SetClock replaces the clock, for tests.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// Dir returns the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) tasksDir() string   { return filepath.Join(s.dir, "tasks") }
+func (s *Store) workersDir() string { return filepath.Join(s.dir, "workers") }
+func (s *Store) logsDir() string    { return filepath.Join(s.dir, "logs") }
+func (s *Store) repliesDir() string { return filepath.Join(s.dir, "replies") }
+
+// TasksDir is the directory of record files, for watchers.
+func (s *Store) TasksDir() string { return s.tasksDir() }
+
+// LogPath is the worker log file.
+func (s *Store) LogPath() string { return filepath.Join(s.logsDir(), "worker.log") }
+
+func ensurePrivateDir(d string) error {
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return err
+	}
+	fi, err := os.Stat(d)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", d)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		if err := os.Chmod(d, 0o700); err != nil {
+			return fmt.Errorf("%s is readable by others and cannot be made private: %w", d, err)
+		}
+	}
+	return nil
+}
+
+var ctxIDRE = regexp.MustCompile(`^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$`)
+
+// CheckContextID refuses ids that could escape the state directory or do
+// not look like a contextId at all.
+func CheckContextID(id string) error {
+	if id == "" {
+		return errors.New("the contextId is empty")
+	}
+	if !ctxIDRE.MatchString(id) {
+		return fmt.Errorf("invalid contextId %q: use letters, digits and . _ ~ : @ + - (at most 255, not starting with '.')", shorten(id, 60))
+	}
+	return nil
+}
+
+func shorten(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return '?'
+		}
+		return r
+	}, s)
+	if len(s) > n {
+		return s[:n] + "…"
+	}
+	return s
+}
+
+func (s *Store) recordPath(id string) string { return filepath.Join(s.tasksDir(), id+".json") }
+func (s *Store) lockPath(id string) string   { return filepath.Join(s.tasksDir(), id+".lock") }
+
+// Create writes a new record, failing with ErrExists if one is there.
+func (s *Store) Create(r *Record) error {
+	if err := CheckContextID(r.ContextID); err != nil {
+		return err
+	}
+	now := s.now().UTC()
+	r.Version = RecordVersion
+	if r.CreatedAt.IsZero() {
+		r.CreatedAt = now
+	}
+	r.UpdatedAt = now
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return err
+	}
+	err = createExclusive(s.tasksDir(), r.ContextID+".json", b)
+	if errors.Is(err, fs.ErrExist) {
+		return ErrExists
+	}
+	return err
+}
+
+// Load reads the record of a contextId.
+func (s *Store) Load(id string) (*Record, error) {
+	if err := CheckContextID(id); err != nil {
+		return nil, err
+	}
+	return s.load(s.recordPath(id))
+}
+
+func (s *Store) load(path string) (*Record, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeRecord(path, b)
+}
+
+func decodeRecord(path string, b []byte) (*Record, error) {
+	var r Record
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, &CorruptError{Path: path, Err: err}
+	}
+	switch {
+	case r.Version < 1 || r.Version > RecordVersion:
+		return nil, &CorruptError{Path: path, Err: fmt.Errorf("unknown record version %d", r.Version)}
+	case r.ContextID == "" || CheckContextID(r.ContextID) != nil:
+		return nil, &CorruptError{Path: path, Err: errors.New("missing or invalid context_id")}
+	case !r.State.Known():
+		return nil, &CorruptError{Path: path, Err: fmt.Errorf("unknown state %q", r.State)}
+	case filepath.Base(path) != r.ContextID+".json":
+		return nil, &CorruptError{Path: path, Err: errors.New("context_id does not match the file name")}
+	}
+	return &r, nil
+}
+
+// List returns every readable record, newest first, and the errors of the
+// records that could not be read.
+func (s *Store) List() ([]*Record, []error) {
+	entries, err := os.ReadDir(s.tasksDir())
+	if err != nil {
+		return nil, []error{err}
+	}
+	var recs []*Record
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".json") || strings.HasPrefix(name, ".") {
+			continue
+		}
+		r, err := s.load(filepath.Join(s.tasksDir(), name))
+		if err != nil {
+			if !errors.Is(err, ErrNotFound) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		recs = append(recs, r)
+	}
+	sort.Slice(recs, func(i, j int) bool { return recs[i].CreatedAt.After(recs[j].CreatedAt) })
+	return recs, errs
+}
+
+// Handle is the right to write one record: the holder of its lock.
+type Handle struct {
+	s    *Store
+	id   string
+	lock *fileLock
+}
+
+// Lock takes the record's lock without waiting. It returns ErrLocked when
+// another process (a worker, a foreground send) holds it.
+func (s *Store) Lock(id string) (*Handle, error) {
+	if err := CheckContextID(id); err != nil {
+		return nil, err
+	}
+	l, err := tryLock(s.lockPath(id))
+	if err != nil {
+		return nil, err
+	}
+	return &Handle{s: s, id: id, lock: l}, nil
+}
+
+// Locked reports whether some process holds the record's lock.
+func (s *Store) Locked(id string) bool {
+	h, err := s.Lock(id)
+	if err != nil {
+		return errors.Is(err, ErrLocked)
+	}
+	h.Release()
+	return false
+}
+
+// ContextID returns the id of the locked record.
+func (h *Handle) ContextID() string { return h.id }
+
+// Load reads the locked record.
+func (h *Handle) Load() (*Record, error) { return h.s.Load(h.id) }
+
+// Update reads the record, lets fn change it, and writes it atomically.
+func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
+	r, err := h.Load()
+	if err != nil {
+		return nil, err
+	}
+	if err := fn(r); err != nil {
+		return nil, err
+	}
+	r.UpdatedAt = h.s.now().UTC()
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteFileAtomic(h.s.tasksDir(), h.id+".json", b); err != nil {
+		return nil, fmt.Errorf("write task record %s: %w", h.id, err)
+	}
+	return r, nil
+}
+
+// Release gives the lock up. The record stays.
+func (h *Handle) Release() {
+	if h != nil && h.lock != nil {
+		h.lock.release()
+		h.lock = nil
+	}
+}
+
+// WriteReply stores a whole reply in a private file and returns its path,
+// for output that was cut short.
+func (s *Store) WriteReply(id, reply string) (string, error) {
+	if err := CheckContextID(id); err != nil {
+		return "", err
+	}
+	name := id + ".txt"
+	if err := WriteFileAtomic(s.repliesDir(), name, []byte(reply)); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.repliesDir(), name), nil
+}
+
+// WorkerLock is the lock of the worker that serves one identity.
+type WorkerLock struct{ lock *fileLock }
+
+// AcquireWorker takes the worker lock of an identity without waiting;
+// ErrLocked means a worker for it is running.
+func (s *Store) AcquireWorker(identity string) (*WorkerLock, error) {
+	if err := CheckContextID(identity); err != nil {
+		return nil, fmt.Errorf("worker identity: %w", err)
+	}
+	l, err := tryLock(filepath.Join(s.workersDir(), identity+".lock"))
+	if err != nil {
+		return nil, err
+	}
+	return &WorkerLock{lock: l}, nil
+}
+
+// WorkerRunning reports whether a worker holds the identity's lock.
+func (s *Store) WorkerRunning(identity string) bool {
+	w, err := s.AcquireWorker(identity)
+	if err != nil {
+		return errors.Is(err, ErrLocked)
+	}
+	w.Release()
+	return false
+}
+
+// Release gives the worker lock up.
+func (w *WorkerLock) Release() {
+	if w != nil && w.lock != nil {
+		w.lock.release()
+		w.lock = nil
+	}
+}
+
+// Archive moves the locked record to tasks/archive/, keeping it for the
+// record but freeing its contextId for the next exchange in the same
+// conversation.
+func (h *Handle) Archive() error {
+	dir := filepath.Join(h.s.tasksDir(), "archive")
+	if err := ensurePrivateDir(dir); err != nil {
+		return err
+	}
+	name := fmt.Sprintf("%s.%d.json", h.id, h.s.now().UnixNano())
+	if err := os.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("archive task record %s: %w", h.id, err)
+	}
+	return syncDir(h.s.tasksDir())
+}
