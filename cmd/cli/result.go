@@ -162,4 +162,3 @@ func (a *App) waitRecord(ctx context.Context, st *store.Store, rec *store.Record
 		}
 	}
 }
-
