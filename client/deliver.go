@@ -222,6 +222,15 @@ func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResu
 		// A task still working: its round will reach the conversation.
 		emit(Event{Kind: "poll", Message: fmt.Sprintf("the server accepted the task (state %s); reading the conversation for its outcome", nonEmpty(res.State, "unknown"))})
 		return Outcome{}, false
+	case res.Kind == "message" && strings.TrimSpace(res.Text) == "":
+		// An empty reply: the round may be waiting on a prompt (HITL),
+		// which only the stored round says.
+		if conv, err := k.GetConversation(ctx, ConversationIDForContext(o.Message.ContextID)); err == nil {
+			if out, ok := findOutcome(conv, o); ok {
+				return out, true
+			}
+		}
+		return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
 	case res.LooksLikeAgentError():
 		// Kibana answers a failed run with "Error: …" and stores no round;
 		// an agent that really replied so has its round stored.
@@ -287,7 +296,7 @@ func roundOutcome(r Round) (Outcome, bool) {
 	case "", "completed":
 		return Outcome{State: StateCompleted, Reply: r.Response, Via: "conversation", HTTPStatus: 200}, true
 	case "awaiting_prompt":
-		return Outcome{State: StateInputRequired, Reply: r.Response, Via: "conversation", HTTPStatus: 200}, true
+		return Outcome{State: StateInputRequired, Reply: nonEmpty(r.Prompt, r.Response), Via: "conversation", HTTPStatus: 200}, true
 	}
 	return Outcome{}, false
 }

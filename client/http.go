@@ -414,6 +414,8 @@ func classifyTransportError(op string, err error) *Error {
 		return &Error{Kind: KindConnection, Op: op, Message: "canceled", Err: err}
 	case errors.As(err, &certErr), errors.As(err, &unkAuth), errors.As(err, &hostErr), errors.As(err, &invErr):
 		return &Error{Kind: KindTLS, Op: op, Message: "TLS certificate not trusted: " + oneLine(rootMessage(err), 200), Err: err}
+	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"):
+		return &Error{Kind: KindTLS, Op: op, Message: "the server speaks plain HTTP, not HTTPS: use http:// in the URL", Err: err}
 	case errors.As(err, &recErr):
 		return &Error{Kind: KindTLS, Op: op, Message: "TLS handshake failed (is the URL's scheme right? the server may speak plain HTTP)", Err: err}
 	case strings.Contains(err.Error(), "tls: "):

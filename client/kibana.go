@@ -305,6 +305,30 @@ type Round struct {
 	StartedAt string
 	// HasResponse reports whether response.message exists.
 	HasResponse bool
+	// Prompt is the question of a round awaiting a prompt (HITL).
+	Prompt string
+}
+
+func roundFrom(i int, r gjson.Result) Round {
+	res := r.Get("response.message")
+	rd := Round{
+		Index:       i,
+		ID:          r.Get("id").String(),
+		Input:       r.Get("input.message").String(),
+		Response:    res.String(),
+		HasResponse: res.Exists(),
+		Status:      r.Get("status").String(),
+		StartedAt:   r.Get("started_at").String(),
+	}
+	if rd.Status == "awaiting_prompt" {
+		for _, p := range []string{"pending_prompts.0.message", "pending_prompts.0.title", "pending_prompt.message", "pending_prompt.title"} {
+			if v := r.Get(p).String(); v != "" {
+				rd.Prompt = v
+				break
+			}
+		}
+	}
+	return rd
 }
 
 // Rounds walks the rounds once, calling fn for each until it returns false.
@@ -312,16 +336,7 @@ func (c *Conversation) Rounds(fn func(Round) bool) {
 	rounds := gjson.Get(c.s, "rounds")
 	i := 0
 	rounds.ForEach(func(_, r gjson.Result) bool {
-		res := r.Get("response.message")
-		rd := Round{
-			Index:       i,
-			ID:          r.Get("id").String(),
-			Input:       r.Get("input.message").String(),
-			Response:    res.String(),
-			HasResponse: res.Exists(),
-			Status:      r.Get("status").String(),
-			StartedAt:   r.Get("started_at").String(),
-		}
+		rd := roundFrom(i, r)
 		i++
 		return fn(rd)
 	})
@@ -341,13 +356,7 @@ func (c *Conversation) Round(i int) (Round, bool) {
 	if i < 0 || i >= n {
 		return Round{}, false
 	}
-	r := gjson.Get(c.s, "rounds."+strconv.Itoa(i))
-	res := r.Get("response.message")
-	return Round{
-		Index: i, ID: r.Get("id").String(), Input: r.Get("input.message").String(),
-		Response: res.String(), HasResponse: res.Exists(), Status: r.Get("status").String(),
-		StartedAt: r.Get("started_at").String(),
-	}, true
+	return roundFrom(i, gjson.Get(c.s, "rounds."+strconv.Itoa(i))), true
 }
 
 // GetConversation reads one conversation of the caller's own, in the

@@ -255,15 +255,16 @@ func (s *Sim) startRun(space string, agent *Agent, key *Key, contextID, input st
 			return
 		}
 		reply := applyReply(agent, input)
-		status := ""
+		status, prompt := "", ""
 		if s.opts.roundStatus() {
 			status = "completed"
 			if agent.AwaitPrompt != "" {
-				status = "awaiting_prompt"
-				reply = agent.AwaitPrompt
+				// The round stops on a prompt: no final message, the
+				// question in pending_prompts, and an empty A2A reply.
+				status, prompt, reply = "awaiting_prompt", agent.AwaitPrompt, ""
 			}
 		}
-		round := buildRound(agent, input, reply, status, started, s.now())
+		round := buildRound(agent, input, reply, status, prompt, started, s.now())
 		s.mu.Lock()
 		k := s.conversationKey(space, convID)
 		c := s.conversations[k]
@@ -299,7 +300,7 @@ func titleFor(input string) string {
 	return strings.ToUpper(t[:1]) + t[1:]
 }
 
-func buildRound(agent *Agent, input, reply, status string, started, ended time.Time) json.RawMessage {
+func buildRound(agent *Agent, input, reply, status, prompt string, started, ended time.Time) json.RawMessage {
 	steps := []map[string]any{{"type": "reasoning", "reasoning": ReasoningMarker + ": deciding which tools answer “" + input + "”"}}
 	for i, tool := range agent.Tools {
 		data := map[string]any{"marker": ToolResultMarker, "tool": tool}
@@ -328,7 +329,7 @@ func buildRound(agent *Agent, input, reply, status string, started, ended time.T
 	if status != "" {
 		round["status"] = status
 		if status == "awaiting_prompt" {
-			round["pending_prompts"] = []map[string]any{{"id": newUUID(), "type": "confirmation", "message": reply}}
+			round["pending_prompts"] = []map[string]any{{"id": newUUID(), "type": "confirmation", "title": "Confirmation required", "message": prompt}}
 		}
 	}
 	b, _ := json.Marshal(round)

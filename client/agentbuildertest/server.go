@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.yaml.in/yaml/v3"
 )
 
 // Sim is the simulator's state and HTTP handler. Server wraps it in a
@@ -767,16 +768,21 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeJSON(w, r, http.StatusOK, resp, false)
 	case r.URL.Path == "/__sim/faults" && r.Method == http.MethodGet:
-		writeJSON(w, r, http.StatusOK, s.Faults(), false)
+		b, _ := yaml.Marshal(s.Faults())
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(b)
 	case r.URL.Path == "/__sim/faults" && (r.Method == http.MethodPut || r.Method == http.MethodPost):
+		// YAML, which JSON is too: the same keys and durations ("5s") as
+		// the faults section of a config file.
 		var f Faults
-		dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
-		if err := dec.Decode(&f); err != nil {
+		dec := yaml.NewDecoder(io.LimitReader(r.Body, 1<<20))
+		dec.KnownFields(true)
+		if err := dec.Decode(&f); err != nil && err != io.EOF {
 			http.Error(w, "faults: "+err.Error(), http.StatusBadRequest)
 			return
 		}
 		s.SetFaults(f)
-		writeJSON(w, r, http.StatusOK, f, false)
+		w.WriteHeader(http.StatusNoContent)
 	default:
 		http.NotFound(w, r)
 	}

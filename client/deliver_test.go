@@ -1,0 +1,226 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+)
+
+func deliverOpts(agent, ctxID, text string) DeliverOptions {
+	return DeliverOptions{
+		AgentID:      agent,
+		Message:      OutgoingMessage{Text: text, MessageID: "m-" + ctxID, ContextID: ctxID, Blocking: true},
+		Send:         true,
+		FreshContext: true,
+		PollInterval: 50 * time.Millisecond,
+	}
+}
+
+type eventLog struct {
+	mu    sync.Mutex
+	kinds []string
+}
+
+func (l *eventLog) add(e Event) {
+	l.mu.Lock()
+	l.kinds = append(l.kinds, e.Kind)
+	l.mu.Unlock()
+}
+
+func (l *eventLog) has(kind string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, k := range l.kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+func TestDeliver(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name      string
+		sim       func(*agentbuildertest.Options)
+		agent     string
+		text      string
+		wantState string
+		wantReply string
+		wantVia   string
+		wantEvent string
+	}{
+		{name: "reply on the open connection", agent: "echo", text: "hello", wantState: StateCompleted, wantReply: "Echo: hello", wantVia: "reply"},
+		{name: "proxy 502 while the run goes on", agent: "slow", text: "long one",
+			sim:       func(o *agentbuildertest.Options) { o.Faults.ProxyCutAfter = 150 * time.Millisecond },
+			wantState: StateCompleted, wantReply: "Echo: long one", wantVia: "conversation", wantEvent: "connection_lost"},
+		{name: "idle close while the run goes on", agent: "slow", text: "long two",
+			sim:       func(o *agentbuildertest.Options) { o.Faults.IdleCloseAfter = 150 * time.Millisecond },
+			wantState: StateCompleted, wantReply: "Echo: long two", wantVia: "conversation", wantEvent: "connection_lost"},
+		{name: "empty pre-created conversation during the run", agent: "slow", text: "long three",
+			sim: func(o *agentbuildertest.Options) {
+				o.PrecreateEmpty = true
+				o.Faults.ProxyCutAfter = 100 * time.Millisecond
+			},
+			wantState: StateCompleted, wantReply: "Echo: long three", wantVia: "conversation"},
+		{name: "agent failure", agent: "broken", text: "x", wantState: StateFailed, wantVia: "reply"},
+		{name: "agent whose real reply starts with Error:", agent: "says-error", text: "x",
+			wantState: StateCompleted, wantReply: "Error: this is the agent's real answer", wantVia: "conversation"},
+		{name: "HITL prompt", agent: "asks", text: "clean up", wantState: StateInputRequired, wantReply: "Delete 3 indices? Confirm or cancel.", wantVia: "conversation"},
+		{name: "HITL prompt without status field (9.3)", agent: "asks", text: "clean up",
+			sim:       func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V93 },
+			wantState: StateCompleted, wantVia: "reply"},
+		{name: "unknown agent", agent: "nope", text: "x", wantState: StateRejected, wantVia: "reply"},
+		{name: "rate limited send is not retried", agent: "echo", text: "x",
+			sim: func(o *agentbuildertest.Options) {
+				o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteA2A, Status: 429, RetryAfter: "30"}}
+			},
+			wantState: StateRejected, wantVia: "reply"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sim := startSim(t, tt.sim)
+			k := simClient(t, sim, testKey, "")
+			ctxID := "ctx-deliver-" + string(rune('a'+i))
+			var log eventLog
+			o := deliverOpts(tt.agent, ctxID, tt.text)
+			o.OnEvent = log.add
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			out := k.Deliver(ctx, o)
+			if out.State != tt.wantState {
+				t.Fatalf("state %q, want %q (%+v)", out.State, tt.wantState, out)
+			}
+			if tt.wantReply != "" && out.Reply != tt.wantReply {
+				t.Errorf("reply %q, want %q", out.Reply, tt.wantReply)
+			}
+			if out.Via != tt.wantVia {
+				t.Errorf("via %q, want %q", out.Via, tt.wantVia)
+			}
+			if tt.wantEvent != "" && !log.has(tt.wantEvent) {
+				t.Errorf("no %q event in %v", tt.wantEvent, log.kinds)
+			}
+			if tt.agent != "nope" && tt.wantState != StateRejected {
+				if n := sim.Runs(ctxID); n != 1 {
+					t.Errorf("runs = %d, want 1", n)
+				}
+			}
+			if tt.wantState == StateRejected && sim.Runs(ctxID) != 0 {
+				t.Errorf("a rejected send ran %d times", sim.Runs(ctxID))
+			}
+		})
+	}
+}
+
+func TestDeliverFailureReason(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	out := simClient(t, sim, testKey, "").Deliver(context.Background(), deliverOpts("broken", "c-fail", "x"))
+	if out.State != StateFailed || out.Reason != "No complete response received from chat service" || KindOf(out.Err) != KindAgentFailed {
+		t.Fatalf("got %+v", out)
+	}
+}
+
+func TestDeliverRecoveryOnlyNeverSends(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	k := simClient(t, sim, testKey, "")
+	// A first delivery, cut off by the caller while the run goes on.
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	first := k.Deliver(ctx, deliverOpts("slow", "c-rec", "resume me"))
+	cancel()
+	if first.Final() {
+		t.Fatalf("first delivery should not be final: %+v", first)
+	}
+	// Recovery: reading only.
+	o := deliverOpts("slow", "c-rec", "")
+	o.Send = false
+	o.InputSHA256 = HashText("resume me")
+	out := k.Deliver(context.Background(), o)
+	if out.State != StateCompleted || out.Reply != "Echo: resume me" || out.Via != "conversation" {
+		t.Fatalf("got %+v", out)
+	}
+	if n := sim.Runs("c-rec"); n != 1 {
+		t.Fatalf("runs = %d, want 1", n)
+	}
+}
+
+func TestDeliverEndsWithoutOutcomeAtDeadline(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Faults.ProxyCutAfter = 50 * time.Millisecond })
+	k := simClient(t, sim, testKey, "")
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	out := k.Deliver(ctx, deliverOpts("slow", "c-exp", "never in time"))
+	if out.Final() {
+		t.Fatalf("got a final outcome before the round completed: %+v", out)
+	}
+	if KindOf(out.Err) != KindServer {
+		t.Errorf("last error = %v, want the proxy's 502", out.Err)
+	}
+}
+
+func TestDeliverMatchesTheRightRound(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	k := simClient(t, sim, testKey, "")
+	ctx := context.Background()
+	if out := k.Deliver(ctx, deliverOpts("echo", "c-multi", "first")); out.State != StateCompleted {
+		t.Fatal(out)
+	}
+	// A follow-up in the same conversation, found by its text's hash
+	// among the rounds after the first.
+	o := deliverOpts("echo", "c-multi", "second")
+	o.FreshContext = false
+	o.RoundsBefore = 1
+	o.Send = true
+	if out := k.Deliver(ctx, o); out.State != StateCompleted || out.Reply != "Echo: second" {
+		t.Fatalf("got %+v", out)
+	}
+	conv, err := k.GetConversation(ctx, "a2a-c-multi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := conv.Outcome(HashText("first"), 0, false); !ok || got.Reply != "Echo: first" {
+		t.Errorf("first round: %+v", got)
+	}
+	if got, ok := conv.Outcome("", 0, false); !ok || got.Reply != "Echo: second" {
+		t.Errorf("last round: %+v", got)
+	}
+	if _, ok := conv.Outcome(HashText("never sent"), 0, false); ok {
+		t.Error("matched a message that was never sent")
+	}
+}
+
+func TestDeliverStopsPollingWhenReadingIsRefused(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteConversation, Status: 403}}
+	})
+	o := deliverOpts("echo", "c-403", "x")
+	o.Send = false
+	out := simClient(t, sim, testKey, "").Deliver(context.Background(), o)
+	if out.Final() || KindOf(out.Err) != KindForbidden {
+		t.Fatalf("got %+v", out)
+	}
+}
+
+func TestHashTextIgnoresSurroundingSpace(t *testing.T) {
+	t.Parallel()
+	if HashText("  hello\n") != HashText("hello") {
+		t.Error("hash differs on surrounding whitespace")
+	}
+	if HashText("hello") == HashText("hell o") {
+		t.Error("hash collides")
+	}
+	if !strings.HasPrefix(HashText("x"), "2d711642") {
+		t.Errorf("unexpected hash %s", HashText("x"))
+	}
+	_ = errors.New
+}

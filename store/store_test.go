@@ -1,0 +1,285 @@
+package store
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets a test re-run this binary as a child that takes a lock and
+// waits to be killed.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv("STORE_TEST_HOLD_LOCK"); dir != "" {
+		s, err := Open(dir)
+		if err != nil {
+			os.Exit(3)
+		}
+		if _, err := s.Lock("held"); err != nil {
+			os.Exit(4)
+		}
+		fmt.Println("locked")
+		time.Sleep(time.Minute)
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func newRecord(id string) *Record {
+	return &Record{ContextID: id, MessageID: "m", Agent: "a", State: Queued, Message: "hello",
+		Target: Target{Kind: "kibana", URL: "https://kb"}, Identity: "0123456789abcdef", MaxWait: Duration(time.Hour)}
+}
+
+func TestOpenMakesAPrivateDirectory(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{dir, s.tasksDir(), s.workersDir(), s.logsDir(), s.repliesDir()} {
+		fi, err := os.Stat(d)
+		if err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("%s: %v %v", d, fi.Mode(), err)
+		}
+	}
+}
+
+func TestCreateLoadUpdate(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	r := newRecord("ctx-1")
+	if err := s.Create(r); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Create(newRecord("ctx-1")); !errors.Is(err, ErrExists) {
+		t.Fatalf("second create: %v", err)
+	}
+	fi, err := os.Stat(s.recordPath("ctx-1"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("record mode %v %v", fi.Mode(), err)
+	}
+	h, err := s.Lock("ctx-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	got, err := h.Update(func(r *Record) error {
+		r.State = Completed
+		r.Reply = "done"
+		r.Message = ""
+		return nil
+	})
+	if err != nil || got.State != Completed {
+		t.Fatal(got, err)
+	}
+	back, err := s.Load("ctx-1")
+	if err != nil || back.Reply != "done" || back.State != Completed || back.Version != RecordVersion {
+		t.Fatalf("%+v %v", back, err)
+	}
+	b, _ := os.ReadFile(s.recordPath("ctx-1"))
+	if strings.Contains(string(b), "hello") {
+		t.Error("the message text stayed in the record")
+	}
+	entries, _ := os.ReadDir(s.tasksDir())
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".tmp-") {
+			t.Errorf("temporary file left: %s", e.Name())
+		}
+	}
+	if _, err := s.Load("missing"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing: %v", err)
+	}
+}
+
+func TestLocksAreExclusive(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	h, err := s.Lock("ctx-l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lock("ctx-l"); !errors.Is(err, ErrLocked) {
+		t.Fatalf("second lock: %v", err)
+	}
+	if !s.Locked("ctx-l") {
+		t.Error("Locked = false while held")
+	}
+	h.Release()
+	if s.Locked("ctx-l") {
+		t.Error("Locked = true after release")
+	}
+	w, err := s.AcquireWorker("abcdef0123456789")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.WorkerRunning("abcdef0123456789") {
+		t.Error("worker lock not seen")
+	}
+	w.Release()
+	if s.WorkerRunning("abcdef0123456789") {
+		t.Error("worker lock still seen")
+	}
+}
+
+func TestLockIsFreedWhenItsProcessIsKilled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "STORE_TEST_HOLD_LOCK="+dir)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 6)
+	if _, err := out.Read(buf); err != nil || string(buf) != "locked" {
+		t.Fatalf("child: %q %v", buf, err)
+	}
+	s, _ := Open(dir)
+	if !s.Locked("held") {
+		t.Fatal("the child's lock is not seen")
+	}
+	cmd.Process.Signal(syscall.SIGKILL)
+	cmd.Wait()
+	if s.Locked("held") {
+		t.Fatal("the lock survived its process")
+	}
+}
+
+func TestDamagedRecordsAreNamedAndIsolated(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	for _, id := range []string{"good-1", "good-2"} {
+		if err := s.Create(newRecord(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	damaged := map[string]string{
+		"half":      `{"version":1,"context_id":"half","state":"que`,
+		"empty":     ``,
+		"wrongname": `{"version":1,"context_id":"other","state":"queued"}`,
+		"badstate":  `{"version":1,"context_id":"badstate","state":"weird"}`,
+		"future":    `{"version":99,"context_id":"future","state":"queued"}`,
+	}
+	for id, body := range damaged {
+		os.WriteFile(s.recordPath(id), []byte(body), 0o600)
+	}
+	recs, errs := s.List()
+	if len(recs) != 2 {
+		t.Errorf("readable records: %d", len(recs))
+	}
+	if len(errs) != len(damaged) {
+		t.Errorf("errors: %v", errs)
+	}
+	for id := range damaged {
+		_, err := s.Load(id)
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), id+".json") {
+			t.Errorf("%s: %v", id, err)
+		}
+	}
+}
+
+func TestContextIDsCannotEscape(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	for _, id := range []string{"../x", "/etc/passwd", "a/b", "..", ".", "", "a\x00b", ".hidden", "a b", strings.Repeat("a", 300)} {
+		if err := s.Create(newRecord(id)); err == nil {
+			t.Errorf("created %q", id)
+		}
+		if _, err := s.Load(id); err == nil || errors.Is(err, ErrNotFound) {
+			t.Errorf("load %q: %v", id, err)
+		}
+		if _, err := s.Lock(id); err == nil {
+			t.Errorf("locked %q", id)
+		}
+	}
+}
+
+func TestConcurrentCreatesOfTheSameID(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	created := 0
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if s.Create(newRecord("race")) == nil {
+				mu.Lock()
+				created++
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if created != 1 {
+		t.Fatalf("%d creates succeeded, want 1", created)
+	}
+}
+
+func TestArchive(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	s.Create(newRecord("conv"))
+	h, _ := s.Lock("conv")
+	defer h.Release()
+	if err := h.Archive(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Load("conv"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("after archive: %v", err)
+	}
+	if err := s.Create(newRecord("conv")); err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(s.tasksDir(), "archive"))
+	if len(entries) != 1 {
+		t.Errorf("archive holds %d files", len(entries))
+	}
+	if recs, errs := s.List(); len(recs) != 1 || len(errs) != 0 {
+		t.Errorf("list after archive: %d records, %v", len(recs), errs)
+	}
+}
+
+func TestAuditIsBoundedAndMetadataOnly(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	big := AuditEntry{Command: "send", Agent: "a", ContextID: strings.Repeat("c", 200), MessageSize: 10, MessageSHA256: strings.Repeat("f", 64), State: "queued"}
+	for i := 0; i < MaxLogBytes/300+100; i++ {
+		if err := s.Audit(big); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(s.AuditPath())
+	if err != nil || fi.Size() >= MaxLogBytes || fi.Mode().Perm() != 0o600 {
+		t.Errorf("audit log: %v %v", fi, err)
+	}
+	if _, err := os.Stat(s.AuditPath() + ".1"); err != nil {
+		t.Errorf("no rotated generation: %v", err)
+	}
+}
+
+func TestDeadline(t *testing.T) {
+	t.Parallel()
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	sent := created.Add(time.Minute)
+	r := &Record{CreatedAt: created, MaxWait: Duration(time.Hour)}
+	if !r.Deadline().Equal(created.Add(time.Hour)) {
+		t.Error(r.Deadline())
+	}
+	r.SentAt = &sent
+	if !r.Deadline().Equal(sent.Add(time.Hour)) {
+		t.Error(r.Deadline())
+	}
+}
