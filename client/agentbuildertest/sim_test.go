@@ -302,7 +302,9 @@ func TestProxyCutAndIdleCloseLeaveTheRunGoing(t *testing.T) {
 		if time.Since(start) > 350*time.Millisecond {
 			t.Logf("the cut came late (%s): a busy machine", time.Since(start))
 		}
-		waitFor(t, func() bool { return call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-p", key, nil).status == 200 })
+		waitFor(t, func() bool {
+			return call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-p", key, nil).status == 200
+		})
 		if s.Runs("c-p") != 1 {
 			t.Errorf("runs %d", s.Runs("c-p"))
 		}
@@ -318,7 +320,9 @@ func TestProxyCutAndIdleCloseLeaveTheRunGoing(t *testing.T) {
 		if err == nil {
 			t.Fatal("the connection was not dropped")
 		}
-		waitFor(t, func() bool { return call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-i", key, nil).status == 200 })
+		waitFor(t, func() bool {
+			return call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-i", key, nil).status == 200
+		})
 	})
 	t.Run("client gone", func(t *testing.T) {
 		t.Parallel()
@@ -331,7 +335,9 @@ func TestProxyCutAndIdleCloseLeaveTheRunGoing(t *testing.T) {
 		if _, err := c.Do(req); err == nil {
 			t.Fatal("expected a client timeout")
 		}
-		waitFor(t, func() bool { return call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-g", key, nil).status == 200 })
+		waitFor(t, func() bool {
+			return call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-g", key, nil).status == 200
+		})
 	})
 }
 
