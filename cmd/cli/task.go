@@ -50,15 +50,23 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		return rec, err
 	}
 
-	var mu sync.Mutex // one record write at a time: events arrive from the HTTP goroutine
+	id := rec.ContextID
+	// Events arrive on the HTTP client's goroutines: one record write at a
+	// time, and rec is only touched under mu.
+	var mu sync.Mutex
 	update := func(fn func(*store.Record)) {
 		mu.Lock()
 		defer mu.Unlock()
 		if nr, err := h.Update(func(x *store.Record) error { fn(x); return nil }); err == nil {
 			rec = nr
 		} else {
-			r.logf("%s: cannot write the record: %v", rec.ContextID, err)
+			r.logf("%s: cannot write the record: %v", id, err)
 		}
+	}
+	current := func() *store.Record {
+		mu.Lock()
+		defer mu.Unlock()
+		return rec
 	}
 
 	send := rec.State == store.Queued
@@ -68,7 +76,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			finish(x, r.now(), store.Failed)
 			x.Reason = "the record holds no message text to send"
 		})
-		return rec, nil
+		return current(), nil
 	}
 	if send {
 		// Past this write the task is never sent again by anyone: the
@@ -80,13 +88,14 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			x.SentAt = &now
 			x.Workers++
 		})
-		r.logf("%s: sending to agent %s (%d bytes)", rec.ContextID, rec.Agent, rec.MessageSize)
+		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
 	} else {
 		update(func(x *store.Record) { x.Workers++ })
-		r.logf("%s: recovering (state %s): reading the conversation, never sending again", rec.ContextID, rec.State)
+		r.logf("%s: recovering (state %s): reading the conversation, never sending again", id, rec.State)
 	}
 
-	deadline := rec.Deadline()
+	start := current()
+	deadline := start.Deadline()
 	// A task revived after its deadline still gets one look.
 	if minEnd := r.now().Add(min(time.Duration(rec.PollInterval), 30*time.Second) + 5*time.Second); !send && deadline.Before(minEnd) {
 		deadline = minEnd
@@ -94,13 +103,13 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	out := k.Deliver(dctx, client.DeliverOptions{
-		AgentID:      rec.Agent,
-		Message:      client.OutgoingMessage{Text: text, MessageID: rec.MessageID, ContextID: rec.ContextID, Blocking: true},
+		AgentID:      start.Agent,
+		Message:      client.OutgoingMessage{Text: text, MessageID: start.MessageID, ContextID: id, Blocking: true},
 		Send:         send,
-		InputSHA256:  rec.MessageSHA256,
-		RoundsBefore: rec.RoundsBefore,
-		FreshContext: rec.FreshContext,
-		PollInterval: time.Duration(rec.PollInterval),
+		InputSHA256:  start.MessageSHA256,
+		RoundsBefore: start.RoundsBefore,
+		FreshContext: start.FreshContext,
+		PollInterval: time.Duration(start.PollInterval),
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case "written":
@@ -120,9 +129,9 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 				})
 			}
 			if e.Err != nil {
-				r.logf("%s: %s: %s: %v", rec.ContextID, e.Kind, e.Message, e.Err)
+				r.logf("%s: %s: %s: %v", id, e.Kind, e.Message, e.Err)
 			} else {
-				r.logf("%s: %s: %s", rec.ContextID, e.Kind, e.Message)
+				r.logf("%s: %s: %s", id, e.Kind, e.Message)
 			}
 			if r.onEvent != nil {
 				r.onEvent(e)
@@ -140,11 +149,12 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			x.Via = out.Via
 			x.TaskID = out.TaskID
 		})
-		r.logf("%s: %s (via %s)", rec.ContextID, out.State, out.Via)
-		return rec, nil
+		r.logf("%s: %s (via %s)", id, out.State, out.Via)
+		return current(), nil
 	case ctx.Err() != nil:
-		r.logf("%s: handed off in state %s", rec.ContextID, rec.State)
-		return rec, errHandedOff
+		cur := current()
+		r.logf("%s: handed off in state %s", id, cur.State)
+		return cur, errHandedOff
 	case dctx.Err() != nil:
 		update(func(x *store.Record) {
 			finish(x, r.now(), store.Expired)
@@ -153,13 +163,13 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 				x.LastError = errorInfo(out.Err)
 			}
 		})
-		r.logf("%s: expired", rec.ContextID)
-		return rec, nil
+		r.logf("%s: expired", id)
+		return current(), nil
 	default:
 		// Reading was refused and no answer is coming on the POST.
 		update(func(x *store.Record) { x.LastError = errorInfo(out.Err) })
-		r.logf("%s: stopped: %v", rec.ContextID, out.Err)
-		return rec, out.Err
+		r.logf("%s: stopped: %v", id, out.Err)
+		return current(), out.Err
 	}
 }
 

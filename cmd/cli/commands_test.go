@@ -1,0 +1,328 @@
+package cli
+
+import (
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+func TestDiscover(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+
+	t.Run("terminal", func(t *testing.T) {
+		h := newHarness(t, sim)
+		h.tty = true
+		r := h.run("discover")
+		r.expect(t, ExitOK)
+		golden(t, "discover-tty", r.stdout)
+		if r.stderr != "" {
+			t.Errorf("stderr: %q", r.stderr)
+		}
+	})
+	t.Run("piped", func(t *testing.T) {
+		r := newHarness(t, sim).run("discover")
+		r.expect(t, ExitOK)
+		want := "asks\tAsks\tAsks.\n" +
+			"audit-agent\tAudit Analyst\tAnalyses audit logs for high-risk operations.\n" +
+			"elastic-ai-agent\tElastic AI Agent\tAnswers questions about your data. Second line.\n" +
+			"flaky-agent\tFlaky\tFails.\n"
+		if r.stdout != want {
+			t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+		}
+	})
+	t.Run("json", func(t *testing.T) {
+		r := newHarness(t, sim).run("discover", "--json")
+		r.expect(t, ExitOK)
+		var doc struct {
+			Agents []map[string]string `json:"agents"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Agents) != 4 {
+			t.Fatalf("%v: %s", err, r.stdout)
+		}
+		if a := doc.Agents[2]; a["id"] != "elastic-ai-agent" || a["name"] != "Elastic AI Agent" || len(a) != 3 {
+			t.Errorf("agent %v", a)
+		}
+	})
+	t.Run("empty space", func(t *testing.T) {
+		h := newHarness(t, sim)
+		h.env["KIBANA_SPACE_ID"] = "prod"
+		h.env["KIBANA_API_KEY"] = "bm9zcGFjZTprZXk="
+		r := h.run("discover", "--json")
+		r.expect(t, ExitOK)
+		if strings.TrimSpace(r.stdout) != "{\n  \"agents\": []\n}" {
+			t.Errorf("stdout %q", r.stdout)
+		}
+	})
+}
+
+func TestErrorsAndExitCodes(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	closedAddr := func() string {
+		ln, _ := net.Listen("tcp", "127.0.0.1:0")
+		a := ln.Addr().String()
+		ln.Close()
+		return a
+	}()
+	busy := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteAgents, Status: 429, RetryAfter: "120"}}
+	})
+	tests := []struct {
+		name     string
+		env      map[string]string
+		args     []string
+		code     int
+		errCode  string
+		contains string
+	}{
+		{"not configured", map[string]string{"KIBANA_URL": "", "KIBANA_API_KEY": ""}, []string{"discover"}, ExitUsage, "not_configured", "KIBANA_URL and KIBANA_API_KEY not set"},
+		{"bad url", map[string]string{"KIBANA_URL": "kibana.example"}, []string{"discover"}, ExitUsage, "config", "must start with https://"},
+		{"unreachable", map[string]string{"KIBANA_URL": "http://" + closedAddr}, []string{"discover"}, ExitUnreachable, "unreachable", "connection refused"},
+		{"key refused", map[string]string{"KIBANA_API_KEY": "d3Jvbmc6a2V5"}, []string{"discover"}, ExitAuth, "auth", "HTTP 401"},
+		{"space refused", map[string]string{"KIBANA_API_KEY": "bm9zcGFjZTprZXk="}, []string{"discover"}, ExitAuth, "forbidden", "HTTP 403"},
+		{"rate limited", map[string]string{"KIBANA_URL": busy.URL}, []string{"discover"}, ExitBusy, "busy", "HTTP 429"},
+		{"unknown agent card", nil, []string{"get-card", "nope"}, ExitNotFound, "not_found", "Agent nope not found"},
+		{"bad agent id", nil, []string{"get-card", "../etc"}, ExitUsage, "usage", "invalid agent id"},
+		{"unknown command", nil, []string{"dance"}, ExitUsage, "usage", "unknown command"},
+		{"unknown flag", nil, []string{"discover", "--fast"}, ExitUsage, "usage", "unknown flag"},
+		{"missing argument", nil, []string{"get-card"}, ExitUsage, "usage", "needs"},
+		{"too many arguments", nil, []string{"send", "a", "b", "c"}, ExitUsage, "usage", "takes"},
+		{"empty message", nil, []string{"send", "elastic-ai-agent", "   "}, ExitUsage, "usage", "the message is empty"},
+		{"bad context id", nil, []string{"result", "../../etc/passwd"}, ExitUsage, "usage", "invalid contextId"},
+		{"unknown context", nil, []string{"result", "3f6c2e1a-0000-4000-8000-000000000000"}, ExitNotFound, "not_found", "no local record"},
+		{"bad duration env", map[string]string{"A2A_COURIER_POLL_INTERVAL": "soon"}, []string{"send", "elastic-ai-agent", "x"}, ExitUsage, "config", "A2A_COURIER_POLL_INTERVAL"},
+		{"negative max chars", nil, []string{"send", "elastic-ai-agent", "x", "--max-chars", "-1"}, ExitUsage, "usage", "--max-chars"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			for _, jsonMode := range []bool{false, true} {
+				h := newHarness(t, sim)
+				for k, v := range tt.env {
+					if v == "" {
+						delete(h.env, k)
+					} else {
+						h.env[k] = v
+					}
+				}
+				args := tt.args
+				if jsonMode {
+					args = append(append([]string{}, args...), "--json")
+				}
+				r := h.run(args...)
+				r.expect(t, tt.code)
+				if strings.Contains(r.stdout+r.stderr, "goroutine ") || strings.Contains(r.stdout+r.stderr, "panic") {
+					t.Fatalf("a stack trace escaped:\n%s%s", r.stdout, r.stderr)
+				}
+				if jsonMode {
+					var doc struct {
+						Error errorDoc `json:"error"`
+					}
+					if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+						t.Fatalf("stdout is not one JSON document: %v\n%s", err, r.stdout)
+					}
+					if doc.Error.Code != tt.errCode || !strings.Contains(doc.Error.Message, tt.contains) || doc.Error.Hint == "" {
+						t.Errorf("error doc %+v", doc.Error)
+					}
+					continue
+				}
+				if r.stdout != "" {
+					t.Errorf("stdout must stay empty on error: %q", r.stdout)
+				}
+				first := strings.SplitN(r.stderr, "\n", 2)[0]
+				if !strings.HasPrefix(first, "a2a-courier: ") || !strings.Contains(first, tt.contains) {
+					t.Errorf("stderr first line %q, want it to contain %q", first, tt.contains)
+				}
+				if !strings.Contains(r.stderr, "\nhint: ") {
+					t.Errorf("no hint:\n%s", r.stderr)
+				}
+				if strings.Contains(r.stderr, testKey) {
+					t.Error("the API key reached stderr")
+				}
+			}
+		})
+	}
+}
+
+func TestSetupStepsWhenNotConfigured(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	r := h.run("discover")
+	r.expect(t, ExitUsage)
+	golden(t, "not-configured", r.stderr)
+}
+
+func TestGetCard(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	r := newHarness(t, sim).run("get-card", "elastic-ai-agent")
+	r.expect(t, ExitOK)
+	golden(t, "get-card", r.stdout)
+	r = newHarness(t, sim).run("get-card", "elastic-ai-agent", "--json")
+	r.expect(t, ExitOK)
+	var card map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &card); err != nil || card["protocolVersion"] != "0.3.0" || card["url"] != testPublicBase+"/api/agent_builder/a2a/elastic-ai-agent" {
+		t.Fatalf("%v %s", err, r.stdout)
+	}
+}
+
+func TestSendSync(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	t.Run("argument", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, sim)
+		r := h.run("send", "elastic-ai-agent", "How many errors?")
+		r.expect(t, ExitOK)
+		if r.stdout != "Echo: How many errors?\n" || r.stderr != "" {
+			t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+		}
+	})
+	t.Run("stdin and json", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, sim)
+		h.stdin = "  a question from stdin\n"
+		r := h.run("send", "elastic-ai-agent", "--json")
+		r.expect(t, ExitOK)
+		var doc taskDoc
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err, r.stdout)
+		}
+		if doc.State != "completed" || doc.Reply == nil || *doc.Reply != "Echo: a question from stdin" || doc.Resume != "" ||
+			doc.ConversationID != "a2a-"+doc.ContextID || doc.Agent != "elastic-ai-agent" {
+			t.Errorf("doc %+v", doc)
+		}
+		if sim.Runs(doc.ContextID) != 1 {
+			t.Errorf("runs %d", sim.Runs(doc.ContextID))
+		}
+		// The record keeps the hash and size, not the text.
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		rec, err := st.Load(doc.ContextID)
+		if err != nil || rec.State != store.Completed || rec.Message != "" || rec.MessageSize != len("a question from stdin") {
+			t.Errorf("record %+v %v", rec, err)
+		}
+		b, _ := os.ReadFile(filepath.Join(st.TasksDir(), doc.ContextID+".json"))
+		if strings.Contains(string(b), `"message":`) || strings.Contains(string(b), testKey) {
+			t.Errorf("record holds the text or the key: %s", b)
+		}
+	})
+	t.Run("dash reads stdin", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, sim)
+		h.stdin = "dash"
+		r := h.run("send", "elastic-ai-agent", "-")
+		r.expect(t, ExitOK)
+		if r.stdout != "Echo: dash\n" {
+			t.Errorf("stdout %q", r.stdout)
+		}
+	})
+	t.Run("invalid UTF-8", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, sim)
+		h.stdin = "caf\xe9"
+		r := h.run("send", "elastic-ai-agent")
+		r.expect(t, ExitUsage)
+		if !strings.Contains(r.stderr, "not valid UTF-8") {
+			t.Errorf("stderr %q", r.stderr)
+		}
+	})
+	t.Run("agent fails", func(t *testing.T) {
+		t.Parallel()
+		r := newHarness(t, sim).run("send", "flaky-agent", "hi")
+		r.expect(t, ExitTaskFailed)
+		if r.stdout != "" || !strings.Contains(r.stderr, "failed: No complete response received from chat service") {
+			t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+		}
+		r = newHarness(t, sim).run("send", "flaky-agent", "hi", "--json")
+		r.expect(t, ExitTaskFailed)
+		var doc taskDoc
+		json.Unmarshal([]byte(r.stdout), &doc)
+		if doc.State != "failed" || doc.Reply != nil || doc.Error == nil || doc.Error.Code != "task_failed" || doc.Reason == "" {
+			t.Errorf("doc %+v", doc)
+		}
+	})
+	t.Run("unknown agent", func(t *testing.T) {
+		t.Parallel()
+		r := newHarness(t, sim).run("send", "ghost", "hi", "--json")
+		r.expect(t, ExitNotFound)
+		var doc taskDoc
+		json.Unmarshal([]byte(r.stdout), &doc)
+		if doc.State != "rejected" || doc.Error == nil || doc.Error.Code != "not_found" {
+			t.Errorf("doc %+v", doc)
+		}
+	})
+	t.Run("input required", func(t *testing.T) {
+		t.Parallel()
+		r := newHarness(t, sim).run("send", "asks", "clean up")
+		r.expect(t, ExitInputRequired)
+		if r.stdout != "Delete 3 indices?\n" || !strings.Contains(r.stderr, "--context ") {
+			t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+		}
+	})
+	t.Run("max chars", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, sim)
+		r := h.run("send", "elastic-ai-agent", strings.Repeat("word ", 50), "--max-chars", "20", "--json")
+		r.expect(t, ExitOK)
+		var doc taskDoc
+		json.Unmarshal([]byte(r.stdout), &doc)
+		if !doc.ReplyTruncated || doc.ReplyFile == "" || !strings.HasPrefix(*doc.Reply, "Echo: word word word\n[… reply cut at 20 of") {
+			t.Fatalf("doc %+v", doc)
+		}
+		fi, err := os.Stat(doc.ReplyFile)
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("reply file %v %v", fi, err)
+		}
+		full, _ := os.ReadFile(doc.ReplyFile)
+		if !strings.HasPrefix(string(full), "Echo: word") || len(full) != doc.ReplyChars {
+			t.Errorf("reply file holds %d bytes", len(full))
+		}
+	})
+}
+
+func TestSendRecoversAfterProxyCut(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Faults.ProxyCutAfter = 200 * time.Millisecond })
+	h := newHarness(t, sim)
+	r := h.run("send", "audit-agent", "30 days", "--poll-interval", "100ms", "--json")
+	r.expect(t, ExitOK)
+	var doc taskDoc
+	json.Unmarshal([]byte(r.stdout), &doc)
+	if doc.State != "completed" || *doc.Reply != "Report for 30 days: 14 escalations." {
+		t.Fatalf("doc %+v", doc)
+	}
+	if sim.Runs(doc.ContextID) != 1 {
+		t.Errorf("runs %d", sim.Runs(doc.ContextID))
+	}
+	st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	rec, _ := st.Load(doc.ContextID)
+	if rec.Via != "conversation" {
+		t.Errorf("via %q, want conversation", rec.Via)
+	}
+}
+
+func TestHelpDocumentsExitCodes(t *testing.T) {
+	t.Parallel()
+	r := newHarness(t, nil).run("--help")
+	r.expect(t, ExitOK)
+	for _, want := range []string{"8  still running", "9  server busy", "KIBANA_URL", "send-async"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("--help lacks %q", want)
+		}
+	}
+	for _, cmd := range []string{"discover", "get-card", "send", "send-async", "result", "fetch", "demo", "dev-server"} {
+		r := newHarness(t, nil).run(cmd, "--help")
+		r.expect(t, ExitOK)
+		if !strings.Contains(r.stdout, "Examples:") {
+			t.Errorf("%s --help has no examples", cmd)
+		}
+	}
+}

@@ -1,0 +1,142 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// TestMain lets this test binary stand in for the a2a-courier binary: a
+// worker spawned by a test runs the real Main.
+func TestMain(m *testing.M) {
+	if os.Getenv("A2A_COURIER_TEST_MAIN") == "1" {
+		os.Exit(Main())
+	}
+	os.Exit(m.Run())
+}
+
+const (
+	testKey        = "dGVzdDprZXk="
+	testPublicBase = "http://kibana.example:5601"
+)
+
+func simOptions() agentbuildertest.Options {
+	return agentbuildertest.Options{
+		PublicBaseURL: testPublicBase,
+		Keys: []agentbuildertest.Key{
+			{APIKey: testKey, Username: "svc-a2a"},
+			{APIKey: "bm9zcGFjZTprZXk=", Username: "prod", Spaces: []string{"prod"}},
+		},
+		Agents: []agentbuildertest.Agent{
+			{ID: "elastic-ai-agent", Name: "Elastic AI Agent", Readonly: true, Description: "Answers questions about your data.\nSecond line.",
+				Tools: []string{"platform.core.search", "platform.core.list_indices"}, RunTime: 20 * time.Millisecond},
+			{ID: "audit-agent", Name: "Audit Analyst", Description: "Analyses audit logs for high-risk operations.",
+				Tools: []string{"platform.core.search"}, RunTime: 800 * time.Millisecond, ToolResultBytes: 8 << 10,
+				Reply: "Report for {{input}}: 14 escalations."},
+			{ID: "flaky-agent", Name: "Flaky", Description: "Fails.", Fail: "No complete response received from chat service", RunTime: 10 * time.Millisecond},
+			{ID: "asks", Name: "Asks", Description: "Asks.", AwaitPrompt: "Delete 3 indices?", RunTime: 10 * time.Millisecond},
+		},
+	}
+}
+
+func startSim(t *testing.T, mod func(*agentbuildertest.Options)) *agentbuildertest.Server {
+	t.Helper()
+	o := simOptions()
+	if mod != nil {
+		mod(&o)
+	}
+	s := agentbuildertest.NewServer(o)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// harness runs commands in-process with their own environment.
+type harness struct {
+	t     *testing.T
+	env   map[string]string
+	stdin string
+	tty   bool
+}
+
+func newHarness(t *testing.T, sim *agentbuildertest.Server) *harness {
+	t.Helper()
+	h := &harness{t: t, env: map[string]string{
+		"A2A_COURIER_STATE_DIR": filepath.Join(t.TempDir(), "state"),
+		"A2A_COURIER_TEST_MAIN": "1",
+		"HOME":                  t.TempDir(),
+	}}
+	if sim != nil {
+		h.env["KIBANA_URL"] = sim.URL
+		h.env["KIBANA_API_KEY"] = testKey
+	}
+	return h
+}
+
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+func (h *harness) run(args ...string) result {
+	h.t.Helper()
+	var out, errb bytes.Buffer
+	env := h.env
+	p := &Process{
+		Args: args, Stdin: strings.NewReader(h.stdin), Stdout: &out, Stderr: &errb,
+		StdoutTTY: h.tty, StderrTTY: false, StdinTTY: false,
+		TermWidth: func() int { return 100 },
+		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Environ: func() []string {
+			var kv []string
+			for k, v := range env {
+				kv = append(kv, k+"="+v)
+			}
+			kv = append(kv, "PATH="+os.Getenv("PATH"))
+			sort.Strings(kv)
+			return kv
+		},
+		Executable: func() (string, error) { return os.Args[0], nil },
+		Now:        time.Now,
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	code := Run(ctx, p)
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+func (r result) expect(t *testing.T, code int) {
+	t.Helper()
+	if r.code != code {
+		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
+	}
+}
+
+// golden compares got with testdata/<name>.golden, rewriting it with -update.
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./cmd/cli -update to create it)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the golden file (go test ./cmd/cli -update rewrites it)\n--- got:\n%s\n--- want:\n%s", name, got, want)
+	}
+}
