@@ -276,4 +276,3 @@ func check(err error) {
 		os.Exit(1)
 	}
 }
-
