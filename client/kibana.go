@@ -103,6 +103,9 @@ func NewKibana(cfg KibanaConfig) (*Kibana, error) {
 
 var spaceRE = regexp.MustCompile(`^[a-z0-9_-]{1,128}$`)
 
+// ValidSpace reports whether s is a well-formed Kibana space id.
+func ValidSpace(s string) bool { return spaceRE.MatchString(s) }
+
 // ParseKibanaURL checks a Kibana URL and returns it without a trailing
 // slash, query or fragment. A trailing /s/<space> or /app/… path copied from
 // the browser is rejected with advice, since the space has its own setting.

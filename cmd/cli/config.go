@@ -3,12 +3,18 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/viper"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -23,34 +29,288 @@ const (
 	defaultResultWait   = 5 * time.Minute
 )
 
-// settings are the resolved configuration of one command.
-type settings struct {
-	URL      string
-	Space    string
-	APIKey   client.Secret
-	CAFile   string
-	Insecure bool
-	StateDir string
-	// PollInterval and MaxWait come from flags or A2A_COURIER_* variables.
-	PollInterval time.Duration
-	MaxWait      time.Duration
+// globalFlags are the connection flags every command takes.
+type globalFlags struct {
+	profile    string
+	kibanaURL  string
+	space      string
+	apiKeyFile string
 }
 
-// kibanaSettings reads the Kibana connection: flag > environment > default.
-// A missing URL or key gives the step-by-step set-up, not a bare error.
-func (a *App) kibanaSettings() (*settings, error) {
-	s := &settings{
-		URL:    strings.TrimSpace(a.p.getenv("KIBANA_URL")),
-		Space:  strings.TrimSpace(a.p.getenv("KIBANA_SPACE_ID")),
-		APIKey: client.Secret(strings.TrimSpace(a.p.getenv("KIBANA_API_KEY"))),
-		CAFile: strings.TrimSpace(a.p.getenv("A2A_COURIER_CA_CERT")),
+// fileProfile is one profile of the config file.
+type fileProfile struct {
+	KibanaURL    string        `mapstructure:"kibana_url" yaml:"kibana_url,omitempty"`
+	Space        string        `mapstructure:"space" yaml:"space,omitempty"`
+	APIKey       string        `mapstructure:"api_key" yaml:"api_key,omitempty"`
+	APIKeyFile   string        `mapstructure:"api_key_file" yaml:"api_key_file,omitempty"`
+	CACert       string        `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
+	Insecure     *bool         `mapstructure:"insecure" yaml:"insecure,omitempty"`
+	PollInterval time.Duration `mapstructure:"poll_interval" yaml:"poll_interval,omitempty"`
+	MaxWait      time.Duration `mapstructure:"max_wait" yaml:"max_wait,omitempty"`
+	SendTimeout  time.Duration `mapstructure:"send_timeout" yaml:"send_timeout,omitempty"`
+	WaitTimeout  time.Duration `mapstructure:"wait_timeout" yaml:"wait_timeout,omitempty"`
+}
+
+// fileConfig is the config file: named profiles and which one is the default.
+type fileConfig struct {
+	DefaultProfile string                 `mapstructure:"default_profile" yaml:"default_profile,omitempty"`
+	Profiles       map[string]fileProfile `mapstructure:"profiles" yaml:"profiles,omitempty"`
+}
+
+// settings are the resolved configuration of one command, each value with
+// where it came from.
+type settings struct {
+	Profile    string
+	ConfigFile string // "" when there is none
+	URL        string
+	Space      string
+	APIKey     client.Secret
+	CAFile     string
+	Insecure   bool
+	StateDir   string
+
+	PollInterval time.Duration
+	MaxWait      time.Duration
+	SendTimeout  time.Duration
+	WaitTimeout  time.Duration
+
+	// Sources maps a setting's name to where its value came from: "flag
+	// --space", "env KIBANA_SPACE_ID", "file (profile prod)", "default".
+	Sources map[string]string
+}
+
+// configDir is A2A_COURIER_CONFIG_DIR, else $XDG_CONFIG_HOME/a2a-courier,
+// else ~/.config/a2a-courier.
+func (a *App) configDir() string {
+	if d := a.p.getenv("A2A_COURIER_CONFIG_DIR"); d != "" {
+		return d
 	}
+	if d := a.p.getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "a2a-courier")
+	}
+	if home := a.p.getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "a2a-courier")
+	}
+	return ""
+}
+
+func (a *App) configPath() string {
+	d := a.configDir()
+	if d == "" {
+		return ""
+	}
+	return filepath.Join(d, "config.yaml")
+}
+
+// readConfigFile reads the config file with viper, the one place viper is
+// used. A missing file is no error. A file that holds an API key must be
+// readable by its owner alone.
+func readConfigFile(path string) (*fileConfig, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, configErr("check the file's permissions", "config file %s: %v", path, err)
+	}
+	v := viper.New()
+	v.SetConfigFile(path)
+	v.SetConfigType("yaml")
+	if err := v.ReadInConfig(); err != nil {
+		return nil, configErr("fix the YAML, or move the file away", "config file %s: %s", path, oneLineErr(err))
+	}
+	cf := &fileConfig{}
+	if err := v.UnmarshalExact(cf); err != nil {
+		return nil, configErr("known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout}",
+			"config file %s: %s", path, oneLineErr(err))
+	}
+	for name, p := range cf.Profiles {
+		if p.APIKey != "" && fi.Mode().Perm()&0o077 != 0 {
+			return nil, configErr("run: chmod 600 "+path, "config file %s holds an API key (profile %s) but other users can read it (mode %04o)", path, name, fi.Mode().Perm())
+		}
+	}
+	return cf, nil
+}
+
+// profileName picks the profile: --profile, A2A_COURIER_PROFILE, the file's
+// default_profile, else "default".
+func (a *App) profileName(cf *fileConfig) (string, string) {
+	switch {
+	case a.flags.profile != "":
+		return a.flags.profile, "flag --profile"
+	case a.p.getenv("A2A_COURIER_PROFILE") != "":
+		return a.p.getenv("A2A_COURIER_PROFILE"), "env A2A_COURIER_PROFILE"
+	case cf != nil && cf.DefaultProfile != "":
+		return cf.DefaultProfile, "file default_profile"
+	}
+	return "default", "default"
+}
+
+// loadSettings resolves every setting: flag > environment > config file >
+// default. It does not require the connection to be configured.
+func (a *App) loadSettings() (*settings, error) {
+	if a.cached != nil {
+		return a.cached, nil
+	}
+	s := &settings{Sources: map[string]string{}, ConfigFile: a.configPath()}
+	var cf *fileConfig
+	if s.ConfigFile != "" {
+		var err error
+		if cf, err = readConfigFile(s.ConfigFile); err != nil {
+			return nil, err
+		}
+	}
+	if cf == nil {
+		s.ConfigFile = ""
+	}
+	var from string
+	s.Profile, from = a.profileName(cf)
+	s.Sources["profile"] = from
+	var prof fileProfile
+	if cf != nil {
+		p, ok := cf.Profiles[strings.ToLower(s.Profile)]
+		if !ok && from != "default" {
+			return nil, configErr("profiles in "+s.ConfigFile+": "+profileList(cf), "no profile %q in the config file", s.Profile)
+		}
+		prof = p
+	} else if from != "default" {
+		return nil, configErr("create it with: a2a-courier config set kibana-url <url> --profile "+s.Profile, "no profile %q: there is no config file (%s)", s.Profile, a.configPath())
+	}
+	fileSrc := fmt.Sprintf("file (profile %s)", s.Profile)
+
+	str := func(name, flagName, flagVal, env, fileVal string) string {
+		switch {
+		case flagVal != "":
+			s.Sources[name] = "flag --" + flagName
+			return flagVal
+		case env != "" && a.p.getenv(env) != "":
+			s.Sources[name] = "env " + env
+			return strings.TrimSpace(a.p.getenv(env))
+		case fileVal != "":
+			s.Sources[name] = fileSrc
+			return fileVal
+		}
+		s.Sources[name] = "default"
+		return ""
+	}
+	s.URL = str("kibana_url", "kibana-url", a.flags.kibanaURL, "KIBANA_URL", prof.KibanaURL)
+	s.Space = str("space", "space", a.flags.space, "KIBANA_SPACE_ID", prof.Space)
+	if s.Space == "default" {
+		s.Space = ""
+	}
+	s.CAFile = str("ca_cert", "", "", "A2A_COURIER_CA_CERT", expandHome(prof.CACert, a.p.getenv("HOME")))
+
+	switch {
+	case a.flags.apiKeyFile != "":
+		key, err := readKeyFile(a.flags.apiKeyFile)
+		if err != nil {
+			return nil, err
+		}
+		s.APIKey, s.Sources["api_key"] = key, "flag --api-key-file"
+	case a.p.getenv("KIBANA_API_KEY") != "":
+		s.APIKey, s.Sources["api_key"] = client.Secret(strings.TrimSpace(a.p.getenv("KIBANA_API_KEY"))), "env KIBANA_API_KEY"
+	case prof.APIKeyFile != "":
+		key, err := readKeyFile(expandHome(prof.APIKeyFile, a.p.getenv("HOME")))
+		if err != nil {
+			return nil, err
+		}
+		s.APIKey, s.Sources["api_key"] = key, fileSrc+" api_key_file"
+	case prof.APIKey != "":
+		s.APIKey, s.Sources["api_key"] = client.Secret(strings.TrimSpace(prof.APIKey)), fileSrc
+	default:
+		s.Sources["api_key"] = "default"
+	}
+
+	s.Sources["insecure"] = "default"
 	if v := a.p.getenv("A2A_COURIER_INSECURE"); v != "" {
 		b, err := strconv.ParseBool(v)
 		if err != nil {
 			return nil, configErr("use true or false", "A2A_COURIER_INSECURE=%q is not a boolean", v)
 		}
-		s.Insecure = b
+		s.Insecure, s.Sources["insecure"] = b, "env A2A_COURIER_INSECURE"
+	} else if prof.Insecure != nil {
+		s.Insecure, s.Sources["insecure"] = *prof.Insecure, fileSrc
+	}
+
+	dur := func(name, env string, fileVal, def time.Duration) (time.Duration, error) {
+		if v := a.p.getenv(env); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				return 0, configErr("use a Go duration such as 20s or 5m", "%s=%q is not a positive duration", env, v)
+			}
+			s.Sources[name] = "env " + env
+			return d, nil
+		}
+		if fileVal > 0 {
+			s.Sources[name] = fileSrc
+			return fileVal, nil
+		}
+		s.Sources[name] = "default"
+		return def, nil
+	}
+	var err error
+	if s.PollInterval, err = dur("poll_interval", "A2A_COURIER_POLL_INTERVAL", prof.PollInterval, defaultPollInterval); err != nil {
+		return nil, err
+	}
+	if s.MaxWait, err = dur("max_wait", "A2A_COURIER_MAX_WAIT", prof.MaxWait, defaultMaxWait); err != nil {
+		return nil, err
+	}
+	if s.SendTimeout, err = dur("send_timeout", "A2A_COURIER_SEND_TIMEOUT", prof.SendTimeout, defaultSendTimeout); err != nil {
+		return nil, err
+	}
+	if s.WaitTimeout, err = dur("wait_timeout", "A2A_COURIER_WAIT_TIMEOUT", prof.WaitTimeout, defaultResultWait); err != nil {
+		return nil, err
+	}
+	s.StateDir, s.Sources["state_dir"] = a.stateDirSource()
+	a.cached = s
+	return s, nil
+}
+
+func profileList(cf *fileConfig) string {
+	var names []string
+	for n := range cf.Profiles {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+// readKeyFile reads an API key from a file that only its owner can read.
+func readKeyFile(path string) (client.Secret, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", configErr("the key file holds the API key's encoded value on one line", "API key file: %v", err)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", configErr("run: chmod 600 "+path, "API key file %s can be read by other users (mode %04o)", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", configErr("check the file", "API key file: %v", err)
+	}
+	key := strings.TrimSpace(string(b))
+	if key == "" || strings.ContainsAny(key, "\n\r") {
+		return "", configErr("the key file holds the API key's encoded value on one line", "API key file %s is empty or has several lines", path)
+	}
+	return client.Secret(key), nil
+}
+
+func expandHome(p, home string) string {
+	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
+		return filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	return p
+}
+
+// kibanaSettings returns the settings, requiring a Kibana URL and an API
+// key. Missing ones give the step-by-step set-up, not a bare error.
+func (a *App) kibanaSettings() (*settings, error) {
+	s, err := a.loadSettings()
+	if err != nil {
+		return nil, err
 	}
 	var missing []string
 	if s.URL == "" {
@@ -62,15 +322,21 @@ func (a *App) kibanaSettings() (*settings, error) {
 	if len(missing) > 0 {
 		return nil, &cliError{exit: ExitUsage, code: "not_configured",
 			message: "not configured: " + strings.Join(missing, " and ") + " not set",
-			hint:    setupSteps()}
+			hint:    setupSteps(), setup: setupStepList()}
 	}
 	if _, err := client.ParseKibanaURL(s.URL); err != nil {
-		return nil, configErr("KIBANA_URL is Kibana's address, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io", "%s", err.Error())
-	}
-	if s.Space == "default" {
-		s.Space = ""
+		return nil, configErr("the Kibana URL ("+s.Sources["kibana_url"]+") is Kibana's address, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io", "%s", err.Error())
 	}
 	return s, nil
+}
+
+// setupStepList is the guided set-up, one step per entry.
+func setupStepList() []string {
+	return []string{
+		`In Kibana, open Stack Management > API keys > Create API key. Give it the Kibana privilege "Agent Builder: Read" (feature_agentBuilder.read) in the space your agents live in, and copy the "encoded" value.`,
+		`Set the variables (in your shell profile, or in the assistant's environment): export KIBANA_URL=https://<your-deployment>.kb.<region>.cloud.es.io; export KIBANA_API_KEY=<the encoded value>; export KIBANA_SPACE_ID=<space id> (only for a space other than "default"). Or keep them in a profile: a2a-courier config set kibana-url <url>, then a2a-courier config set api-key < key-file.`,
+		`Check it: a2a-courier doctor`,
+	}
 }
 
 // setupSteps is the guided set-up printed when nothing is configured.
@@ -83,30 +349,32 @@ func setupSteps() string {
        export KIBANA_URL=https://<your-deployment>.kb.<region>.cloud.es.io
        export KIBANA_API_KEY=<the encoded value>
        export KIBANA_SPACE_ID=<space id>     # only for a space other than "default"
-  3. Check it: a2a-courier discover
+     or keep them in a profile of the config file:
+       a2a-courier config set kibana-url https://<your-deployment>.kb.<region>.cloud.es.io
+       a2a-courier config set api-key < key-file      # read from stdin, never an argument
+  3. Check it: a2a-courier doctor
 To try the tool without a Kibana: a2a-courier demo`
 }
 
-// stateDir resolves the state directory: A2A_COURIER_STATE_DIR, else
+// stateDirSource resolves the state directory: A2A_COURIER_STATE_DIR, else
 // $XDG_STATE_HOME/a2a-courier, else ~/.local/state/a2a-courier.
-func (a *App) stateDir() (string, error) {
+func (a *App) stateDirSource() (string, string) {
 	if d := a.p.getenv("A2A_COURIER_STATE_DIR"); d != "" {
-		return d, nil
+		return d, "env A2A_COURIER_STATE_DIR"
 	}
 	if d := a.p.getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "a2a-courier"), nil
+		return filepath.Join(d, "a2a-courier"), "env XDG_STATE_HOME"
 	}
-	home := a.p.getenv("HOME")
-	if home == "" {
-		return "", configErr("set A2A_COURIER_STATE_DIR to a private directory", "cannot find a state directory: HOME is not set")
+	if home := a.p.getenv("HOME"); home != "" {
+		return filepath.Join(home, ".local", "state", "a2a-courier"), "default"
 	}
-	return filepath.Join(home, ".local", "state", "a2a-courier"), nil
+	return "", "default"
 }
 
 func (a *App) openStore() (*store.Store, error) {
-	dir, err := a.stateDir()
-	if err != nil {
-		return nil, err
+	dir, _ := a.stateDirSource()
+	if dir == "" {
+		return nil, configErr("set A2A_COURIER_STATE_DIR to a private directory", "cannot find a state directory: HOME is not set")
 	}
 	st, err := store.Open(dir)
 	if err != nil {
@@ -115,20 +383,12 @@ func (a *App) openStore() (*store.Store, error) {
 	return st, nil
 }
 
-// durationSetting reads a duration flag, else an environment variable,
-// else the default.
-func (a *App) durationSetting(flagVal time.Duration, flagSet bool, env string, def time.Duration) (time.Duration, error) {
+// durationFlag returns the flag's value when it was given, else the setting.
+func durationFlag(flagVal time.Duration, flagSet bool, setting time.Duration) time.Duration {
 	if flagSet {
-		return flagVal, nil
+		return flagVal
 	}
-	if v := a.p.getenv(env); v != "" {
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return 0, configErr("use a Go duration such as 20s or 5m", "%s=%q is not a positive duration", env, v)
-		}
-		return d, nil
-	}
-	return def, nil
+	return setting
 }
 
 func (a *App) httpClient(s *settings) (*http.Client, error) {
@@ -154,7 +414,7 @@ func (a *App) kibana(s *settings) (*client.Kibana, error) {
 		URL: s.URL, Space: s.Space, APIKey: s.APIKey, HTTPClient: hc, UserAgent: userAgent(),
 	})
 	if err != nil {
-		return nil, configErr("check KIBANA_URL and KIBANA_SPACE_ID", "%s", err.Error())
+		return nil, configErr("check the Kibana URL and space ("+s.Sources["kibana_url"]+", "+s.Sources["space"]+")", "%s", err.Error())
 	}
 	return k, nil
 }

@@ -46,6 +46,8 @@ type cliError struct {
 	message string
 	hint    string
 	err     error
+	// setup lists the set-up steps for --json when nothing is configured.
+	setup []string
 }
 
 func (e *cliError) Error() string { return e.message }

@@ -172,6 +172,8 @@ type App struct {
 	p       *Process
 	jsonOut bool
 	out     *printer
+	flags   globalFlags
+	cached  *settings
 }
 
 func (a *App) printer() *printer {
@@ -218,15 +220,22 @@ With --json, stdout carries exactly one JSON document, errors included.
 		SilenceErrors: true,
 		SilenceUsage:  true,
 		Version:       versionString(),
-		CompletionOptions: cobra.CompletionOptions{
-			HiddenDefaultCmd: true,
-		},
+		DisableAutoGenTag: true,
 	}
 	root.SetVersionTemplate("a2a-courier {{.Version}}\n")
-	root.PersistentFlags().BoolVar(&app.jsonOut, "json", app.jsonOut, "print exactly one JSON document on stdout (errors too)")
+	pf := root.PersistentFlags()
+	pf.BoolVar(&app.jsonOut, "json", app.jsonOut, "print exactly one JSON document on stdout (errors too)")
+	pf.StringVar(&app.flags.profile, "profile", "", "profile of the config file to use (env A2A_COURIER_PROFILE)")
+	pf.StringVar(&app.flags.kibanaURL, "kibana-url", "", "Kibana URL (env KIBANA_URL)")
+	pf.StringVar(&app.flags.space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
+	pf.StringVar(&app.flags.apiKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (env KIBANA_API_KEY; never a flag value)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("run `"+c.CommandPath()+" --help` for its flags", "%s", err.Error())
 	})
+	humanOnly := func(c *cobra.Command) *cobra.Command {
+		c.Annotations = map[string]string{"skill": "omit"}
+		return c
+	}
 	root.AddCommand(
 		newDiscoverCmd(app),
 		newGetCardCmd(app),
@@ -234,8 +243,12 @@ With --json, stdout carries exactly one JSON document, errors included.
 		newSendAsyncCmd(app),
 		newResultCmd(app),
 		newFetchCmd(app),
-		newDemoCmd(app),
-		newDevServerCmd(app),
+		newDoctorCmd(app),
+		newConfigCmd(app),
+		humanOnly(newSkillCmd(app)),
+		humanOnly(newVersionCmd(app)),
+		humanOnly(newDemoCmd(app)),
+		humanOnly(newDevServerCmd(app)),
 		newWorkerCmd(app),
 	)
 	return root
@@ -258,4 +271,12 @@ func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// RootCommand returns the command tree for generating documentation: its
+// commands are not meant to be run.
+func RootCommand() *cobra.Command {
+	p := &Process{}
+	p.fillDefaults()
+	return newRootCmd(&App{p: p})
 }

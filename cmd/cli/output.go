@@ -107,14 +107,15 @@ func (pr *printer) warn(format string, args ...any) {
 }
 
 type errorDoc struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-	Hint    string `json:"hint,omitempty"`
+	Code    string   `json:"code"`
+	Message string   `json:"message"`
+	Hint    string   `json:"hint,omitempty"`
+	Setup   []string `json:"setup,omitempty"`
 }
 
 func (pr *printer) printError(e *cliError) {
 	if pr.json {
-		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: e.hint}})
+		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: e.hint, Setup: e.setup}})
 		return
 	}
 	pr.mu.Lock()

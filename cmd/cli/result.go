@@ -13,10 +13,11 @@ import (
 )
 
 type resultOptions struct {
-	contextID string
-	wait      bool
-	timeout   time.Duration
-	maxChars  int
+	contextID  string
+	wait       bool
+	timeout    time.Duration
+	timeoutSet bool
+	maxChars   int
 }
 
 func newResultCmd(app *App) *cobra.Command {
@@ -39,11 +40,12 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 		Args: exactArgs(1, "a contextId (printed by send-async)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.contextID = args[0]
+			opts.timeoutSet = cmd.Flags().Changed("timeout")
 			return app.runResult(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.wait, "wait", false, "wait until the task is final")
-	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultResultWait, "with --wait, how long to wait (exit 8 when it runs out)")
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultResultWait, "with --wait, how long to wait (exit 8 when it runs out) (env A2A_COURIER_WAIT_TIMEOUT)")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
 	return cmd
 }
@@ -71,6 +73,11 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		a.revive(st, rec)
 	}
 	if opts.wait && !rec.State.Terminal() {
+		if !opts.timeoutSet {
+			if s, err := a.loadSettings(); err == nil {
+				opts.timeout = s.WaitTimeout
+			}
+		}
 		ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 		defer cancel()
 		if a.p.Interrupts != nil {

@@ -30,7 +30,7 @@ type sendOptions struct {
 	maxWait      time.Duration
 	maxChars     int
 
-	pollSet, maxWaitSet bool
+	pollSet, maxWaitSet, timeoutSet bool
 }
 
 const sendGuidance = `Sync or async? Look at the agent, not at the question:
@@ -68,11 +68,12 @@ The message comes from the argument or, with "-" or no argument, from stdin
 			opts.agent, opts.args = args[0], args[1:]
 			opts.pollSet = cmd.Flags().Changed("poll-interval")
 			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
+			opts.timeoutSet = cmd.Flags().Changed("timeout")
 			return app.runSend(cmd.Context(), opts)
 		},
 	}
 	addSendFlags(cmd, opts)
-	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8)")
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8) (env A2A_COURIER_SEND_TIMEOUT)")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
 	return cmd
 }
@@ -98,6 +99,7 @@ The message comes from the argument or, with "-" or no argument, from stdin.
 			opts.agent, opts.args = args[0], args[1:]
 			opts.pollSet = cmd.Flags().Changed("poll-interval")
 			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
+			opts.timeoutSet = cmd.Flags().Changed("timeout")
 			return app.runSend(cmd.Context(), opts)
 		},
 	}
@@ -157,16 +159,11 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	poll, err := a.durationSetting(opts.pollInterval, opts.pollSet, "A2A_COURIER_POLL_INTERVAL", defaultPollInterval)
-	if err != nil {
-		return err
-	}
-	maxWait, err := a.durationSetting(opts.maxWait, opts.maxWaitSet, "A2A_COURIER_MAX_WAIT", defaultMaxWait)
-	if err != nil {
-		return err
-	}
-	if poll <= 0 || maxWait <= 0 {
-		return usageErr("use positive durations such as 20s and 2h", "--poll-interval and --max-wait must be positive")
+	poll := durationFlag(opts.pollInterval, opts.pollSet, s.PollInterval)
+	maxWait := durationFlag(opts.maxWait, opts.maxWaitSet, s.MaxWait)
+	opts.timeout = durationFlag(opts.timeout, opts.timeoutSet, s.SendTimeout)
+	if poll <= 0 || maxWait <= 0 || opts.timeout <= 0 {
+		return usageErr("use positive durations such as 20s and 2h", "--poll-interval, --max-wait and --timeout must be positive")
 	}
 	text, err := a.readMessage(opts.args)
 	if err != nil {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -30,6 +32,7 @@ type workerOptions struct {
 	identity string
 	linger   time.Duration
 	rescan   time.Duration
+	probe    string
 }
 
 func newWorkerCmd(app *App) *cobra.Command {
@@ -47,6 +50,7 @@ func newWorkerCmd(app *App) *cobra.Command {
 	cmd.Flags().StringVar(&opts.identity, "identity", "", "credential fingerprint this worker serves")
 	cmd.Flags().DurationVar(&opts.linger, "linger", 2*time.Second, "how long an idle worker waits for new tasks before it exits")
 	cmd.Flags().DurationVar(&opts.rescan, "rescan", time.Second, "how often the worker looks for tasks it was not told about")
+	cmd.Flags().StringVar(&opts.probe, "probe", "", "report how it was started to workers/probe-<token> and exit (used by doctor)")
 	return cmd
 }
 
@@ -54,6 +58,10 @@ func newWorkerCmd(app *App) *cobra.Command {
 // its own session, stdin from /dev/null, output to the worker log, and the
 // credential through an inherited pipe.
 func (a *App) spawnWorker(st *store.Store, ident string, key client.Secret) error {
+	return a.spawn(st, []string{"worker", "--state-dir", st.Dir(), "--identity", ident}, key)
+}
+
+func (a *App) spawn(st *store.Store, args []string, key client.Secret) error {
 	exe, err := a.p.Executable()
 	if err != nil {
 		return fmt.Errorf("find own executable: %w", err)
@@ -73,7 +81,7 @@ func (a *App) spawnWorker(st *store.Store, ident string, key client.Secret) erro
 		return err
 	}
 	defer pr.Close()
-	cmd := exec.Command(exe, "worker", "--state-dir", st.Dir(), "--identity", ident)
+	cmd := exec.Command(exe, args...)
 	cmd.Stdin = devnull
 	cmd.Stdout = logf
 	cmd.Stderr = logf
@@ -124,6 +132,9 @@ func (a *App) ensureWorker(st *store.Store, ident string, key client.Secret) err
 
 func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	logger := log.New(a.p.Stderr, fmt.Sprintf("worker[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
+	if opts.probe != "" {
+		return a.workerProbe(opts)
+	}
 	if opts.stateDir == "" || opts.identity == "" {
 		return usageErr("the worker is started by a2a-courier itself", "worker needs --state-dir and --identity")
 	}
@@ -319,4 +330,39 @@ func (w *worker) claim(ctx context.Context, id string) {
 type taskEnd struct {
 	id      string
 	stopped bool
+}
+
+// probeReport is what a probe worker writes for doctor.
+type probeReport struct {
+	PID           int  `json:"pid"`
+	SessionLeader bool `json:"session_leader"`
+	StdinDevNull  bool `json:"stdin_devnull"`
+	Credential    bool `json:"credential"`
+}
+
+// workerProbe checks how this worker was started and reports it.
+func (a *App) workerProbe(opts *workerOptions) error {
+	if err := store.CheckContextID(opts.probe); err != nil || opts.stateDir == "" {
+		return usageErr("the probe is started by a2a-courier doctor", "worker --probe needs a token and --state-dir")
+	}
+	st, err := store.Open(opts.stateDir)
+	if err != nil {
+		return err
+	}
+	rep := probeReport{PID: os.Getpid()}
+	if sid, err := unix.Getsid(0); err == nil {
+		rep.SessionLeader = sid == os.Getpid()
+	}
+	if fi, err := os.Stdin.Stat(); err == nil {
+		if dn, err := os.Stat(os.DevNull); err == nil {
+			rep.StdinDevNull = os.SameFile(fi, dn)
+		}
+	}
+	if f := a.p.ExtraFile(workerCredentialFD); f != nil {
+		b, err := io.ReadAll(io.LimitReader(f, 64<<10))
+		rep.Credential = err == nil && strings.TrimSpace(string(b)) != ""
+		f.Close()
+	}
+	b, _ := json.Marshal(rep)
+	return store.WriteFileAtomic(filepath.Join(st.Dir(), "workers"), "probe-"+opts.probe+".json", b)
 }

@@ -1,0 +1,424 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+)
+
+type showDoc struct {
+	Profile    string                `json:"profile"`
+	ConfigFile string                `json:"config_file"`
+	Settings   map[string]settingDoc `json:"settings"`
+}
+
+func (h *harness) show(t *testing.T, args ...string) showDoc {
+	t.Helper()
+	r := h.run(append([]string{"config", "show", "--json"}, args...)...)
+	r.expect(t, ExitOK)
+	var d showDoc
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		t.Fatal(err, r.stdout)
+	}
+	return d
+}
+
+func writeConfig(t *testing.T, h *harness, body string, mode os.FileMode) string {
+	t.Helper()
+	dir := t.TempDir()
+	h.env["A2A_COURIER_CONFIG_DIR"] = dir
+	path := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(path, []byte(body), mode); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(path, mode)
+	return path
+}
+
+const twoProfiles = `
+default_profile: prod
+profiles:
+  prod:
+    kibana_url: https://prod.example.com
+    space: security
+    poll_interval: 30s
+  lab:
+    kibana_url: http://localhost:5601
+    max_wait: 10m
+`
+
+func TestConfigPrecedence(t *testing.T) {
+	t.Parallel()
+	t.Run("defaults", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		h.env["A2A_COURIER_CONFIG_DIR"] = t.TempDir()
+		d := h.show(t)
+		if d.Profile != "default" || d.Settings["kibana_url"].Source != "default" || d.Settings["poll_interval"] != (settingDoc{"20s", "default"}) ||
+			d.Settings["api_key"].Value != "not set" || !strings.HasSuffix(d.ConfigFile, "(not present)") {
+			t.Errorf("%+v", d)
+		}
+	})
+	t.Run("file", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		writeConfig(t, h, twoProfiles, 0o600)
+		d := h.show(t)
+		if d.Profile != "prod" || d.Settings["kibana_url"] != (settingDoc{"https://prod.example.com", "file (profile prod)"}) ||
+			d.Settings["space"].Value != "security" || d.Settings["poll_interval"].Value != "30s" || d.Settings["max_wait"].Source != "default" {
+			t.Errorf("%+v", d)
+		}
+	})
+	t.Run("env over file", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		writeConfig(t, h, twoProfiles, 0o600)
+		h.env["KIBANA_URL"] = "https://env.example.com"
+		h.env["A2A_COURIER_POLL_INTERVAL"] = "5s"
+		h.env["KIBANA_SPACE_ID"] = "ops"
+		d := h.show(t)
+		if d.Settings["kibana_url"] != (settingDoc{"https://env.example.com", "env KIBANA_URL"}) || d.Settings["poll_interval"] != (settingDoc{"5s", "env A2A_COURIER_POLL_INTERVAL"}) ||
+			d.Settings["space"] != (settingDoc{"ops", "env KIBANA_SPACE_ID"}) {
+			t.Errorf("%+v", d)
+		}
+	})
+	t.Run("flag over env", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		writeConfig(t, h, twoProfiles, 0o600)
+		h.env["KIBANA_URL"] = "https://env.example.com"
+		d := h.show(t, "--kibana-url", "https://flag.example.com", "--space", "flagspace")
+		if d.Settings["kibana_url"] != (settingDoc{"https://flag.example.com", "flag --kibana-url"}) || d.Settings["space"].Source != "flag --space" {
+			t.Errorf("%+v", d)
+		}
+	})
+	t.Run("profile selection", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		writeConfig(t, h, twoProfiles, 0o600)
+		if d := h.show(t); d.Profile != "prod" {
+			t.Errorf("default_profile: %s", d.Profile)
+		}
+		h.env["A2A_COURIER_PROFILE"] = "lab"
+		if d := h.show(t); d.Profile != "lab" || d.Settings["max_wait"].Value != "10m0s" || d.Settings["kibana_url"].Value != "http://localhost:5601" {
+			t.Errorf("env profile: %+v", d)
+		}
+		if d := h.show(t, "--profile", "prod"); d.Profile != "prod" || d.Settings["kibana_url"].Value != "https://prod.example.com" {
+			t.Errorf("flag profile: %+v", d)
+		}
+		r := h.run("config", "show", "--profile", "nope")
+		r.expect(t, ExitUsage)
+		if !strings.Contains(r.stderr, `no profile "nope"`) || !strings.Contains(r.stderr, "lab, prod") {
+			t.Errorf("stderr %q", r.stderr)
+		}
+	})
+	t.Run("key file", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		keyFile := filepath.Join(t.TempDir(), "prod.key")
+		os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600)
+		writeConfig(t, h, "profiles:\n  default:\n    kibana_url: https://x.example.com\n    api_key_file: "+keyFile+"\n", 0o644)
+		d := h.show(t)
+		if !strings.HasPrefix(d.Settings["api_key"].Value, "set (identity ") || d.Settings["api_key"].Source != "file (profile default) api_key_file" {
+			t.Errorf("%+v", d.Settings["api_key"])
+		}
+		os.Chmod(keyFile, 0o644)
+		r := h.run("discover")
+		r.expect(t, ExitUsage)
+		if !strings.Contains(r.stderr, "chmod 600 "+keyFile) {
+			t.Errorf("stderr %q", r.stderr)
+		}
+	})
+	t.Run("unknown key in the file", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		writeConfig(t, h, "profiles:\n  default:\n    kibana_ulr: https://x\n", 0o600)
+		r := h.run("discover")
+		r.expect(t, ExitUsage)
+		if !strings.Contains(r.stderr, "kibana_ulr") {
+			t.Errorf("stderr %q", r.stderr)
+		}
+	})
+}
+
+func TestConfigFileWithKeyMustBePrivate(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, nil)
+	path := writeConfig(t, h, "profiles:\n  default:\n    kibana_url: "+sim.URL+"\n    api_key: "+testKey+"\n", 0o644)
+	r := h.run("discover")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, "holds an API key") || !strings.Contains(r.stderr, "hint: run: chmod 600 "+path) || strings.Contains(r.stderr, testKey) {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	os.Chmod(path, 0o600)
+	r = h.run("discover")
+	r.expect(t, ExitOK)
+}
+
+// TestNoFlagTakesTheKey walks every command: no flag may carry a credential.
+func TestNoFlagTakesTheKey(t *testing.T) {
+	t.Parallel()
+	bad := regexp.MustCompile(`(?i)(^|-)(api-?key|key|token|password|secret|credential)s?$`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			if bad.MatchString(f.Name) {
+				t.Errorf("%s has a flag --%s that would carry a secret", c.CommandPath(), f.Name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.PersistentFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(RootCommand())
+	h := newHarness(t, nil)
+	h.run("discover", "--api-key", testKey).expect(t, ExitUsage)
+	r := h.run("config", "set", "api-key", testKey)
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, "never an argument") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+}
+
+func TestConfigSetAndUnset(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, nil)
+	dir := filepath.Join(t.TempDir(), "cfg")
+	h.env["A2A_COURIER_CONFIG_DIR"] = dir
+	h.run("config", "set", "kibana-url", sim.URL+"/", "--profile", "lab").expect(t, ExitOK)
+	h.stdin = testKey + "\n"
+	r := h.run("config", "set", "api-key", "--profile", "lab")
+	r.expect(t, ExitOK)
+	if strings.Contains(r.stderr, testKey) || !strings.Contains(r.stderr, "(hidden)") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	h.stdin = ""
+	h.run("config", "set", "poll-interval", "45s", "--profile", "lab").expect(t, ExitOK)
+	h.run("config", "set", "default-profile", "lab").expect(t, ExitOK)
+	for _, bad := range [][]string{{"poll-interval", "soon"}, {"kibana-url", "ftp://x"}, {"space", "Not A Space"}, {"colour", "red"}} {
+		h.run(append([]string{"config", "set"}, bad...)...).expect(t, ExitUsage)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "config.yaml"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("config file %v %v", fi, err)
+	}
+	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
+		t.Errorf("config dir mode %v", di.Mode())
+	}
+	d := h.show(t)
+	if d.Profile != "lab" || d.Settings["kibana_url"].Value != sim.URL || d.Settings["poll_interval"].Value != "45s" {
+		t.Errorf("%+v", d)
+	}
+	h.run("discover").expect(t, ExitOK)
+	h.run("config", "unset", "poll-interval").expect(t, ExitOK)
+	if d := h.show(t); d.Settings["poll_interval"] != (settingDoc{"20s", "default"}) {
+		t.Errorf("after unset: %+v", d.Settings["poll_interval"])
+	}
+	r = h.run("config", "path")
+	r.expect(t, ExitOK)
+	if r.stdout != filepath.Join(dir, "config.yaml")+"\n" {
+		t.Errorf("path %q", r.stdout)
+	}
+}
+
+func TestConfigShowGolden(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	path := writeConfig(t, h, twoProfiles, 0o600)
+	h.env["KIBANA_API_KEY"] = testKey
+	r := h.run("config", "show")
+	r.expect(t, ExitOK)
+	out := strings.ReplaceAll(r.stdout, path, "$CONFIG")
+	out = strings.ReplaceAll(out, h.env["A2A_COURIER_STATE_DIR"], "$STATE")
+	golden(t, "config-show", out)
+}
+
+func TestDoctor(t *testing.T) {
+	t.Parallel()
+	normalize := func(s string, sim *agentbuildertest.Server, h *harness) string {
+		s = strings.ReplaceAll(s, sim.URL, "$KIBANA")
+		s = strings.ReplaceAll(s, h.env["A2A_COURIER_STATE_DIR"], "$STATE")
+		s = strings.ReplaceAll(s, h.env["A2A_COURIER_CONFIG_DIR"], "$CONFIG")
+		return regexp.MustCompile(`in [0-9.]+[µm]?s`).ReplaceAllString(s, "in T")
+	}
+	t.Run("all pass", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, nil)
+		h := newHarness(t, sim)
+		h.env["A2A_COURIER_CONFIG_DIR"] = t.TempDir()
+		r := h.run("doctor")
+		r.expect(t, ExitOK)
+		golden(t, "doctor-pass", normalize(r.stdout, sim, h))
+	})
+	t.Run("key refused", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, nil)
+		h := newHarness(t, sim)
+		h.env["A2A_COURIER_CONFIG_DIR"] = t.TempDir()
+		h.env["KIBANA_API_KEY"] = "d3Jvbmc6a2V5"
+		r := h.run("doctor")
+		r.expect(t, ExitAuth)
+		golden(t, "doctor-401", normalize(r.stdout, sim, h))
+	})
+	t.Run("agent builder disabled", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.AgentBuilderDisabled = true })
+		h := newHarness(t, sim)
+		r := h.run("doctor", "--json")
+		r.expect(t, ExitNotFound)
+		var doc struct {
+			OK     bool    `json:"ok"`
+			Checks []check `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		status := map[string]string{}
+		for _, c := range doc.Checks {
+			status[c.Name] = c.Status
+		}
+		if doc.OK || status["Agent Builder enabled"] != "fail" || status["API key accepted"] != "pass" || status["agent cards"] != "skip" || status["background worker"] != "pass" {
+			t.Errorf("%+v", doc)
+		}
+	})
+	t.Run("not configured", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		h.env["A2A_COURIER_CONFIG_DIR"] = t.TempDir()
+		r := h.run("doctor")
+		r.expect(t, ExitUsage)
+		if !strings.Contains(r.stdout, "✗ configuration") || !strings.Contains(r.stdout, "- Kibana reachable") || !strings.Contains(r.stdout, "✓ background worker") {
+			t.Errorf("stdout:\n%s", r.stdout)
+		}
+	})
+}
+
+func TestSetupJSONForm(t *testing.T) {
+	t.Parallel()
+	r := newHarness(t, nil).run("discover", "--json")
+	r.expect(t, ExitUsage)
+	var doc struct {
+		Error errorDoc `json:"error"`
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	if doc.Error.Code != "not_configured" || len(doc.Error.Setup) != 3 || !strings.Contains(doc.Error.Setup[0], "feature_agentBuilder.read") {
+		t.Errorf("%+v", doc.Error)
+	}
+}
+
+func TestSkillInstallCommand(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	home := h.env["HOME"]
+	r := h.run("skill", "install", "--target", "claude", "--json")
+	r.expect(t, ExitOK)
+	var doc struct {
+		Path   string `json:"path"`
+		Action string `json:"action"`
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	if doc.Path != filepath.Join(home, ".claude/skills/a2a-courier/SKILL.md") || doc.Action != "created" {
+		t.Errorf("%+v", doc)
+	}
+	r = h.run("skill", "install", "--target", "claude")
+	r.expect(t, ExitOK)
+	if !strings.HasPrefix(r.stdout, "unchanged: ") {
+		t.Errorf("second install: %q", r.stdout)
+	}
+	dir := t.TempDir()
+	r = h.run("skill", "install", "--dir", dir, "--dry-run")
+	r.expect(t, ExitOK)
+	if _, err := os.Stat(filepath.Join(dir, "a2a-courier")); !os.IsNotExist(err) {
+		t.Error("dry run wrote files")
+	}
+	h.run("skill", "install").expect(t, ExitUsage)
+	h.run("skill", "install", "--target", "vim").expect(t, ExitUsage)
+	r = h.run("skill", "show")
+	r.expect(t, ExitOK)
+	root, _ := os.ReadFile("../../SKILL.md")
+	if r.stdout != string(root) {
+		t.Error("skill show differs from SKILL.md")
+	}
+}
+
+func TestVersion(t *testing.T) {
+	t.Parallel()
+	r := newHarness(t, nil).run("version", "--json")
+	r.expect(t, ExitOK)
+	var info buildInfo
+	if err := json.Unmarshal([]byte(r.stdout), &info); err != nil || info.Version == "" || !strings.HasPrefix(info.Go, "go") {
+		t.Errorf("%+v %v", info, err)
+	}
+}
+
+// TestGeneratedDocsAreCurrent fails when the command reference or the man
+// pages in docs/ differ from what the command tree generates.
+func TestGeneratedDocsAreCurrent(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	md, man := filepath.Join(tmp, "reference"), filepath.Join(tmp, "man")
+	if err := GenerateDocs(md, man); err != nil {
+		t.Fatal(err)
+	}
+	for _, pair := range [][2]string{{md, "../../docs/reference"}, {man, "../../docs/man"}} {
+		want, _ := os.ReadDir(pair[0])
+		have, _ := os.ReadDir(pair[1])
+		if len(want) != len(have) {
+			t.Errorf("%s has %d files, the command tree gives %d: run go run ./scripts/gendocs", pair[1], len(have), len(want))
+		}
+		for _, f := range want {
+			a, _ := os.ReadFile(filepath.Join(pair[0], f.Name()))
+			b, err := os.ReadFile(filepath.Join(pair[1], f.Name()))
+			if err != nil || string(a) != string(b) {
+				t.Errorf("%s/%s is stale: run go run ./scripts/gendocs", pair[1], f.Name())
+			}
+		}
+	}
+}
+
+// TestEveryCommandAndFlagIsDocumented fails when a command or flag exists
+// that SKILL.md or the command reference does not cover.
+func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
+	t.Parallel()
+	skillMD, err := os.ReadFile("../../SKILL.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := RootCommand()
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Hidden || c.Name() == "help" {
+			return
+		}
+		file := strings.ReplaceAll(c.CommandPath(), " ", "_") + ".md"
+		ref, err := os.ReadFile(filepath.Join("../../docs/reference", file))
+		if err != nil {
+			t.Errorf("%s has no reference page %s", c.CommandPath(), file)
+		}
+		c.LocalFlags().VisitAll(func(f *pflag.Flag) {
+			if !f.Hidden && !strings.Contains(string(ref), "--"+f.Name) {
+				t.Errorf("flag --%s of %s is not in its reference page", f.Name, c.CommandPath())
+			}
+		})
+		if c.HasParent() && c.Parent() == root && c.Annotations["skill"] != "omit" && c.Name() != "completion" && !strings.Contains(string(skillMD), "a2a-courier "+c.Name()) {
+			t.Errorf("command %s is not in SKILL.md (mention it, or annotate it skill: omit if an assistant never needs it)", c.Name())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}

@@ -1,0 +1,90 @@
+package cli
+
+import (
+	"errors"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/skill"
+)
+
+type skillInstallOptions struct {
+	dir    string
+	target string
+	dryRun bool
+}
+
+func newSkillCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "skill",
+		Short: "Install or print the skill (SKILL.md) that teaches an assistant to use a2a-courier",
+		Example: `  a2a-courier skill install --target claude
+  a2a-courier skill show`,
+		Args: exactArgs(0, "a subcommand: install or show"),
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	opts := &skillInstallOptions{}
+	install := &cobra.Command{
+		Use:   "install",
+		Short: "Write <dir>/a2a-courier/SKILL.md where an assistant looks for skills",
+		Long: `Write the skill to <dir>/a2a-courier/SKILL.md. --target picks an assistant's
+usual folder: claude (~/.claude/skills), workbuddy (~/.workbuddy/skills) or
+agents (./.agents/skills). It is idempotent: an up-to-date file is left alone.
+The skill is the SKILL.md of the repository, embedded in the binary.`,
+		Example: `  a2a-courier skill install --target claude
+  a2a-courier skill install --dir ./skills --dry-run`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error { return app.runSkillInstall(opts) },
+	}
+	install.Flags().StringVar(&opts.dir, "dir", "", "skills folder to install into")
+	install.Flags().StringVar(&opts.target, "target", "", "an assistant's usual skills folder: claude, workbuddy or agents")
+	install.Flags().BoolVar(&opts.dryRun, "dry-run", false, "say what would be written, write nothing")
+	show := &cobra.Command{
+		Use:     "show",
+		Short:   "Print the skill (SKILL.md) on stdout",
+		Example: `  a2a-courier skill show > SKILL.md`,
+		Args:    exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			_, err := app.p.Stdout.Write(skill.Content())
+			return err
+		},
+	}
+	cmd.AddCommand(install, show)
+	return cmd
+}
+
+func (a *App) runSkillInstall(opts *skillInstallOptions) error {
+	dir := opts.dir
+	switch {
+	case opts.dir != "" && opts.target != "":
+		return usageErr("give one of them", "--dir and --target exclude each other")
+	case opts.dir == "" && opts.target == "":
+		return usageErr("e.g. --target claude, or --dir ~/.claude/skills", "skill install needs --dir or --target")
+	case opts.target != "":
+		cwd, _ := os.Getwd()
+		d, err := skill.TargetDir(opts.target, a.p.getenv("HOME"), cwd)
+		if err != nil {
+			return usageErr("targets: claude, workbuddy, agents", "%v", err)
+		}
+		dir = d
+	}
+	path, action, err := skill.Install(dir, opts.dryRun)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return configErr("choose a folder you can write with --dir", "cannot install the skill: %v", err)
+		}
+		return err
+	}
+	pr := a.printer()
+	if pr.json {
+		return pr.writeJSON(map[string]any{"path": path, "action": action, "dry_run": opts.dryRun})
+	}
+	if opts.dryRun {
+		pr.payload("would be " + action + ": " + path)
+		return nil
+	}
+	pr.payload(action + ": " + path)
+	return nil
+}

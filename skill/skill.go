@@ -1,0 +1,95 @@
+// Package skill installs the a2a-courier skill (SKILL.md, in the
+// agentskills.io format) where desktop assistants look for skills.
+package skill
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	a2acourier "github.com/a2a-courier/a2a-courier"
+)
+
+// Name is the skill's name and the folder it is installed in.
+const Name = "a2a-courier"
+
+// Content returns the embedded SKILL.md.
+func Content() []byte { return a2acourier.SkillMD }
+
+// Targets maps an assistant to its usual skills folder, relative to the
+// home directory ("~/") or to the current directory ("./").
+var Targets = map[string]string{
+	"claude":    "~/.claude/skills",
+	"workbuddy": "~/.workbuddy/skills",
+	"agents":    "./.agents/skills",
+}
+
+// TargetDir resolves an assistant's skills folder.
+func TargetDir(target, home, cwd string) (string, error) {
+	rel, ok := Targets[target]
+	if !ok {
+		return "", fmt.Errorf("unknown target %q: use claude, workbuddy or agents", target)
+	}
+	switch {
+	case rel[:2] == "~/":
+		if home == "" {
+			return "", errors.New("HOME is not set")
+		}
+		return filepath.Join(home, rel[2:]), nil
+	default:
+		return filepath.Join(cwd, rel[2:]), nil
+	}
+}
+
+// Actions Install reports.
+const (
+	Created   = "created"
+	Updated   = "updated"
+	Unchanged = "unchanged"
+)
+
+// Install writes <dir>/a2a-courier/SKILL.md. It is idempotent: the same
+// content is left alone. With dryRun it only reports what it would do.
+func Install(dir string, dryRun bool) (path, action string, err error) {
+	folder := filepath.Join(dir, Name)
+	path = filepath.Join(folder, "SKILL.md")
+	old, err := os.ReadFile(path)
+	switch {
+	case err == nil && bytes.Equal(old, Content()):
+		return path, Unchanged, nil
+	case err == nil:
+		action = Updated
+	case errors.Is(err, os.ErrNotExist):
+		action = Created
+	default:
+		return path, "", err
+	}
+	if dryRun {
+		return path, action, nil
+	}
+	if err := os.MkdirAll(folder, 0o755); err != nil {
+		return path, "", err
+	}
+	tmp, err := os.CreateTemp(folder, ".SKILL.md.tmp-*")
+	if err != nil {
+		return path, "", err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(Content()); err != nil {
+		tmp.Close()
+		return path, "", err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return path, "", err
+	}
+	if err := tmp.Close(); err != nil {
+		return path, "", err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return path, "", err
+	}
+	return path, action, nil
+}

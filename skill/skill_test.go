@@ -1,0 +1,94 @@
+package skill
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestContentIsTheRepositorySkill(t *testing.T) {
+	root, err := os.ReadFile(filepath.Join("..", "SKILL.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(root, Content()) {
+		t.Fatal("the embedded SKILL.md differs from the repository's")
+	}
+}
+
+func TestFrontMatter(t *testing.T) {
+	s := string(Content())
+	if !strings.HasPrefix(s, "---\n") {
+		t.Fatal("no front matter")
+	}
+	end := strings.Index(s[4:], "\n---\n")
+	if end < 0 {
+		t.Fatal("front matter not closed")
+	}
+	fields := map[string]string{}
+	for _, line := range strings.Split(s[4:4+end], "\n") {
+		k, v, ok := strings.Cut(line, ": ")
+		if ok {
+			fields[k] = v
+		}
+	}
+	if fields["name"] != Name {
+		t.Errorf("name %q, want %q (it must match the folder)", fields["name"], Name)
+	}
+	if d := fields["description"]; d == "" || len(d) > 1024 {
+		t.Errorf("description has %d characters, want 1 to 1024", len(d))
+	}
+	if c := fields["compatibility"]; c == "" || len(c) > 500 || !strings.Contains(c, "a2a-courier") {
+		t.Errorf("compatibility %q must name the binary in at most 500 characters", c)
+	}
+	if lines := strings.Count(s, "\n"); lines > 500 {
+		t.Errorf("SKILL.md has %d lines; keep it under 500", lines)
+	}
+}
+
+func TestInstallIsIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	path, action, err := Install(dir, true)
+	if err != nil || action != Created {
+		t.Fatalf("dry run: %s %v", action, err)
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatal("a dry run wrote the file")
+	}
+	for i, want := range []string{Created, Unchanged} {
+		p, action, err := Install(dir, false)
+		if err != nil || action != want || p != filepath.Join(dir, "a2a-courier", "SKILL.md") {
+			t.Fatalf("install %d: %s %s %v", i, p, action, err)
+		}
+	}
+	os.WriteFile(path, []byte("old"), 0o644)
+	if _, action, _ := Install(dir, false); action != Updated {
+		t.Errorf("action %s, want updated", action)
+	}
+	got, _ := os.ReadFile(path)
+	if !bytes.Equal(got, Content()) {
+		t.Error("content not replaced")
+	}
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	if len(entries) != 1 {
+		t.Errorf("left files behind: %v", entries)
+	}
+}
+
+func TestTargetDir(t *testing.T) {
+	for target, want := range map[string]string{
+		"claude":    "/home/u/.claude/skills",
+		"workbuddy": "/home/u/.workbuddy/skills",
+		"agents":    "/work/.agents/skills",
+	} {
+		got, err := TargetDir(target, "/home/u", "/work")
+		if err != nil || got != want {
+			t.Errorf("%s: %s %v", target, got, err)
+		}
+	}
+	if _, err := TargetDir("vim", "/h", "/w"); err == nil {
+		t.Error("unknown target accepted")
+	}
+}
