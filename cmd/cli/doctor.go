@@ -352,4 +352,3 @@ func (a *App) checkWorker(timeout time.Duration) check {
 	c.Status, c.Detail, c.Hint, c.exit = checkFail, "no report from the worker", "see "+st.LogPath(), ExitUnexpected
 	return c
 }
-

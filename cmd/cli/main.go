@@ -217,9 +217,9 @@ Output: stdout carries only the result; progress and hints go to stderr.
 With --json, stdout carries exactly one JSON document, errors included.
 
 ` + exitCodeTable,
-		SilenceErrors: true,
-		SilenceUsage:  true,
-		Version:       versionString(),
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		Version:           versionString(),
 		DisableAutoGenTag: true,
 	}
 	root.SetVersionTemplate("a2a-courier {{.Version}}\n")
