@@ -45,6 +45,7 @@ func runWire(t *testing.T, srv *Server) {
 				t.Run("input_required", func(t *testing.T) { testInputRequired(t, tg) })
 				t.Run("cancel", func(t *testing.T) { testCancel(t, tg) })
 				t.Run("unknown_task", func(t *testing.T) { testUnknownTask(t, tg) })
+				t.Run("stream_errors", func(t *testing.T) { testStreamErrors(t, tg) })
 				t.Run("bearer", func(t *testing.T) { testBearer(t, tg) })
 				t.Run("version_mismatch", func(t *testing.T) { testVersionMismatch(t, tg) })
 			})
@@ -132,6 +133,10 @@ func testCard(t *testing.T, tg target) {
 		}
 		for _, i := range card.Get("supportedInterfaces").Array() {
 			expectJSON(t, i, map[string]string{"url": url, "protocolBinding": "JSONRPC", "tenant": ""})
+		}
+		// Vary: A2A-Version only where the compat layer is on.
+		if got, want := resp.Header.Get("Vary"), map[bool]string{true: "", false: "A2A-Version"}[tg.mount == MountV1]; got != want {
+			t.Errorf("Vary %q, want %q", got, want)
 		}
 	}
 	// What a v1.0-only mount sends to a header-less (v0.3) card request:
@@ -528,6 +533,55 @@ func testUnknownTask(t *testing.T, tg target) {
 	// A message naming an unknown task.
 	e := mustError(t, tg.call(t, AgentAsk, "send", tg.msg("hi", "no-such-task", "", ptr(true))), -32001)
 	checkErrorData(t, tg, e, "TASK_NOT_FOUND")
+}
+
+// testStreamErrors shows how an error before the first event reaches a
+// streaming client: inside the SSE stream, or as a plain JSON reply.
+func testStreamErrors(t *testing.T, tg target) {
+	for _, c := range []struct {
+		op     string
+		params any
+	}{
+		{"stream", tg.msg("x", "no-such-task", "", nil)},
+		{"resubscribe", map[string]any{"id": "no-such-task"}},
+	} {
+		s := tg.stream(t, AgentAsk, c.op, c.params)
+		ct := s.header.Get("Content-Type")
+		if s.status != http.StatusOK {
+			t.Errorf("%s: HTTP %d", c.op, s.status)
+		}
+		var e gjson.Result
+		switch {
+		case tg.isGo() || (tg.ver == V03 && c.op == "resubscribe"):
+			// An SSE stream holding one error event, then EOF. a2a-go
+			// writes a plain data line; a2a-js's v0.3 resubscribe names it
+			// `event: error`.
+			if !strings.HasPrefix(ct, "text/event-stream") || len(s.events) != 1 {
+				t.Fatalf("%s: want one SSE event, got %s: %q", c.op, ct, s.raw)
+			}
+			wantEvent := ""
+			if !tg.isGo() {
+				wantEvent = "error"
+			}
+			if s.events[0].event != wantEvent {
+				t.Errorf("%s: SSE event name %q", c.op, s.events[0].event)
+			}
+			e = s.events[0].json().Get("error")
+		default:
+			// a2a-js answers a failure before the first event with an
+			// ordinary JSON-RPC error body, not SSE.
+			if !strings.HasPrefix(ct, "application/json") {
+				t.Fatalf("%s: want application/json, got %s: %q", c.op, ct, s.raw)
+			}
+			e = gjson.Get(s.raw, "error")
+			if gjson.Get(s.raw, "id").String() != s.id {
+				t.Errorf("%s: id: %s", c.op, s.raw)
+			}
+		}
+		if e.Get("code").Int() != -32001 {
+			t.Errorf("%s: error %s", c.op, e.Raw)
+		}
+	}
 }
 
 // checkErrorData asserts the error's data shape: a2a-go {"error": "<text>"};
