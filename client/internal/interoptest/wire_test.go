@@ -444,6 +444,9 @@ func testInputRequired(t *testing.T, tg target) {
 		t.Errorf("question %q", got)
 	}
 	id, ctx := task.Get("id").String(), task.Get("contextId").String()
+	// A follow-up whose contextId is not the task's is refused: -32602 on
+	// both (the task stays input-required).
+	mustError(t, tg.call(t, AgentAsk, "send", tg.msg("Ada", id, "some-other-context", ptr(true))), -32602)
 	// The follow-up names the task (and its context); the same task completes.
 	done := tg.mustTask(t, mustResult(t, tg.call(t, AgentAsk, "send", tg.msg("Ada", id, ctx, ptr(true)))))
 	if done.Get("id").String() != id || done.Get("contextId").String() != ctx || tg.state(t, done) != "completed" {
