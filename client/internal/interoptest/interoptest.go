@@ -157,7 +157,10 @@ func StartJS(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("interoptest: install the @a2a-js/sdk server: %v", err)
 	}
-	dir, _ := interopDir()
+	dir, err := interopDir()
+	if err != nil {
+		t.Fatalf("interoptest: %v", err)
+	}
 	return start(t, "@a2a-js/sdk 1.3.0", []Mount{
 		{Name: MountCompat, Versions: []string{V10, V03}},
 		{Name: MountV1, Versions: []string{V10}},

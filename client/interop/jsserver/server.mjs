@@ -23,6 +23,7 @@
 // SDK's documented way to authenticate).
 
 import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
@@ -386,19 +387,16 @@ function buildApp(origin) {
 }
 
 // Bind first, then build the cards from the bound port.
-const probe = express();
-const server = probe.listen(listenPort, listenHost);
+const server = createServer();
 server.on('error', (err) => {
   process.stderr.write(`jsserver: listen ${args.addr}: ${err.message}\n`);
   process.exit(1);
 });
-server.on('listening', () => {
+server.listen(listenPort, listenHost, () => {
   const { address, port } = server.address();
   const host = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address.includes(':') ? `[${address}]` : address;
   const origin = `http://${host}:${port}`;
-  const app = buildApp(origin);
-  server.removeAllListeners('request');
-  server.on('request', app);
+  server.on('request', buildApp(origin));
   process.stdout.write(origin + '\n');
   if (!token) process.stderr.write(`jsserver: no bearer token configured ($${TOKEN_ENV}); the secure agent rejects every request\n`);
 });
