@@ -365,6 +365,9 @@ func hashFiles(dir string, match func(string) bool) (string, error) {
 func runLimited(cmd *exec.Cmd, limit time.Duration) (string, error) {
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
+	// A grandchild (npm runs scripts) may hold the output pipe open after
+	// a kill; don't wait for it forever.
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		return "", err
 	}
@@ -392,6 +395,7 @@ func start(t testing.TB, impl string, mounts []Mount, argv0 string, args ...stri
 	cmd.Stderr = stderr
 	lines := make(chan string, 1)
 	cmd.Stdout = &firstLine{ch: lines}
+	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("interoptest: start %s: %v", impl, err)
 	}
