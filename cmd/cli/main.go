@@ -234,6 +234,8 @@ With --json, stdout carries exactly one JSON document, errors included.
 		newSendAsyncCmd(app),
 		newResultCmd(app),
 		newFetchCmd(app),
+		newHistoryCmd(app),
+		newShowCmd(app),
 		newDemoCmd(app),
 		newDevServerCmd(app),
 		newWorkerCmd(app),
