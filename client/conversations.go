@@ -1,9 +1,11 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -188,27 +190,26 @@ func sortNewestFirst(cs []ConversationSummary) {
 }
 
 // PickRound returns round i (0-based; negative counts from the end) and the
-// number of rounds, walking the document once. Each round is read in one
-// pass over its keys: its steps (reasoning, tool calls, tool results) are
-// skipped over, never copied or decoded.
+// number of rounds, walking the document once. Only the round returned is
+// read with gjson, in one pass over its keys: the steps of every round
+// (reasoning, tool calls, tool results) are skipped over, never copied or
+// decoded.
 func (c *Conversation) PickRound(i int) (Round, int, bool) {
-	var picked, last gjson.Result
-	n := 0
-	gjson.Get(c.s, "rounds").ForEach(func(_, r gjson.Result) bool {
-		if n == i {
-			picked = r
+	var picked, last string
+	n := c.eachRoundRaw(func(j int, raw string) bool {
+		if j == i {
+			picked = raw
 		}
-		last = r
-		n++
+		last = raw
 		return true
 	})
 	switch {
 	case i == -1 && n > 0:
-		return readRound(n-1, last), n, true
+		return readRound(n-1, gjson.Parse(last)), n, true
 	case i < -1 && n+i >= 0:
 		return c.PickRound(n + i)
 	case i >= 0 && i < n:
-		return readRound(i, picked), n, true
+		return readRound(i, gjson.Parse(picked)), n, true
 	}
 	return Round{}, n, false
 }
@@ -216,13 +217,129 @@ func (c *Conversation) PickRound(i int) (Round, int, bool) {
 // EachRound calls fn with every round in order until fn returns false, and
 // returns the number of rounds seen. Rounds are read as PickRound reads them.
 func (c *Conversation) EachRound(fn func(Round) bool) int {
-	n := 0
-	gjson.Get(c.s, "rounds").ForEach(func(_, r gjson.Result) bool {
-		rd := readRound(n, r)
-		n++
-		return fn(rd)
+	return c.eachRoundRaw(func(j int, raw string) bool {
+		return fn(readRound(j, gjson.Parse(raw)))
 	})
-	return n
+}
+
+// eachRoundRaw calls fn with the text of each element of the top-level
+// "rounds" array until fn returns false, and returns how many it saw.
+//
+// gjson would take two passes over the array here: one to find where it
+// ends (Get "rounds"), one to split it (ForEach). This finds the array
+// and splits it in a single pass that jumps through strings, which make up
+// nearly all of a large document, with strings.IndexByte.
+func (c *Conversation) eachRoundRaw(fn func(i int, raw string) bool) int {
+	s := c.s
+	i := topLevelValue(s, "rounds")
+	if i < 0 || i >= len(s) || s[i] != '[' {
+		return 0
+	}
+	n := 0
+	for i++; ; n++ {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] == ']' {
+			return n
+		}
+		end := skipValue(s, i)
+		if end <= i {
+			return n // malformed: stop rather than loop
+		}
+		if !fn(n, s[i:end]) {
+			return n + 1
+		}
+		if i = skipSpace(s, end); i < len(s) && s[i] == ',' {
+			i++
+		}
+	}
+}
+
+// topLevelValue returns the offset of the value of key in the JSON object
+// s, or -1. Keys written with escapes are not recognised.
+func topLevelValue(s, key string) int {
+	i := skipSpace(s, 0)
+	if i >= len(s) || s[i] != '{' {
+		return -1
+	}
+	for i++; ; i++ {
+		i = skipSpace(s, i)
+		if i >= len(s) || s[i] != '"' {
+			return -1
+		}
+		end := skipString(s, i)
+		if end-1 <= i {
+			return -1
+		}
+		k := s[i+1 : end-1]
+		i = skipSpace(s, end)
+		if i >= len(s) || s[i] != ':' {
+			return -1
+		}
+		i = skipSpace(s, i+1)
+		if k == key {
+			return i
+		}
+		i = skipSpace(s, skipValue(s, i))
+		if i >= len(s) || s[i] != ',' {
+			return -1
+		}
+	}
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipString returns the offset just past the string that starts at s[i]
+// (a '"'), or len(s) if it does not end.
+func skipString(s string, i int) int {
+	for i++; ; i++ {
+		j := strings.IndexByte(s[i:], '"')
+		if j < 0 {
+			return len(s)
+		}
+		i += j
+		k := i - 1
+		for k > 0 && s[k] == '\\' {
+			k--
+		}
+		if (i-1-k)%2 == 0 { // an even run of backslashes: the quote ends the string
+			return i + 1
+		}
+	}
+}
+
+// skipValue returns the offset just past the value that starts at s[i].
+func skipValue(s string, i int) int {
+	depth := 0
+	for i < len(s) {
+		switch s[i] {
+		case '"':
+			i = skipString(s, i)
+			if depth == 0 {
+				return i
+			}
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return i // the enclosing value ends: a scalar ended
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case ',':
+			if depth == 0 {
+				return i
+			}
+		}
+		i++
+	}
+	return len(s)
 }
 
 // readRound reads the fields of one round in a single pass over its keys.
@@ -247,4 +364,25 @@ func readRound(i int, r gjson.Result) Round {
 		return true
 	})
 	return rd
+}
+
+// quickCheckConversationBytes is the size above which a conversation body
+// is not validated as a whole before it is read: validation is a pass over
+// the document as long as the extraction itself (docs/performance.md).
+const quickCheckConversationBytes = 8 << 20
+
+// wellFormed reports whether a response body may be read as JSON. Bodies
+// up to quickAbove bytes (all of them when quickAbove is 0) are validated.
+// A larger body is only checked to be one object, and only when its
+// framing already proved it complete: a Content-Length that was read in
+// full, a chunked body that reached its last chunk, or a gzip stream whose
+// CRC and length matched. Otherwise it is validated too.
+func wellFormed(resp *http.Response, data []byte, quickAbove int64) bool {
+	complete := resp.ContentLength >= 0 || slices.Contains(resp.TransferEncoding, "chunked") ||
+		strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip")
+	if quickAbove <= 0 || int64(len(data)) <= quickAbove || !complete {
+		return gjson.ValidBytes(data)
+	}
+	t := bytes.TrimSpace(data)
+	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}'
 }
