@@ -35,8 +35,8 @@ later return pages, followed until the limit, at most 10000.
 
 On a terminal the list is a table; piped, it is one conversation per line
 with tab-separated id, title, agent and updated time (as the server wrote
-it, RFC 3339), no header. When more conversations exist than are listed,
-stderr says how many. --json prints
+it, RFC 3339), no header. When --limit cut the list, stderr says how many
+conversations there are. --json prints
 {"conversations":[{"id","title","agent_id","updated_at"}],"total":N}, where
 total is how many conversations the server reports.`,
 		Example: `  a2a-courier history

@@ -58,7 +58,7 @@ not exist; 8 when the round is still in progress (or the conversation has
 no round yet); 7 when the agent awaits an answer or a confirmation; 6 when
 the round failed; 1 when a finished round holds no reply. With
 --all-rounds the last round decides.`,
-		Example: `  a2a-courier show a2a-3f6c2e1a-…
+		Example: `  a2a-courier show "$(a2a-courier history --limit 1 | cut -f1)"
   a2a-courier show "$ctx" --max-chars 4000
   a2a-courier show "$ctx" --round 1 --json
   a2a-courier show "$ctx" --all-rounds`,
@@ -71,7 +71,7 @@ the round failed; 1 when a finished round holds no reply. With
 	}
 	cmd.Flags().IntVar(&opts.round, "round", 0, "print the reply of this round (1 is the first; default: the last)")
 	cmd.Flags().BoolVar(&opts.allRounds, "all-rounds", false, "print each round's input and final reply")
-	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
+	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply (with --all-rounds, each input and reply) at this many characters; the whole text is saved to a file named in the marker")
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
 	return cmd
 }
