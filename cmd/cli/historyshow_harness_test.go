@@ -75,7 +75,9 @@ func (e *hsEnv) run(t *testing.T, tty bool, args ...string) hsResult {
 	return hsResult{stdout: out.String(), stderr: errb.String(), code: code}
 }
 
-// round builds a stored round as Kibana returns it.
+// hsRound builds a stored round as Kibana returns it, with a reasoning
+// step and a tool call that carry the markers; reply "\x00" leaves the
+// response out.
 func hsRound(input, reply, status string) json.RawMessage {
 	m := map[string]any{
 		"id": "r-" + input, "input": map[string]string{"message": input},
@@ -108,11 +110,9 @@ func (e *hsEnv) sendRound(t *testing.T, agent, contextID, text string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := k.SendMessage(context.Background(), agent, client.OutgoingMessage{Text: text, MessageID: "m-" + text, ContextID: contextID, Blocking: true})
-	if err != nil {
+	if _, err := k.SendMessage(context.Background(), agent, client.OutgoingMessage{Text: text, MessageID: "m-" + text, ContextID: contextID, Blocking: true}); err != nil {
 		t.Fatalf("send: %v", err)
 	}
-	_ = res
 }
 
 func hsCheck(t *testing.T, name string, got hsResult, wantOut, wantErr string, wantCode int) {
