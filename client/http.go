@@ -155,6 +155,9 @@ type request struct {
 	// idempotent requests may be retried on 429/503 and broken connections.
 	idempotent bool
 	header     map[string]string
+	// quickCheckAbove, when set, spares bodies larger than this a full
+	// JSON validation (see wellFormed).
+	quickCheckAbove int64
 }
 
 type response struct {
@@ -284,7 +287,7 @@ func (t *transport) once(ctx context.Context, r *request) (*response, error) {
 	if len(data) == 0 {
 		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: "empty response body"}
 	}
-	if !gjson.ValidBytes(data) {
+	if !wellFormed(resp, data, r.quickCheckAbove) {
 		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data)}
 	}
 	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
@@ -323,13 +326,13 @@ func readAll(r io.Reader, length, max int64) ([]byte, error) {
 	size := 32 << 10
 	for {
 		chunk := make([]byte, size)
-		n, err := io.ReadFull(r, chunk)
+		n, err := fill(r, chunk)
 		total += int64(n)
 		if total > max {
 			return nil, errTooLarge
 		}
 		chunks = append(chunks, chunk[:n])
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == io.EOF {
 			break
 		}
 		if err != nil {
@@ -347,6 +350,22 @@ func readAll(r io.Reader, length, max int64) ([]byte, error) {
 		out = append(out, c...)
 	}
 	return out, nil
+}
+
+// fill reads into buf until it is full or r fails; io.EOF means the body
+// ended cleanly. Unlike io.ReadFull it passes on the reader's own
+// io.ErrUnexpectedEOF (a chunked body or a gzip stream cut short), so that
+// a truncated body is an error and not a shorter document.
+func fill(r io.Reader, buf []byte) (int, error) {
+	n := 0
+	for n < len(buf) {
+		m, err := r.Read(buf[n:])
+		n += m
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 func gunzip(compressed []byte, max int64) ([]byte, error) {

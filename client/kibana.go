@@ -370,12 +370,15 @@ func (k *Kibana) GetConversation(ctx context.Context, id string) (*Conversation,
 		return nil, &Error{Kind: KindBadRequest, Op: op, Message: err.Error()}
 	}
 	resp, err := k.t.do(ctx, &request{op: op, method: http.MethodGet, path: k.apiPath("/api/agent_builder/conversations/%s", id),
-		idempotent: true, maxBody: k.maxCV})
+		idempotent: true, maxBody: k.maxCV, quickCheckAbove: quickCheckConversationBytes})
 	if err != nil {
 		return nil, err
 	}
 	c := NewConversation(resp.body)
 	if !gjson.Get(c.s, "id").Exists() {
+		if !gjson.ValidBytes(resp.body) {
+			return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response is truncated or malformed JSON"}
+		}
 		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response is not a conversation (no id)"}
 	}
 	return c, nil

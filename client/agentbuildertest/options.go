@@ -79,6 +79,10 @@ type Options struct {
 	Logf func(format string, args ...any) `yaml:"-"`
 	// Now returns the current time (default time.Now).
 	Now func() time.Time `yaml:"-"`
+
+	// Seed lists conversations stored at start without running agents
+	// (seed.go): large documents for benchmarks and tests.
+	Seed []SeedConversation `yaml:"seed"`
 }
 
 // Agent is a simulated agent and how its runs behave.
@@ -235,7 +239,7 @@ func (o *Options) Validate() error {
 			return fmt.Errorf("fault status %d is not an HTTP status", f.Status)
 		}
 	}
-	return nil
+	return validateSeeds(o)
 }
 
 func spaceName(s string) string {

@@ -91,6 +91,7 @@ func New(opts Options) *Sim {
 	}
 	s.runCtx, s.cancelRun = context.WithCancel(context.Background())
 	s.setFaultsLocked(opts.Faults)
+	s.seedLocked(opts.Seed)
 	if opts.DataFile != "" {
 		if err := s.load(); err != nil {
 			panic("agentbuildertest: " + err.Error())

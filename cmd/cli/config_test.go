@@ -14,17 +14,17 @@ import (
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 )
 
-type showDoc struct {
+type configShowDoc struct {
 	Profile    string                `json:"profile"`
 	ConfigFile string                `json:"config_file"`
 	Settings   map[string]settingDoc `json:"settings"`
 }
 
-func (h *harness) show(t *testing.T, args ...string) showDoc {
+func (h *harness) configShow(t *testing.T, args ...string) configShowDoc {
 	t.Helper()
 	r := h.run(append([]string{"config", "show", "--json"}, args...)...)
 	r.expect(t, ExitOK)
-	var d showDoc
+	var d configShowDoc
 	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
 		t.Fatal(err, r.stdout)
 	}
@@ -61,7 +61,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		h.env["A2A_COURIER_CONFIG_DIR"] = t.TempDir()
-		d := h.show(t)
+		d := h.configShow(t)
 		if d.Profile != "default" || d.Settings["kibana_url"].Source != "default" || d.Settings["poll_interval"] != (settingDoc{"20s", "default"}) ||
 			d.Settings["api_key"].Value != "not set" || !strings.HasSuffix(d.ConfigFile, "(not present)") {
 			t.Errorf("%+v", d)
@@ -71,7 +71,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		writeConfig(t, h, twoProfiles, 0o600)
-		d := h.show(t)
+		d := h.configShow(t)
 		if d.Profile != "prod" || d.Settings["kibana_url"] != (settingDoc{"https://prod.example.com", "file (profile prod)"}) ||
 			d.Settings["space"].Value != "security" || d.Settings["poll_interval"].Value != "30s" || d.Settings["max_wait"].Source != "default" {
 			t.Errorf("%+v", d)
@@ -84,7 +84,7 @@ func TestConfigPrecedence(t *testing.T) {
 		h.env["KIBANA_URL"] = "https://env.example.com"
 		h.env["A2A_COURIER_POLL_INTERVAL"] = "5s"
 		h.env["KIBANA_SPACE_ID"] = "ops"
-		d := h.show(t)
+		d := h.configShow(t)
 		if d.Settings["kibana_url"] != (settingDoc{"https://env.example.com", "env KIBANA_URL"}) || d.Settings["poll_interval"] != (settingDoc{"5s", "env A2A_COURIER_POLL_INTERVAL"}) ||
 			d.Settings["space"] != (settingDoc{"ops", "env KIBANA_SPACE_ID"}) {
 			t.Errorf("%+v", d)
@@ -95,7 +95,7 @@ func TestConfigPrecedence(t *testing.T) {
 		h := newHarness(t, nil)
 		writeConfig(t, h, twoProfiles, 0o600)
 		h.env["KIBANA_URL"] = "https://env.example.com"
-		d := h.show(t, "--kibana-url", "https://flag.example.com", "--space", "flagspace")
+		d := h.configShow(t, "--kibana-url", "https://flag.example.com", "--space", "flagspace")
 		if d.Settings["kibana_url"] != (settingDoc{"https://flag.example.com", "flag --kibana-url"}) || d.Settings["space"].Source != "flag --space" {
 			t.Errorf("%+v", d)
 		}
@@ -104,14 +104,14 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		writeConfig(t, h, twoProfiles, 0o600)
-		if d := h.show(t); d.Profile != "prod" {
+		if d := h.configShow(t); d.Profile != "prod" {
 			t.Errorf("default_profile: %s", d.Profile)
 		}
 		h.env["A2A_COURIER_PROFILE"] = "lab"
-		if d := h.show(t); d.Profile != "lab" || d.Settings["max_wait"].Value != "10m0s" || d.Settings["kibana_url"].Value != "http://localhost:5601" {
+		if d := h.configShow(t); d.Profile != "lab" || d.Settings["max_wait"].Value != "10m0s" || d.Settings["kibana_url"].Value != "http://localhost:5601" {
 			t.Errorf("env profile: %+v", d)
 		}
-		if d := h.show(t, "--profile", "prod"); d.Profile != "prod" || d.Settings["kibana_url"].Value != "https://prod.example.com" {
+		if d := h.configShow(t, "--profile", "prod"); d.Profile != "prod" || d.Settings["kibana_url"].Value != "https://prod.example.com" {
 			t.Errorf("flag profile: %+v", d)
 		}
 		r := h.run("config", "show", "--profile", "nope")
@@ -126,7 +126,7 @@ func TestConfigPrecedence(t *testing.T) {
 		keyFile := filepath.Join(t.TempDir(), "prod.key")
 		os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600)
 		writeConfig(t, h, "profiles:\n  default:\n    kibana_url: https://x.example.com\n    api_key_file: "+keyFile+"\n", 0o644)
-		d := h.show(t)
+		d := h.configShow(t)
 		if !strings.HasPrefix(d.Settings["api_key"].Value, "set (identity ") || d.Settings["api_key"].Source != "file (profile default) api_key_file" {
 			t.Errorf("%+v", d.Settings["api_key"])
 		}
@@ -217,13 +217,13 @@ func TestConfigSetAndUnset(t *testing.T) {
 	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
 		t.Errorf("config dir mode %v", di.Mode())
 	}
-	d := h.show(t)
+	d := h.configShow(t)
 	if d.Profile != "lab" || d.Settings["kibana_url"].Value != sim.URL || d.Settings["poll_interval"].Value != "45s" {
 		t.Errorf("%+v", d)
 	}
 	h.run("discover").expect(t, ExitOK)
 	h.run("config", "unset", "poll-interval").expect(t, ExitOK)
-	if d := h.show(t); d.Settings["poll_interval"] != (settingDoc{"20s", "default"}) {
+	if d := h.configShow(t); d.Settings["poll_interval"] != (settingDoc{"20s", "default"}) {
 		t.Errorf("after unset: %+v", d.Settings["poll_interval"])
 	}
 	r = h.run("config", "path")

@@ -243,6 +243,8 @@ With --json, stdout carries exactly one JSON document, errors included.
 		newSendAsyncCmd(app),
 		newResultCmd(app),
 		newFetchCmd(app),
+		newHistoryCmd(app),
+		newShowCmd(app),
 		newDoctorCmd(app),
 		newConfigCmd(app),
 		humanOnly(newSkillCmd(app)),

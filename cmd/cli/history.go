@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client"
+)
+
+// defaultHistoryLimit keeps a plain `history` short: every line printed is
+// a token the calling assistant pays for.
+const defaultHistoryLimit = 20
+
+type historyOptions struct {
+	agent   string
+	limit   int
+	timeout time.Duration
+}
+
+func newHistoryCmd(app *App) *cobra.Command {
+	opts := &historyOptions{}
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "List past conversations, newest first: id, title, agent, time",
+		Long: `List your past conversations in the configured Kibana space, newest first
+(by last update): id, title, agent and updated time. Nothing of their
+content is printed; ` + "`a2a-courier show <id>`" + ` prints a conversation's reply.
+
+--limit (default 20) bounds the list; --limit 0 lists all that the server
+lists: Kibana 9.2 to 9.5 return at most 1000 conversations, in no order (they
+are sorted here, and a warning says when the newest may be missing); 9.6 and
+later return pages, followed until the limit, at most 10000.
+
+On a terminal the list is a table; piped, it is one conversation per line
+with tab-separated id, title, agent and updated time (as the server wrote
+it, RFC 3339), no header. When --limit cut the list, stderr says how many
+conversations there are. --json prints
+{"conversations":[{"id","title","agent_id","updated_at"}],"total":N}, where
+total is how many conversations the server reports.`,
+		Example: `  a2a-courier history
+  a2a-courier history --agent elastic-ai-agent --limit 5
+  a2a-courier history --json --limit 0
+  a2a-courier history | cut -f1`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return app.runHistory(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.agent, "agent", "", "list only the conversations of this agent id")
+	cmd.Flags().IntVar(&opts.limit, "limit", defaultHistoryLimit, "list at most this many conversations, newest first; 0 lists all")
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	return cmd
+}
+
+type historyEntry struct {
+	ID        string `json:"id"`
+	Title     string `json:"title"`
+	AgentID   string `json:"agent_id"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+// historyDoc is the --json document of history. Fields are only ever added.
+type historyDoc struct {
+	Conversations []historyEntry `json:"conversations"`
+	Total         int            `json:"total"`
+}
+
+func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
+	if opts.agent != "" {
+		if err := client.CheckID("agent id", opts.agent); err != nil {
+			return usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
+		}
+	}
+	if opts.limit < 0 {
+		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
+	}
+	s, err := a.kibanaSettings()
+	if err != nil {
+		return err
+	}
+	k, err := a.kibana(s)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	list, err := k.ListConversations(ctx, client.ListConversationsOptions{AgentID: opts.agent, Limit: opts.limit})
+	if err != nil {
+		return err
+	}
+	pr := a.printer()
+	if list.Capped {
+		if list.Paginated {
+			pr.warn("the server pages through at most 10000 conversations; older ones are not listed")
+		} else {
+			pr.warn("the server returned its maximum of 1000 conversations, in no order: the newest may be missing")
+		}
+	}
+	if pr.json {
+		doc := historyDoc{Conversations: make([]historyEntry, len(list.Conversations)), Total: list.Total}
+		for i, c := range list.Conversations {
+			doc.Conversations[i] = historyEntry{ID: c.ID, Title: c.Title, AgentID: c.AgentID, UpdatedAt: c.UpdatedAt}
+		}
+		return pr.writeJSON(doc)
+	}
+	if len(list.Conversations) == 0 {
+		if opts.agent != "" {
+			pr.info("no conversations with agent %s in %s", opts.agent, describeTarget(s))
+		} else {
+			pr.info("no conversations in %s", describeTarget(s))
+		}
+		return nil
+	}
+	rows := make([][]string, len(list.Conversations))
+	for i, c := range list.Conversations {
+		updated := c.UpdatedAt
+		if pr.outTTY {
+			updated = shortTime(updated)
+		}
+		rows[i] = []string{c.ID, c.Title, c.AgentID, updated}
+	}
+	pr.table([]string{"ID", "TITLE", "AGENT", "UPDATED"}, rows, 1)
+	if opts.limit > 0 && len(list.Conversations) == opts.limit && list.Total > opts.limit {
+		pr.info("%d of %d conversations, newest first; --limit 0 lists all", len(list.Conversations), list.Total)
+	}
+	return nil
+}
+
+// shortTime renders an RFC 3339 time for a person, in UTC to the minute.
+func shortTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}

@@ -1,0 +1,433 @@
+package cli
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+type showOptions struct {
+	target    string
+	round     int
+	roundSet  bool
+	allRounds bool
+	maxChars  int
+	timeout   time.Duration
+}
+
+func newShowCmd(app *App) *cobra.Command {
+	opts := &showOptions{}
+	cmd := &cobra.Command{
+		Use:   "show <conversationId|contextId>",
+		Short: "Print the final reply of a conversation; never reasoning or tool output",
+		Long: `Print the final reply of one conversation: by default that of its last
+round, with --round n that of round n (rounds count from 1), with
+--all-rounds each round's input and reply. Reasoning, tool calls and tool
+results are never printed, however large the conversation.
+
+The argument is a conversation id (as history lists it) or the contextId
+of a task (printed by send and send-async): a contextId X is read as the
+conversation a2a-X, and an id without the a2a- prefix that is not found
+that way is tried as it is (conversations started in Kibana's UI).
+
+In text mode stdout carries only the reply and a newline. With
+--all-rounds, each text follows a line "[round i of n: input]" or
+"[round i of n: reply]". --max-chars n cuts each text at n characters and
+ends it with a marker naming a private file in the state directory that
+holds the whole text.
+
+--json prints {"conversation_id","round","reply","round_count"} (round is
+1-based; "status" is the round's status when the server gives one;
+"reply_truncated", "reply_chars" and "reply_file" appear when the reply
+was cut). With --all-rounds: {"conversation_id","round_count","rounds":[
+{"round","input","reply","status"}]}, with "input_truncated",
+"input_chars" and "input_file" for a cut input.
+
+Exit status: 0 with the reply; 5 when the conversation or the round does
+not exist; 8 when the round is still in progress (or the conversation has
+no round yet); 7 when the agent awaits an answer or a confirmation; 6 when
+the round failed; 1 when a finished round holds no reply. With
+--all-rounds the last round decides.`,
+		Example: `  a2a-courier show "$(a2a-courier history --limit 1 | cut -f1)"
+  a2a-courier show "$ctx" --max-chars 4000
+  a2a-courier show "$ctx" --round 1 --json
+  a2a-courier show "$ctx" --all-rounds`,
+		Args: exactArgs(1, "a conversation id (see `a2a-courier history`) or a contextId"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.target = args[0]
+			opts.roundSet = cmd.Flags().Changed("round")
+			return app.runShow(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().IntVar(&opts.round, "round", 0, "print the reply of this round (1 is the first; default: the last)")
+	cmd.Flags().BoolVar(&opts.allRounds, "all-rounds", false, "print each round's input and final reply")
+	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply (with --all-rounds, each input and reply) at this many characters; the whole text is saved to a file named in the marker")
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	return cmd
+}
+
+// showDoc is the --json document of show. Fields are only ever added.
+type showDoc struct {
+	ConversationID string  `json:"conversation_id"`
+	Round          int     `json:"round"`
+	Reply          *string `json:"reply,omitempty"`
+	ReplyTruncated bool    `json:"reply_truncated,omitempty"`
+	ReplyChars     int     `json:"reply_chars,omitempty"`
+	ReplyFile      string  `json:"reply_file,omitempty"`
+	Status         string  `json:"status,omitempty"`
+	RoundCount     int     `json:"round_count"`
+	Reason         string  `json:"reason,omitempty"`
+	Resume         string  `json:"resume,omitempty"`
+}
+
+// showAllDoc is the --json document of show --all-rounds.
+type showAllDoc struct {
+	ConversationID string         `json:"conversation_id"`
+	RoundCount     int            `json:"round_count"`
+	Rounds         []showRoundDoc `json:"rounds"`
+}
+
+type showRoundDoc struct {
+	Round          int     `json:"round"`
+	Input          string  `json:"input"`
+	InputTruncated bool    `json:"input_truncated,omitempty"`
+	InputChars     int     `json:"input_chars,omitempty"`
+	InputFile      string  `json:"input_file,omitempty"`
+	Reply          *string `json:"reply,omitempty"`
+	ReplyTruncated bool    `json:"reply_truncated,omitempty"`
+	ReplyChars     int     `json:"reply_chars,omitempty"`
+	ReplyFile      string  `json:"reply_file,omitempty"`
+	Status         string  `json:"status,omitempty"`
+}
+
+func (a *App) runShow(ctx context.Context, opts *showOptions) error {
+	if err := client.CheckID("conversation id or contextId", opts.target); err != nil {
+		return usageErr("pass a conversation id listed by `a2a-courier history`, or a contextId printed by send", "%s", err.Error())
+	}
+	switch {
+	case opts.roundSet && opts.allRounds:
+		return usageErr("use one of them", "--round and --all-rounds exclude each other")
+	case opts.roundSet && opts.round < 1:
+		return usageErr("rounds count from 1; leave --round out for the last round", "--round must be 1 or more")
+	case opts.maxChars < 0:
+		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
+	}
+	s, err := a.kibanaSettings()
+	if err != nil {
+		return err
+	}
+	k, err := a.kibana(s)
+	if err != nil {
+		return err
+	}
+	var st *store.Store
+	if opts.maxChars > 0 {
+		if st, err = a.openStore(); err != nil {
+			return err
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	conv, convID, err := a.findConversation(ctx, k, opts.target)
+	if err != nil {
+		return err
+	}
+	if opts.allRounds {
+		return a.showAllRounds(conv, convID, opts, st)
+	}
+	return a.showRound(conv, convID, opts, st)
+}
+
+// findConversation reads the conversation the argument names: a2a-<arg>
+// first (the argument is a contextId), then the argument itself.
+func (a *App) findConversation(ctx context.Context, k *client.Kibana, target string) (*client.Conversation, string, error) {
+	var candidates []string
+	if !strings.HasPrefix(target, "a2a-") && client.ValidID(client.ConversationIDForContext(target)) {
+		candidates = append(candidates, client.ConversationIDForContext(target))
+	}
+	candidates = append(candidates, target)
+	for _, id := range candidates {
+		conv, err := k.GetConversation(ctx, id)
+		if client.IsKind(err, client.KindNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		return conv, id, nil
+	}
+	msg := "conversation " + target + " not found"
+	if len(candidates) > 1 {
+		msg = fmt.Sprintf("conversation not found: neither %s (contextId %s) nor %s exists", candidates[0], target, target)
+	}
+	return nil, "", &cliError{exit: ExitNotFound, code: "not_found", message: msg,
+		hint: "`a2a-courier history` lists your conversations in this space; Kibana stores a conversation only once its first round completes, and only for the API key's user"}
+}
+
+// Round states as show reports them.
+const (
+	roundDone     = "completed"
+	roundRunning  = "in_progress"
+	roundAwaiting = "awaiting_prompt"
+	roundFailed   = "failed"
+	roundNoReply  = "no_reply"
+)
+
+// roundState reads a round's status and whether it holds a reply. Kibana
+// 9.2 and 9.3 store only finished rounds, without a status; later versions
+// add in_progress and awaiting_prompt, and newer ones record failed runs.
+func roundState(r client.Round) string {
+	switch r.Status {
+	case "in_progress":
+		return roundRunning
+	case "awaiting_prompt":
+		return roundAwaiting
+	case "failed", "error", "aborted", "canceled", "cancelled":
+		return roundFailed
+	}
+	if r.HasResponse {
+		return roundDone
+	}
+	return roundNoReply
+}
+
+func roundExit(state string) int {
+	switch state {
+	case roundDone:
+		return ExitOK
+	case roundRunning:
+		return ExitStillRunning
+	case roundAwaiting:
+		return ExitInputRequired
+	case roundFailed:
+		return ExitTaskFailed
+	}
+	return ExitUnexpected
+}
+
+func showCommand(convID string, round int) string {
+	cmd := "a2a-courier show " + convID
+	if round > 0 {
+		cmd += " --round " + strconv.Itoa(round)
+	}
+	return cmd
+}
+
+func (a *App) showRound(conv *client.Conversation, convID string, opts *showOptions, st *store.Store) error {
+	pr := a.printer()
+	idx := -1
+	if opts.roundSet {
+		idx = opts.round - 1
+	}
+	r, n, ok := conv.PickRound(idx)
+	if !ok && n > 0 {
+		return &cliError{exit: ExitNotFound, code: "not_found",
+			message: fmt.Sprintf("conversation %s has %s; there is no round %d", convID, plural(n, "round"), opts.round),
+			hint:    fmt.Sprintf("use --round 1 to %d, or leave --round out for the last round", n)}
+	}
+	if !ok {
+		reason := fmt.Sprintf("conversation %s has no round yet: its first run may still be going", convID)
+		if pr.json {
+			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason, Resume: showCommand(convID, 0)})
+			return exitWith(ExitStillRunning)
+		}
+		pr.info("%s; look again later: %s", reason, showCommand(convID, 0))
+		return exitWith(ExitStillRunning)
+	}
+	number := r.Index + 1
+	resumeRound := 0
+	if opts.roundSet {
+		resumeRound = number
+	}
+	state := roundState(r)
+	doc := showDoc{ConversationID: convID, Round: number, Status: r.Status, RoundCount: n}
+	switch state {
+	case roundFailed:
+		return &cliError{exit: ExitTaskFailed, code: "round_failed",
+			message: fmt.Sprintf("round %d of conversation %s failed (status %s) and holds no reply", number, convID, r.Status),
+			hint:    "a failed run keeps no reply; sending the message again starts a new run"}
+	case roundNoReply:
+		return &cliError{exit: ExitUnexpected, code: "no_reply",
+			message: fmt.Sprintf("round %d of conversation %s holds no reply (status %s)", number, convID, nonEmptyStr(r.Status, "none")),
+			hint:    "the server stored the round without a final reply; open the conversation in Kibana to see what happened"}
+	case roundRunning:
+		doc.Reason = fmt.Sprintf("round %d of conversation %s is still in progress: no reply yet", number, convID)
+		doc.Resume = showCommand(convID, resumeRound)
+		if pr.json {
+			pr.writeJSON(doc)
+		} else {
+			pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
+		}
+		return exitWith(ExitStillRunning)
+	}
+	reply := r.Response
+	cut, file, total, err := cutText("reply", reply, opts.maxChars, roundFileName(convID, number, ""), st)
+	if err != nil {
+		return err
+	}
+	doc.Reply = &cut
+	if file != "" {
+		doc.ReplyTruncated, doc.ReplyChars, doc.ReplyFile = true, total, file
+	}
+	code := roundExit(state)
+	if pr.json {
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+		return exitWith(code)
+	}
+	switch {
+	case cut != "":
+		pr.payload(cut)
+	case state == roundDone:
+		pr.warn("the agent's reply is empty")
+	}
+	if state == roundAwaiting {
+		a.awaitingHint(conv, convID, number)
+	}
+	return exitWith(code)
+}
+
+// awaitingHint tells a person how to answer an agent that waits for input.
+func (a *App) awaitingHint(conv *client.Conversation, convID string, number int) {
+	pr := a.printer()
+	pr.info("the agent awaits an answer or a confirmation (round %d of conversation %s).", number, convID)
+	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok {
+		pr.info("answer in the same conversation: a2a-courier send %s --context %s \"<your answer>\"", conv.AgentID(), ctxID)
+	}
+}
+
+func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *showOptions, st *store.Store) error {
+	pr := a.printer()
+	doc := showAllDoc{ConversationID: convID, Rounds: []showRoundDoc{}}
+	var cutErr error
+	var states []string
+	lastState := ""
+	n := conv.EachRound(func(r client.Round) bool {
+		number := r.Index + 1
+		rd := showRoundDoc{Round: number, Status: r.Status}
+		state := roundState(r)
+		lastState = state
+		states = append(states, state)
+		var err error
+		var file string
+		var total int
+		if rd.Input, file, total, err = cutText("input", r.Input, opts.maxChars, roundFileName(convID, number, ".input"), st); err != nil {
+			cutErr = err
+			return false
+		}
+		if file != "" {
+			rd.InputTruncated, rd.InputChars, rd.InputFile = true, total, file
+		}
+		if state == roundDone || state == roundAwaiting {
+			var reply string
+			if reply, file, total, err = cutText("reply", r.Response, opts.maxChars, roundFileName(convID, number, ""), st); err != nil {
+				cutErr = err
+				return false
+			}
+			rd.Reply = &reply
+			if file != "" {
+				rd.ReplyTruncated, rd.ReplyChars, rd.ReplyFile = true, total, file
+			}
+		}
+		doc.Rounds = append(doc.Rounds, rd)
+		return true
+	})
+	if cutErr != nil {
+		return cutErr
+	}
+	doc.RoundCount = n
+	code := roundExit(lastState)
+	if n == 0 {
+		code = ExitStillRunning
+	}
+	if pr.json {
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+		return exitWith(code)
+	}
+	for i, rd := range doc.Rounds {
+		pr.payload(fmt.Sprintf("[round %d of %d: input]", rd.Round, n))
+		pr.payload(rd.Input)
+		switch states[i] {
+		case roundDone:
+			pr.payload(fmt.Sprintf("[round %d of %d: reply]", rd.Round, n))
+			pr.payload(*rd.Reply)
+		case roundAwaiting:
+			pr.payload(fmt.Sprintf("[round %d of %d: reply, awaiting an answer or a confirmation]", rd.Round, n))
+			pr.payload(*rd.Reply)
+		case roundRunning:
+			pr.payload(fmt.Sprintf("[round %d of %d: no reply yet, still in progress]", rd.Round, n))
+		case roundFailed:
+			pr.payload(fmt.Sprintf("[round %d of %d: no reply, the run failed (status %s)]", rd.Round, n, rd.Status))
+		default:
+			pr.payload(fmt.Sprintf("[round %d of %d: no reply stored (status %s)]", rd.Round, n, nonEmptyStr(rd.Status, "none")))
+		}
+	}
+	switch {
+	case n == 0:
+		pr.info("conversation %s has no round yet: its first run may still be going; look again later: %s --all-rounds", convID, showCommand(convID, 0))
+	case lastState == roundRunning:
+		pr.info("the last round is still in progress; look again later: %s --all-rounds", showCommand(convID, 0))
+	case lastState == roundAwaiting:
+		a.awaitingHint(conv, convID, n)
+	}
+	return exitWith(code)
+}
+
+// roundFileName names the file that keeps a cut text of one round, a name
+// store.WriteReply accepts however long the conversation id is.
+func roundFileName(convID string, round int, suffix string) string {
+	name := fmt.Sprintf("%s.round-%d%s", convID, round, suffix)
+	if store.CheckContextID(name) != nil {
+		sum := sha256.Sum256([]byte(convID))
+		name = fmt.Sprintf("conversation-%s.round-%d%s", hex.EncodeToString(sum[:8]), round, suffix)
+	}
+	return name
+}
+
+// cutText shortens text to maxChars characters (runes), saving the whole
+// text in a private file (0600) of the state directory named in the
+// marker. It returns the text to print, the file ("" when nothing was cut)
+// and the length of the whole text in characters. maxChars 0 cuts nothing.
+func cutText(what, text string, maxChars int, name string, st *store.Store) (string, string, int, error) {
+	if maxChars <= 0 || len(text) <= maxChars {
+		return text, "", 0, nil
+	}
+	total := utf8.RuneCountInString(text)
+	if total <= maxChars {
+		return text, "", 0, nil
+	}
+	end, count := 0, 0
+	for i := range text {
+		if count == maxChars {
+			end = i
+			break
+		}
+		count++
+	}
+	file, err := st.WriteReply(name, text)
+	if err != nil {
+		return "", "", 0, fmt.Errorf("save the whole %s: %w", what, err)
+	}
+	marker := fmt.Sprintf("\n[… %s cut at %d of %d characters; the whole %s is in %s]", what, maxChars, total, what, file)
+	return text[:end] + marker, file, total, nil
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return strconv.Itoa(n) + " " + word + "s"
+}
