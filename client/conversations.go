@@ -363,6 +363,14 @@ func readRound(i int, r gjson.Result) Round {
 		}
 		return true
 	})
+	if rd.Status == "awaiting_prompt" {
+		for _, p := range []string{"pending_prompts.0.message", "pending_prompts.0.title", "pending_prompt.message", "pending_prompt.title"} {
+			if v := r.Get(p).String(); v != "" {
+				rd.Prompt = v
+				break
+			}
+		}
+	}
 	return rd
 }
 

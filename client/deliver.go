@@ -253,7 +253,7 @@ func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResu
 // stored or not finished.
 func (c *Conversation) Outcome(inputSHA256 string, roundsBefore int, fresh bool) (Outcome, bool) {
 	if inputSHA256 == "" {
-		r, ok := c.Round(-1)
+		r, _, ok := c.PickRound(-1)
 		if !ok {
 			return Outcome{}, false
 		}
@@ -267,7 +267,7 @@ func (c *Conversation) Outcome(inputSHA256 string, roundsBefore int, fresh bool)
 func findOutcome(conv *Conversation, o DeliverOptions) (Outcome, bool) {
 	var mine *Round
 	var first *Round
-	conv.Rounds(func(r Round) bool {
+	conv.EachRound(func(r Round) bool {
 		if r.Index < o.RoundsBefore {
 			return true
 		}

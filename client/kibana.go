@@ -8,7 +8,6 @@ import (
 	"net/url"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -312,54 +311,9 @@ type Round struct {
 	Prompt string
 }
 
-func roundFrom(i int, r gjson.Result) Round {
-	res := r.Get("response.message")
-	rd := Round{
-		Index:       i,
-		ID:          r.Get("id").String(),
-		Input:       r.Get("input.message").String(),
-		Response:    res.String(),
-		HasResponse: res.Exists(),
-		Status:      r.Get("status").String(),
-		StartedAt:   r.Get("started_at").String(),
-	}
-	if rd.Status == "awaiting_prompt" {
-		for _, p := range []string{"pending_prompts.0.message", "pending_prompts.0.title", "pending_prompt.message", "pending_prompt.title"} {
-			if v := r.Get(p).String(); v != "" {
-				rd.Prompt = v
-				break
-			}
-		}
-	}
-	return rd
-}
-
-// Rounds walks the rounds once, calling fn for each until it returns false.
-func (c *Conversation) Rounds(fn func(Round) bool) {
-	rounds := gjson.Get(c.s, "rounds")
-	i := 0
-	rounds.ForEach(func(_, r gjson.Result) bool {
-		rd := roundFrom(i, r)
-		i++
-		return fn(rd)
-	})
-}
-
 // RoundCount returns the number of rounds.
 func (c *Conversation) RoundCount() int {
-	return int(gjson.Get(c.s, "rounds.#").Int())
-}
-
-// Round returns round i (0-based; negative counts from the end).
-func (c *Conversation) Round(i int) (Round, bool) {
-	n := c.RoundCount()
-	if i < 0 {
-		i += n
-	}
-	if i < 0 || i >= n {
-		return Round{}, false
-	}
-	return roundFrom(i, gjson.Get(c.s, "rounds."+strconv.Itoa(i))), true
+	return c.eachRoundRaw(func(int, string) bool { return true })
 }
 
 // GetConversation reads one conversation of the caller's own, in the

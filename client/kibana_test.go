@@ -221,7 +221,7 @@ func TestConversationAfterCompletionOnly(t *testing.T) {
 	if conv.RoundCount() != 1 || conv.AgentID() != "slow" || conv.Title() == "" {
 		t.Errorf("conversation: %d rounds, agent %q, title %q", conv.RoundCount(), conv.AgentID(), conv.Title())
 	}
-	r, ok := conv.Round(-1)
+	r, _, ok := conv.PickRound(-1)
 	if !ok || r.Input != "count errors" || r.Response != "Echo: count errors" || r.Status != "completed" {
 		t.Errorf("round %+v", r)
 	}

@@ -632,6 +632,13 @@ func (s *Sim) listConversations(w http.ResponseWriter, r *http.Request, space st
 		return m
 	}
 	if !s.opts.paginatedList() {
+		// 9.2–9.5 validate the query strictly: only agent_id is known.
+		for k := range q {
+			if k != "agent_id" {
+				s.boom(w, r, http.StatusBadRequest, fmt.Sprintf("[request query.%s]: definition for this key is missing", k))
+				return
+			}
+		}
 		// 9.2–9.5: no server-side sort (map order is random) and at most
 		// 1000 results.
 		rand.Shuffle(len(items), func(i, j int) { items[i], items[j] = items[j], items[i] })

@@ -105,6 +105,9 @@ func fromClientError(e *client.Error) *cliError {
 	case client.KindNotFound:
 		out.exit = ExitNotFound
 		out.hint = "check the id; `a2a-courier discover` lists the agents of this space"
+		if strings.Contains(e.Op, "conversation") {
+			out.hint = "check the id; `a2a-courier history` lists the conversations of this space"
+		}
 	case client.KindTooLarge:
 		out.exit = ExitUsage
 		out.hint = "the message is larger than the server accepts; shorten it"

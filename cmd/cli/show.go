@@ -417,6 +417,9 @@ func cutText(what, text string, maxChars int, name string, st *store.Store) (str
 		}
 		count++
 	}
+	if st == nil {
+		return "", "", 0, fmt.Errorf("cannot save the whole %s: the state directory is not available", what)
+	}
 	file, err := st.WriteReply(name, text)
 	if err != nil {
 		return "", "", 0, fmt.Errorf("save the whole %s: %w", what, err)

@@ -342,7 +342,7 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 	pr := a.printer()
 	doc := recordDoc(rec)
 	if doc.Reply != nil && maxChars > 0 {
-		if cut, file, total, err := cutReply(*doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
+		if cut, file, total, err := cutText("reply", *doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
 			doc.Reply = &cut
 			doc.ReplyTruncated = true
 			doc.ReplyChars = total
@@ -393,20 +393,3 @@ func exitWith(code int) error {
 	return &exitError{code: code}
 }
 
-// cutReply shortens a reply to maxChars characters, saving the whole reply
-// in a private file named in the marker.
-func cutReply(reply string, maxChars int, contextID string, st *store.Store) (string, string, int, error) {
-	runes := []rune(reply)
-	if len(runes) <= maxChars {
-		return reply, "", len(runes), nil
-	}
-	if st == nil {
-		return reply, "", len(runes), nil
-	}
-	file, err := st.WriteReply(contextID, reply)
-	if err != nil {
-		return "", "", 0, fmt.Errorf("save the whole reply: %w", err)
-	}
-	marker := fmt.Sprintf("\n[… reply cut at %d of %d characters; the whole reply is in %s]", maxChars, len(runes), file)
-	return string(runes[:maxChars]) + marker, file, len(runes), nil
-}
