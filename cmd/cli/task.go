@@ -392,4 +392,3 @@ func exitWith(code int) error {
 	}
 	return &exitError{code: code}
 }
-
