@@ -81,10 +81,10 @@ func decodeSendV03(op string, resp *response, reqID string) (*SendResult, error)
 	}
 	res := gjson.Get(s, "result")
 	if !res.IsObject() {
-		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the JSON-RPC response has neither result nor error"}
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the JSON-RPC response has neither result nor error", Processed: true}
 	}
 	if id := gjson.Get(s, "id"); id.Exists() && id.Type != gjson.Null && id.String() != reqID {
-		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the JSON-RPC response answers another request id"}
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the JSON-RPC response answers another request id", Processed: true}
 	}
 	out := &SendResult{
 		Kind:      res.Get("kind").String(),
@@ -103,7 +103,7 @@ func decodeSendV03(op string, resp *response, reqID string) (*SendResult, error)
 			out.Text = arts
 		}
 	default:
-		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the result is neither a message nor a task"}
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the result is neither a message nor a task", Processed: true}
 	}
 	return out, nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -41,16 +42,24 @@ type Outcome struct {
 	HTTPStatus int
 	// TaskID is the server's task id, when it gave one.
 	TaskID string
+
+	notSent bool
 }
 
 // Final reports whether the outcome is terminal.
 func (o Outcome) Final() bool { return o.State != "" }
 
+// NotSent reports whether a send ended before its request was written:
+// nothing reached the server, so the task may be sent later.
+func (o Outcome) NotSent() bool { return o.notSent }
+
 // Event is progress worth telling a person or a log about.
 type Event struct {
-	Kind    string // "sent", "written", "connection_lost", "poll", "poll_error", "reply"
+	Kind    string // "sent", "written", "task", "connection_lost", "poll", "poll_error", "reply"
 	Message string
 	Err     error
+	// TaskID is the server's task id, on events of Kind "task".
+	TaskID string
 }
 
 // DeliverOptions describes one delivery.
@@ -108,12 +117,16 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 	}
 	postDone := make(chan postResult, 1)
 	postOpen := false
+	// gotConn is the conservative sign that bytes may have left: until a
+	// connection is obtained, nothing can have reached the server.
+	var gotConn atomic.Bool
 	if o.Send {
 		postOpen = true
 		go func() {
 			// The server has the request once it is written: from then on a
 			// lost answer means "recover by reading", never "send again".
 			tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+				GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
 				WroteRequest: func(info httptrace.WroteRequestInfo) {
 					if info.Err == nil {
 						emit(Event{Kind: "written", Message: "the request reached the server"})
@@ -145,7 +158,10 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 		}
 		select {
 		case <-ctx.Done():
-			return Outcome{Err: lastErr}
+			if postOpen {
+				<-postDone // it ends with ctx; then gotConn is settled
+			}
+			return Outcome{Err: lastErr, notSent: o.Send && !gotConn.Load()}
 		case pr := <-postDone:
 			postOpen = false
 			if out, final := k.judgeReply(ctx, o, pr.res, pr.err, emit); final {
@@ -167,9 +183,9 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 				emit(Event{Kind: "poll", Message: "no reply stored yet"})
 			case IsKind(err, KindNotFound):
 				emit(Event{Kind: "poll", Message: "no reply stored yet"})
-			case IsKind(err, KindAuth, KindForbidden, KindBadRequest):
-				// Reading cannot succeed with these credentials; the
-				// POST, if still open, may yet answer.
+			case IsKind(err, KindAuth, KindForbidden, KindBadRequest) || IsKind(err, KindProtocol) && !MayHaveArrived(err):
+				// Reading cannot succeed (refused credentials, a page that
+				// is not Kibana's); the POST, if still open, may yet answer.
 				lastErr = err
 				pollingStopped = true
 				emit(Event{Kind: "poll_error", Message: "reading the conversation was refused", Err: err})

@@ -91,6 +91,10 @@ type Error struct {
 	RetryAfter time.Duration
 	// Err is the underlying error, if any.
 	Err error
+	// Processed is set on protocol errors that show the server took the
+	// request in (a truncated JSON body, a JSON-RPC answer of the wrong
+	// shape), unlike an HTML page from a proxy or a login screen.
+	Processed bool
 }
 
 func (e *Error) Error() string {
@@ -142,18 +146,25 @@ func IsKind(err error, kinds ...Kind) bool {
 
 // MayHaveArrived reports whether a failed request may nonetheless have
 // reached the server and started work there: the connection broke, a proxy
-// gave up (502, 504) or the server failed in the middle (500). Callers that
-// must not send twice recover by reading instead of retrying.
+// gave up (502, 504), the server failed in the middle (500), or its answer
+// was cut short. Callers that must not send twice recover by reading
+// instead of retrying. Refusals that prove nothing ran (4xx, 501, 503, an
+// HTML page instead of JSON) are not in this class.
 func MayHaveArrived(err error) bool {
 	var ce *Error
 	if !errors.As(err, &ce) {
 		return false
 	}
 	switch ce.Kind {
-	case KindConnection, KindProtocol:
+	case KindConnection:
 		return true
+	case KindProtocol:
+		return ce.Processed
 	case KindServer:
-		return true
+		switch ce.StatusCode {
+		case 0, 500, 502, 504:
+			return true
+		}
 	}
 	return false
 }

@@ -167,6 +167,14 @@ type response struct {
 }
 
 func (t *transport) url(r *request) string {
+	if r.path == "" {
+		// The base itself, exactly (an A2A endpoint).
+		u := *t.base
+		if len(r.query) > 0 {
+			u.RawQuery = r.query.Encode()
+		}
+		return u.String()
+	}
 	u := t.base.Scheme + "://" + t.base.Host + strings.TrimRight(t.base.EscapedPath(), "/") + r.path
 	if len(r.query) > 0 {
 		u += "?" + r.query.Encode()
@@ -239,6 +247,37 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 func (t *transport) once(ctx context.Context, r *request) (*response, error) {
+	resp, err := t.open(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	maxBody := r.maxBody
+	if maxBody == 0 {
+		maxBody = t.maxBody
+	}
+	data, readErr := readBody(resp, maxBody)
+	if readErr != nil {
+		if errors.Is(readErr, errTooLarge) {
+			return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode,
+				Message: fmt.Sprintf("response larger than the %s cap", byteSize(maxBody)), Err: readErr}
+		}
+		return nil, classifyBodyError(r.op, resp.StatusCode, readErr)
+	}
+	if len(data) == 0 {
+		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: "empty response body"}
+	}
+	if !wellFormed(resp, data, r.quickCheckAbove) {
+		t := bytes.TrimSpace(data)
+		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data),
+			Processed: len(t) > 0 && (t[0] == '{' || t[0] == '[')}
+	}
+	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// open sends the request once and returns a 2xx response with its body
+// unread (the caller closes it), or a classified error.
+func (t *transport) open(ctx context.Context, r *request) (*http.Response, error) {
 	var body io.Reader
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
@@ -268,29 +307,12 @@ func (t *transport) once(ctx context.Context, r *request) (*response, error) {
 	if err != nil {
 		return nil, classifyTransportError(r.op, err)
 	}
-	defer resp.Body.Close()
-	maxBody := r.maxBody
-	if maxBody == 0 {
-		maxBody = t.maxBody
-	}
-	data, readErr := readBody(resp, maxBody)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		data, _ := readBody(resp, 64<<10)
 		return nil, classifyStatus(r.op, resp, data)
 	}
-	if readErr != nil {
-		if errors.Is(readErr, errTooLarge) {
-			return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode,
-				Message: fmt.Sprintf("response larger than the %s cap", byteSize(maxBody)), Err: readErr}
-		}
-		return nil, classifyBodyError(r.op, resp.StatusCode, readErr)
-	}
-	if len(data) == 0 {
-		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: "empty response body"}
-	}
-	if !wellFormed(resp, data, r.quickCheckAbove) {
-		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data)}
-	}
-	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+	return resp, nil
 }
 
 var errTooLarge = errors.New("response too large")
@@ -487,6 +509,9 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 	case code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable:
 		e.Kind = KindBusy
 		e.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	case code == http.StatusNotImplemented || code == http.StatusHTTPVersionNotSupported:
+		// The server does not do this at all: not Kibana, or the wrong URL.
+		e.Kind = KindBadRequest
 	case code >= 500:
 		e.Kind = KindServer
 		if notFoundText.MatchString(e.Message) {

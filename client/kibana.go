@@ -251,6 +251,9 @@ type OutgoingMessage struct {
 	Text      string
 	MessageID string
 	ContextID string
+	// TaskID answers a task that asked for input (generic A2A servers
+	// only; Agent Builder's per-request task store cannot find one).
+	TaskID string
 	// Blocking is sent explicitly as configuration.blocking.
 	Blocking bool
 }

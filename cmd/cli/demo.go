@@ -83,7 +83,11 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 		}
 	}
 	run := func(stdin string, args ...string) (string, int) {
-		pr.logf("%s", heading.Render("$ a2a-courier "+quoteArgs(args)))
+		line := "$ a2a-courier " + quoteArgs(args)
+		if stdin != "" {
+			line = "$ echo " + quoteArgs([]string{stdin}) + " | a2a-courier " + quoteArgs(args)
+		}
+		pr.logf("%s", heading.Render(line))
 		var out bytes.Buffer
 		code := Run(ctx, a.childProcess(args, env, stdin, io.MultiWriter(a.p.Stdout, &out)))
 		if code != ExitOK {
@@ -117,7 +121,7 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 	run("", "result", ctxID, "--wait", "--timeout", "1m")
 
 	say("\n6. From another machine, or after the state directory is lost, the contextId alone recovers the reply:")
-	run("", "fetch", ctxID, "--json", "--max-chars", "80")
+	run("", "fetch", ctxID, "--json")
 
 	say("\n7. A run that fails is reported as failed, with the reason, and exit code 6:")
 	run("", "send", "flaky-agent", "Are you there?")

@@ -327,6 +327,27 @@ func TestE2EFailingAndExpiring(t *testing.T) {
 	})
 }
 
+func TestE2ESendWhoseWaitEndsBeforeItConnects(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send", "elastic-ai-agent", "too quick", "--timeout", "1ns", "--poll-interval", "200ms", "--json")
+	r.expect(t, ExitStillRunning)
+	d := decodeTask(t, r.stdout)
+	if d.State != "queued" && d.State != "sending" && d.State != "working" {
+		t.Fatalf("%+v", d)
+	}
+	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s")
+	r.expect(t, ExitOK)
+	if r.stdout != "Echo: too quick\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if n := sim.Runs(d.ContextID); n != 1 {
+		t.Errorf("runs %d", n)
+	}
+}
+
 func TestE2EFetchWithoutLocalRecord(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)

@@ -105,8 +105,11 @@ func fromClientError(e *client.Error) *cliError {
 	case client.KindNotFound:
 		out.exit = ExitNotFound
 		out.hint = "check the id; `a2a-courier discover` lists the agents of this space"
-		if strings.Contains(e.Op, "conversation") {
+		switch {
+		case strings.Contains(e.Op, "conversation"):
 			out.hint = "check the id; `a2a-courier history` lists the conversations of this space"
+		case e.Op == "list agents":
+			out.hint = "Agent Builder is not enabled in this Kibana (9.2/9.3: Advanced Settings), or KIBANA_URL is not Kibana's address"
 		}
 	case client.KindTooLarge:
 		out.exit = ExitUsage
@@ -127,6 +130,9 @@ func fromClientError(e *client.Error) *cliError {
 	case client.KindConnection:
 		out.exit = ExitUnreachable
 		out.hint = "the connection to the server broke; check the network and try again"
+		if errors.Is(e, context.DeadlineExceeded) {
+			out.hint = "no answer in time: raise --timeout, or check that the server is up"
+		}
 	case client.KindProtocol:
 		out.exit = ExitUnexpected
 		out.hint = "the server's answer was not what Agent Builder sends; is KIBANA_URL the Kibana URL (not Elasticsearch)?"

@@ -118,9 +118,18 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 	result := *rec
 	result.State = store.State(out.State)
 	result.Reply = out.Reply
-	now := a.p.Now().UTC()
-	result.FinishedAt = &now
 	result.Reason = ""
+	// Times come from the server's document, not from this fetch.
+	result.FinishedAt = nil
+	if t, err := time.Parse(time.RFC3339Nano, conv.UpdatedAt()); err == nil {
+		t = t.UTC()
+		result.FinishedAt = &t
+	}
+	if local == nil {
+		if t, err := time.Parse(time.RFC3339Nano, conv.CreatedAt()); err == nil {
+			result.CreatedAt = t.UTC()
+		}
+	}
 	if local != nil && (!local.State.Terminal() || local.State == store.Expired) && st != nil {
 		if h, err := st.Lock(local.ContextID); err == nil {
 			h.Update(func(x *store.Record) error {

@@ -260,7 +260,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) != n {
-			return usageErr("usage: "+cmd.UseLine(), "%s needs %s", cmd.CommandPath(), what)
+			return usageErr("usage: "+cmd.UseLine(), "%s needs %s", commandName(cmd), what)
 		}
 		return nil
 	}
@@ -269,7 +269,7 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if len(args) < lo || len(args) > hi {
-			return usageErr("usage: "+cmd.UseLine(), "%s takes %s", cmd.CommandPath(), what)
+			return usageErr("usage: "+cmd.UseLine(), "%s takes %s", commandName(cmd), what)
 		}
 		return nil
 	}
@@ -281,4 +281,9 @@ func RootCommand() *cobra.Command {
 	p := &Process{}
 	p.fillDefaults()
 	return newRootCmd(&App{p: p})
+}
+
+// commandName is the command's path without the program's name.
+func commandName(cmd *cobra.Command) string {
+	return strings.TrimPrefix(cmd.CommandPath(), cmd.Root().Name()+" ")
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -30,7 +31,9 @@ func newPrinter(p *Process, jsonOut bool) *printer {
 	_, noColor := p.LookupEnv("NO_COLOR")
 	pr := &printer{out: p.Stdout, err: p.Stderr, json: jsonOut, outTTY: p.StdoutTTY, errTTY: p.StderrTTY}
 	if pr.outTTY {
-		pr.width = p.TermWidth()
+		if pr.width = p.TermWidth(); pr.width <= 0 {
+			pr.width = 100
+		}
 	}
 	pr.outR = lipgloss.NewRenderer(p.Stdout)
 	pr.errR = lipgloss.NewRenderer(p.Stderr)
@@ -45,18 +48,27 @@ func newPrinter(p *Process, jsonOut bool) *printer {
 
 // writeJSON prints one JSON document and a newline on stdout.
 func (pr *printer) writeJSON(v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // hints hold <placeholders>, not HTML
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		return err
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	_, err = pr.out.Write(append(b, '\n'))
+	_, err := pr.out.Write(b.Bytes())
 	return err
 }
 
-// writeRawJSON prints a JSON document as received, with a newline.
-func (pr *printer) writeRawJSON(b []byte) error {
+// writeRawJSON prints a JSON document as received, indented like every
+// other document, with a newline.
+func (pr *printer) writeRawJSON(raw []byte) error {
+	var ind bytes.Buffer
+	b := raw
+	if json.Indent(&ind, raw, "", "  ") == nil {
+		b = ind.Bytes()
+	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if _, err := pr.out.Write(b); err != nil {

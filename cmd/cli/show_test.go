@@ -120,7 +120,7 @@ func TestShow(t *testing.T) {
 		{"negative max-chars", []string{"show", showCtx, "--max-chars", "-3"}, "",
 			"a2a-courier: --max-chars must not be negative\nhint: use a positive number, or 0 for the whole reply\n", 2},
 		{"no argument", []string{"show"}, "",
-			"a2a-courier: a2a-courier show needs a conversation id (see `a2a-courier history`) or a contextId\nhint: usage: a2a-courier show <conversationId|contextId> [flags]\n", 2},
+			"a2a-courier: show needs a conversation id (see `a2a-courier history`) or a contextId\nhint: usage: a2a-courier show <conversationId|contextId> [flags]\n", 2},
 	}
 	for _, tc := range cases {
 		for _, tty := range []bool{false, true} {

@@ -151,6 +151,15 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		})
 		r.logf("%s: %s (via %s)", id, out.State, out.Via)
 		return current(), nil
+	case ctx.Err() != nil && out.NotSent():
+		// The wait ended before a connection was even made: nothing left,
+		// so the task goes back to queued, text included, and the next
+		// worker sends it (once).
+		update(func(x *store.Record) {
+			x.State, x.Message, x.SentAt = store.Queued, text, nil
+		})
+		r.logf("%s: handed off before sending; back to queued", id)
+		return current(), errHandedOff
 	case ctx.Err() != nil:
 		cur := current()
 		r.logf("%s: handed off in state %s", id, cur.State)
@@ -311,6 +320,9 @@ func recordError(rec *store.Record) *cliError {
 			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
 			ce.hint = fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus}).hint
 		}
+		if rec.Error != nil && rec.Error.Kind == "busy" {
+			ce.hint = "the server refused the message for now (rate limit or unavailable); nothing ran, so sending it again later is safe"
+		}
 		if ce.hint == "" {
 			ce.hint = "nothing ran on the server; it is safe to send again"
 		}
@@ -362,9 +374,14 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 	case rec.State == store.Completed:
 		if *doc.Reply == "" {
 			pr.warn("the agent's reply is empty")
-			return nil
+		} else {
+			pr.payload(*doc.Reply)
 		}
-		pr.payload(*doc.Reply)
+		if pr.errTTY && rec.Agent != "" {
+			// People see the handle on the conversation; programs have
+			// --json, and a pipe stays clean.
+			pr.info("context %s (continue with: a2a-courier send %s --context %s)", rec.ContextID, rec.Agent, rec.ContextID)
+		}
 	case rec.State == store.InputRequired:
 		if *doc.Reply != "" {
 			pr.payload(*doc.Reply)

@@ -1,0 +1,536 @@
+package client
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/tidwall/gjson"
+)
+
+// A2AConfig says how to reach one A2A agent (see ResolveAgent).
+type A2AConfig struct {
+	Endpoint string
+	Dialect  Dialect
+	Tenant   string
+	Auth     Auth
+	// Credential is sent as Auth says; with no Auth header it goes as a
+	// bearer token.
+	Credential       Secret
+	HTTPClient       *http.Client
+	UserAgent        string
+	MaxResponseBytes int64
+}
+
+// A2A is a JSON-RPC client of one A2A agent, in dialect 0.3 or 1.0.
+type A2A struct {
+	t       *transport
+	dialect Dialect
+	tenant  string
+}
+
+// NewA2A returns a client for cfg.
+func NewA2A(cfg A2AConfig) (*A2A, error) {
+	u, err := url.Parse(cfg.Endpoint)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("invalid A2A endpoint %q", cfg.Endpoint)
+	}
+	u.Fragment = ""
+	if cfg.Dialect != V03 && cfg.Dialect != V10 {
+		return nil, fmt.Errorf("unknown A2A dialect %q", cfg.Dialect)
+	}
+	hc := cfg.HTTPClient
+	if hc == nil {
+		hc = NewHTTPClient(nil)
+	}
+	t := &transport{http: hc, base: u, userAgent: cfg.UserAgent, maxBody: cfg.MaxResponseBytes,
+		retries: 2, maxRetryWait: 20 * time.Second, sleep: sleepCtx, headers: map[string]string{}}
+	if t.maxBody <= 0 {
+		t.maxBody = DefaultMaxResponseBytes
+	}
+	if cfg.Dialect == V10 {
+		t.headers["A2A-Version"] = string(V10)
+	}
+	if cfg.Credential != "" {
+		a := cfg.Auth
+		if a.Header == "" {
+			a = Auth{Header: "Authorization", Prefix: "Bearer "}
+		}
+		t.authName, t.authValue = a.Header, Secret(a.Prefix+cfg.Credential.Reveal())
+	}
+	return &A2A{t: t, dialect: cfg.Dialect, tenant: cfg.Tenant}, nil
+}
+
+// Dialect returns the protocol version spoken.
+func (c *A2A) Dialect() Dialect { return c.dialect }
+
+func (c *A2A) method(v03, v10 string) string {
+	if c.dialect == V10 {
+		return v10
+	}
+	return v03
+}
+
+func (c *A2A) call(ctx context.Context, op, method string, params any, idempotent bool) (gjson.Result, error) {
+	body, id, err := encodeRPC(method, params)
+	if err != nil {
+		return gjson.Result{}, &Error{Kind: KindUnexpected, Op: op, Err: err}
+	}
+	resp, err := c.t.do(ctx, &request{op: op, method: http.MethodPost, body: body, idempotent: idempotent})
+	if err != nil {
+		return gjson.Result{}, err
+	}
+	return rpcResult(op, resp.status, resp.body, id)
+}
+
+func encodeRPC(method string, params any) ([]byte, string, error) {
+	id := uuid.NewString()
+	b, err := json.Marshal(jsonrpcRequest{JSONRPC: "2.0", ID: id, Method: method, Params: params})
+	return b, id, err
+}
+
+func rpcResult(op string, status int, body []byte, reqID string) (gjson.Result, error) {
+	doc := gjson.ParseBytes(body)
+	if e := doc.Get("error"); e.Exists() && e.Type != gjson.Null {
+		return gjson.Result{}, rpcError(op, status, e)
+	}
+	if id := doc.Get("id"); id.Exists() && id.Type != gjson.Null && id.String() != reqID {
+		return gjson.Result{}, &Error{Kind: KindProtocol, Op: op, StatusCode: status, Message: "the JSON-RPC response answers another request id", Processed: true}
+	}
+	res := doc.Get("result")
+	if !res.Exists() {
+		return gjson.Result{}, &Error{Kind: KindProtocol, Op: op, StatusCode: status, Message: "the JSON-RPC response has neither result nor error", Processed: true}
+	}
+	return res, nil
+}
+
+func (c *A2A) messageParams(m OutgoingMessage, returnImmediately bool) any {
+	if c.dialect == V10 {
+		msg := map[string]any{"messageId": m.MessageID, "role": "ROLE_USER", "parts": []map[string]string{{"text": m.Text}}}
+		if m.ContextID != "" {
+			msg["contextId"] = m.ContextID
+		}
+		if m.TaskID != "" {
+			msg["taskId"] = m.TaskID
+		}
+		p := map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": returnImmediately}}
+		if c.tenant != "" {
+			p["tenant"] = c.tenant
+		}
+		return p
+	}
+	msg := map[string]any{"kind": "message", "role": "user", "messageId": m.MessageID,
+		"parts": []map[string]string{{"kind": "text", "text": m.Text}}}
+	if m.ContextID != "" {
+		msg["contextId"] = m.ContextID
+	}
+	if m.TaskID != "" {
+		msg["taskId"] = m.TaskID
+	}
+	// blocking is always explicit: a2a-js takes a configuration without it
+	// as non-blocking.
+	return map[string]any{"message": msg, "configuration": map[string]any{"blocking": !returnImmediately}}
+}
+
+func (c *A2A) idParams(id string) any {
+	p := map[string]any{"id": id}
+	if c.tenant != "" && c.dialect == V10 {
+		p["tenant"] = c.tenant
+	}
+	return p
+}
+
+// Send posts message/send (SendMessage) once; it is never retried.
+func (c *A2A) Send(ctx context.Context, m OutgoingMessage, returnImmediately bool) (*SendResult, error) {
+	const op = "send message"
+	res, err := c.call(ctx, op, c.method("message/send", "SendMessage"), c.messageParams(m, returnImmediately), false)
+	if err != nil {
+		return nil, err
+	}
+	ev := parseEvent(res)
+	if ev.Kind != "message" && ev.Kind != "task" {
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is neither a message nor a task", Processed: true}
+	}
+	return ev.result(), nil
+}
+
+// GetTask reads a task (tasks/get, GetTask).
+func (c *A2A) GetTask(ctx context.Context, id string) (*SendResult, error) {
+	op := "get task " + id
+	res, err := c.call(ctx, op, c.method("tasks/get", "GetTask"), c.idParams(id), true)
+	if err != nil {
+		return nil, err
+	}
+	ev := parseEvent(res)
+	if ev.Kind != "task" {
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task"}
+	}
+	return ev.result(), nil
+}
+
+// CancelTask asks the server to cancel a task (tasks/cancel, CancelTask).
+func (c *A2A) CancelTask(ctx context.Context, id string) (*SendResult, error) {
+	op := "cancel task " + id
+	res, err := c.call(ctx, op, c.method("tasks/cancel", "CancelTask"), c.idParams(id), false)
+	if err != nil {
+		return nil, err
+	}
+	ev := parseEvent(res)
+	if ev.Kind != "task" {
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task"}
+	}
+	return ev.result(), nil
+}
+
+// FindTask looks for the newest task of a context (v1.0 ListTasks). It
+// returns "" when the dialect has no task list or none matches.
+func (c *A2A) FindTask(ctx context.Context, contextID string) (string, error) {
+	if c.dialect != V10 {
+		return "", nil
+	}
+	p := map[string]any{"contextId": contextID, "pageSize": 10}
+	if c.tenant != "" {
+		p["tenant"] = c.tenant
+	}
+	res, err := c.call(ctx, "list tasks of context "+contextID, "ListTasks", p, true)
+	if err != nil {
+		return "", err
+	}
+	id := ""
+	res.Get("tasks").ForEach(func(_, t gjson.Result) bool {
+		if t.Get("contextId").String() == contextID || t.Get("contextId").String() == "" {
+			id = t.Get("id").String()
+			return false
+		}
+		return true
+	})
+	return id, nil
+}
+
+// StreamEvent is one event of a stream, or a unary result, in either
+// dialect.
+type StreamEvent struct {
+	// Kind is "message", "task", "status" or "artifact".
+	Kind      string
+	TaskID    string
+	ContextID string
+	MessageID string
+	// State is normalised to the v0.3 names ("working", "input-required").
+	State string
+	// Text is the message's text, or the status message's.
+	Text string
+	// Artifacts holds a task snapshot's artifacts, in order.
+	Artifacts []Artifact
+	// Artifact is the chunk of an artifact update.
+	Artifact  Artifact
+	Append    bool
+	LastChunk bool
+	// Final is v0.3's final flag on status updates.
+	Final bool
+}
+
+// Artifact is an artifact's id and text.
+type Artifact struct {
+	ID   string
+	Text string
+}
+
+func (e *StreamEvent) result() *SendResult {
+	r := &SendResult{Kind: e.Kind, ContextID: e.ContextID, TaskID: e.TaskID, MessageID: e.MessageID, State: e.State, Text: e.Text}
+	if e.Kind == "task" {
+		var acc artifacts
+		acc.reset(e.Artifacts)
+		if t := acc.String(); t != "" && e.State == "completed" {
+			r.Text = t
+		}
+	}
+	return r
+}
+
+// parseEvent reads a result or stream event of either dialect: v0.3
+// objects carry "kind"; v1.0 wraps them ({"task":…}) or, for GetTask,
+// sends a bare Task.
+func parseEvent(r gjson.Result) StreamEvent {
+	var ev StreamEvent
+	body := r
+	switch kind := r.Get("kind").String(); kind {
+	case "message":
+		ev.Kind = "message"
+	case "task":
+		ev.Kind = "task"
+	case "status-update":
+		ev.Kind = "status"
+	case "artifact-update":
+		ev.Kind = "artifact"
+	default:
+		switch {
+		case r.Get("message").IsObject():
+			ev.Kind, body = "message", r.Get("message")
+		case r.Get("task").IsObject():
+			ev.Kind, body = "task", r.Get("task")
+		case r.Get("statusUpdate").IsObject():
+			ev.Kind, body = "status", r.Get("statusUpdate")
+		case r.Get("artifactUpdate").IsObject():
+			ev.Kind, body = "artifact", r.Get("artifactUpdate")
+		case r.Get("id").Exists() && r.Get("status").IsObject():
+			ev.Kind = "task"
+		}
+	}
+	ev.ContextID = body.Get("contextId").String()
+	switch ev.Kind {
+	case "message":
+		ev.MessageID = body.Get("messageId").String()
+		ev.TaskID = body.Get("taskId").String()
+		ev.Text = partsText(body.Get("parts"), "\n")
+	case "task":
+		ev.TaskID = body.Get("id").String()
+		ev.State = normState(body.Get("status.state"))
+		ev.Text = partsText(body.Get("status.message.parts"), "\n")
+		body.Get("artifacts").ForEach(func(_, a gjson.Result) bool {
+			ev.Artifacts = append(ev.Artifacts, Artifact{ID: a.Get("artifactId").String(), Text: partsText(a.Get("parts"), "")})
+			return true
+		})
+	case "status":
+		ev.TaskID = body.Get("taskId").String()
+		ev.State = normState(body.Get("status.state"))
+		ev.Text = partsText(body.Get("status.message.parts"), "\n")
+		ev.Final = body.Get("final").Bool()
+	case "artifact":
+		ev.TaskID = body.Get("taskId").String()
+		a := body.Get("artifact")
+		ev.Artifact = Artifact{ID: a.Get("artifactId").String(), Text: partsText(a.Get("parts"), "")}
+		ev.Append = body.Get("append").Bool()
+		ev.LastChunk = body.Get("lastChunk").Bool()
+	}
+	return ev
+}
+
+// partsText joins the text parts of a part list: v0.3 {kind:"text",text},
+// v1.0 {text}. Data and file parts are skipped.
+func partsText(parts gjson.Result, sep string) string {
+	var texts []string
+	parts.ForEach(func(_, p gjson.Result) bool {
+		kind := p.Get("kind").String()
+		if t := p.Get("text"); t.Exists() && (kind == "" || kind == "text") {
+			texts = append(texts, t.String())
+		}
+		return true
+	})
+	return strings.Join(texts, sep)
+}
+
+var v10States = map[string]string{
+	"TASK_STATE_SUBMITTED":      "submitted",
+	"TASK_STATE_WORKING":        "working",
+	"TASK_STATE_COMPLETED":      "completed",
+	"TASK_STATE_FAILED":         "failed",
+	"TASK_STATE_CANCELED":       "canceled",
+	"TASK_STATE_INPUT_REQUIRED": "input-required",
+	"TASK_STATE_REJECTED":       "rejected",
+	"TASK_STATE_AUTH_REQUIRED":  "auth-required",
+	"TASK_STATE_UNSPECIFIED":    "unknown",
+}
+
+// The proto enum's numbers, which some servers send instead of names.
+var v10StateNumbers = []string{"unknown", "submitted", "working", "completed", "failed", "canceled", "input-required", "rejected", "auth-required"}
+
+func normState(s gjson.Result) string {
+	if s.Type == gjson.Number {
+		n := int(s.Int())
+		if n >= 0 && n < len(v10StateNumbers) {
+			return v10StateNumbers[n]
+		}
+		return "unknown"
+	}
+	v := s.String()
+	if m, ok := v10States[strings.ToUpper(v)]; ok {
+		return m
+	}
+	v = strings.ToLower(strings.ReplaceAll(v, "_", "-"))
+	if v == "cancelled" {
+		v = "canceled"
+	}
+	return v
+}
+
+func finalState(s string) bool {
+	switch s {
+	case "completed", "failed", "canceled", "rejected", "input-required", "auth-required":
+		return true
+	}
+	return false
+}
+
+// artifacts accumulates artifact chunks: append adds to the artifact with
+// the same id, a chunk without append replaces it.
+type artifacts struct {
+	order []string
+	text  map[string]*strings.Builder
+}
+
+func (a *artifacts) reset(list []Artifact) {
+	a.order, a.text = nil, nil
+	for _, x := range list {
+		a.apply(x.ID, false, x.Text)
+	}
+}
+
+func (a *artifacts) apply(id string, appendTo bool, text string) {
+	if a.text == nil {
+		a.text = map[string]*strings.Builder{}
+	}
+	b, ok := a.text[id]
+	if !ok {
+		b = &strings.Builder{}
+		a.text[id] = b
+		a.order = append(a.order, id)
+	}
+	if !appendTo {
+		b.Reset()
+	}
+	b.WriteString(text)
+}
+
+func (a *artifacts) String() string {
+	var parts []string
+	for _, id := range a.order {
+		if t := a.text[id].String(); t != "" {
+			parts = append(parts, t)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// Stream posts message/stream (SendStreamingMessage) once and calls fn for
+// each event until the stream ends (EOF, a final flag, or a terminal or
+// interrupted state) or fn returns false. A server that answers with
+// plain JSON instead of a stream (an early error) is handled too.
+func (c *A2A) Stream(ctx context.Context, m OutgoingMessage, fn func(StreamEvent) bool) error {
+	return c.stream(ctx, "stream message", c.method("message/stream", "SendStreamingMessage"), c.messageParams(m, false), fn)
+}
+
+// Subscribe follows a running task's events (tasks/resubscribe,
+// SubscribeToTask).
+func (c *A2A) Subscribe(ctx context.Context, taskID string, fn func(StreamEvent) bool) error {
+	return c.stream(ctx, "subscribe to task "+taskID, c.method("tasks/resubscribe", "SubscribeToTask"), c.idParams(taskID), fn)
+}
+
+func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func(StreamEvent) bool) error {
+	body, id, err := encodeRPC(method, params)
+	if err != nil {
+		return &Error{Kind: KindUnexpected, Op: op, Err: err}
+	}
+	resp, err := c.t.open(ctx, &request{op: op, method: http.MethodPost, body: body,
+		header: map[string]string{"Accept": "text/event-stream"}})
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if !strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
+		// One JSON-RPC response instead of a stream: an error before the
+		// first event, or a server that does not stream.
+		data, err := readBody(resp, c.t.maxBody)
+		if err != nil {
+			return classifyBodyError(op, resp.StatusCode, err)
+		}
+		if !gjson.ValidBytes(data) {
+			return &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data)}
+		}
+		res, err := rpcResult(op, resp.StatusCode, data, id)
+		if err != nil {
+			return err
+		}
+		fn(parseEvent(res))
+		return nil
+	}
+	return readSSE(resp.Body, c.t.maxBody, func(event, data string) (bool, error) {
+		if strings.TrimSpace(data) == "" {
+			return true, nil
+		}
+		if !gjson.Valid(data) {
+			return false, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: "a stream event is not JSON"}
+		}
+		if event == "error" && !gjson.Get(data, "error").Exists() {
+			return false, &Error{Kind: KindRPC, Op: op, StatusCode: resp.StatusCode, Message: oneLine(gjson.Get(data, "message").String(), 300)}
+		}
+		res, err := rpcResult(op, resp.StatusCode, []byte(data), id)
+		if err != nil {
+			return false, err
+		}
+		ev := parseEvent(res)
+		if !fn(ev) {
+			return false, nil
+		}
+		done := ev.Kind == "message" || ev.Final || (ev.Kind != "artifact" && finalState(ev.State))
+		return !done, nil
+	})
+}
+
+// errStreamCut means the stream ended without a final event.
+var errStreamCut = errors.New("the stream ended before the task finished")
+
+// readSSE reads server-sent events, calling fn with each event's type and
+// data until fn says stop, the body ends or an event exceeds max bytes.
+func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var event string
+	var data bytes.Buffer
+	hasData := false
+	for {
+		line, err := br.ReadString('\n')
+		if len(line) > 0 || err == nil {
+			line = strings.TrimRight(line, "\r\n")
+			switch {
+			case line == "":
+				if hasData {
+					cont, ferr := fn(event, data.String())
+					if ferr != nil {
+						return ferr
+					}
+					if !cont {
+						return nil
+					}
+				}
+				event, hasData = "", false
+				data.Reset()
+			case strings.HasPrefix(line, ":"):
+			default:
+				field, value, _ := strings.Cut(line, ":")
+				value = strings.TrimPrefix(value, " ")
+				switch field {
+				case "event":
+					event = value
+				case "data":
+					if hasData {
+						data.WriteByte('\n')
+					}
+					data.WriteString(value)
+					hasData = true
+					if int64(data.Len()) > max {
+						return &Error{Kind: KindProtocol, Op: "read stream", Message: "a stream event is larger than the size cap"}
+					}
+				}
+			}
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				if hasData {
+					if _, ferr := fn(event, data.String()); ferr != nil {
+						return ferr
+					}
+				}
+				return errStreamCut
+			}
+			return &Error{Kind: KindConnection, Op: "read stream", Message: "the stream broke: " + oneLine(rootMessage(err), 120), Err: err}
+		}
+	}
+}

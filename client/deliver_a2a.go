@@ -1,0 +1,246 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"net/http/httptrace"
+	"sync/atomic"
+	"time"
+)
+
+// A2ADeliverOptions describes one delivery to a generic A2A agent.
+type A2ADeliverOptions struct {
+	// Message is the message to send; its TaskID, when set, answers a task
+	// that asked for input.
+	Message OutgoingMessage
+	// Send is false in recovery mode: only TaskID (or, in v1.0, the
+	// context's newest task) is followed; nothing is sent.
+	Send bool
+	// TaskID is the task to follow in recovery mode.
+	TaskID string
+	// Streaming is the card's capabilities.streaming: follow tasks with
+	// streams instead of polling.
+	Streaming bool
+	// PollInterval is the time between tasks/get calls.
+	PollInterval time.Duration
+	// OnEvent, if set, receives progress; an event of Kind "task" carries
+	// the server's task id as soon as it is known.
+	OnEvent func(Event)
+}
+
+// ErrTaskGone means the server no longer knows the task (it restarted, or
+// forgot it): there is nothing left to follow.
+var ErrTaskGone = errors.New("the server no longer knows the task")
+
+// ErrNoTask means a send's answer was lost before the server named its
+// task, and the protocol offers no way to find it.
+var ErrNoTask = errors.New("the connection was lost before the server named the task, and A2A 0.3 cannot look a task up by context")
+
+// Deliver sends one message to a generic A2A agent and follows the task it
+// starts until its outcome is final: a Message reply is the answer; a Task
+// is followed by its stream when the card offers streaming, else by
+// polling tasks/get. A broken stream is resumed by subscribing again or by
+// polling, never by sending again. It returns when the outcome is final or
+// ctx ends; Outcome.Err then holds the last problem (ErrTaskGone, ErrNoTask).
+func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
+	if o.PollInterval <= 0 {
+		o.PollInterval = 20 * time.Second
+	}
+	emit := func(e Event) {
+		if o.OnEvent != nil {
+			o.OnEvent(e)
+		}
+	}
+	taskID := o.TaskID
+	var acc artifacts
+	var lastErr error
+	noteTask := func(id string) {
+		if id != "" && id != taskID {
+			taskID = id
+			emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
+		}
+	}
+	var gotConn atomic.Bool
+	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				emit(Event{Kind: "written", Message: "the request reached the server"})
+			}
+		},
+	})
+
+	if o.Send {
+		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
+		if o.Streaming {
+			out, final, err := c.follow(traced, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc, noteTask)
+			if final {
+				return out
+			}
+			if err != nil && !MayHaveArrived(err) && !errors.Is(err, errStreamCut) {
+				return rejectedOutcome(err)
+			}
+			lastErr = err
+			emit(Event{Kind: "connection_lost", Message: "the stream ended before the task finished; following the task", Err: err})
+		} else {
+			res, err := c.Send(traced, o.Message, true)
+			switch {
+			case err != nil && !MayHaveArrived(err):
+				return rejectedOutcome(err)
+			case err != nil:
+				lastErr = err
+				emit(Event{Kind: "connection_lost", Message: "the answer was lost; following the task", Err: err})
+			case res.Kind == "message":
+				return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}
+			default:
+				noteTask(res.TaskID)
+				if out, ok := taskOutcome(res.State, res.Text, "reply", res.TaskID); ok {
+					return out
+				}
+			}
+		}
+	}
+
+	if o.Send && ctx.Err() != nil && !gotConn.Load() {
+		return Outcome{Err: lastErr, notSent: true}
+	}
+	if taskID == "" {
+		id, err := c.FindTask(ctx, o.Message.ContextID)
+		if err != nil || id == "" {
+			if err == nil {
+				err = ErrNoTask
+				if lastErr == nil && !o.Send {
+					err = ErrNoTask
+				}
+			}
+			return Outcome{Err: errors.Join(err, lastErr)}
+		}
+		noteTask(id)
+	}
+
+	subscribeTries := 0
+	for {
+		if ctx.Err() != nil {
+			return Outcome{Err: lastErr}
+		}
+		if o.Streaming && subscribeTries < 3 {
+			subscribeTries++
+			out, final, err := c.follow(ctx, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask)
+			if final {
+				return out
+			}
+			switch {
+			case IsKind(err, KindRPC) && rpcCode(err) == -32001:
+				return Outcome{Err: errors.Join(ErrTaskGone, err)}
+			case IsKind(err, KindRPC), IsKind(err, KindAuth, KindForbidden, KindBadRequest):
+				// Subscribing is refused (a finished task, a server that
+				// does not resubscribe): poll instead.
+				subscribeTries = 3
+			}
+			if err != nil {
+				lastErr = err
+			}
+		}
+		res, err := c.GetTask(ctx, taskID)
+		switch {
+		case err == nil:
+			if res.State == "completed" && res.Text == "" {
+				res.Text = acc.String()
+			}
+			if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
+				return out
+			}
+			emit(Event{Kind: "poll", Message: "task " + taskID + " is " + res.State})
+		case IsKind(err, KindRPC) && rpcCode(err) == -32001:
+			return Outcome{Err: errors.Join(ErrTaskGone, err)}
+		case IsKind(err, KindAuth, KindForbidden, KindBadRequest):
+			return Outcome{Err: err}
+		default:
+			if ctx.Err() != nil {
+				return Outcome{Err: lastErr}
+			}
+			lastErr = err
+			emit(Event{Kind: "poll_error", Message: "reading the task failed; will try again", Err: err})
+		}
+		select {
+		case <-ctx.Done():
+			return Outcome{Err: lastErr}
+		case <-time.After(o.PollInterval):
+		}
+	}
+}
+
+// follow reads one stream into acc and reports the outcome if the stream
+// reached one.
+func (c *A2A) follow(ctx context.Context, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string)) (Outcome, bool, error) {
+	var out Outcome
+	final := false
+	err := open(func(ev StreamEvent) bool {
+		noteTask(ev.TaskID)
+		switch ev.Kind {
+		case "message":
+			out, final = Outcome{State: StateCompleted, Reply: ev.Text, Via: "stream", HTTPStatus: 200, TaskID: ev.TaskID}, true
+			return false
+		case "task":
+			acc.reset(ev.Artifacts)
+		case "artifact":
+			acc.apply(ev.Artifact.ID, ev.Append, ev.Artifact.Text)
+			return true
+		}
+		if finalState(ev.State) {
+			text := ev.Text
+			if ev.State == "completed" {
+				if a := acc.String(); a != "" {
+					text = a
+				}
+			}
+			out, final = taskOutcome(ev.State, text, "stream", ev.TaskID)
+			return false
+		}
+		return true
+	})
+	if final {
+		return out, true, nil
+	}
+	return Outcome{}, false, err
+}
+
+// taskOutcome maps a task state to an outcome; ok is false while the task
+// is still going.
+func taskOutcome(state, text, via, taskID string) (Outcome, bool) {
+	o := Outcome{Via: via, HTTPStatus: 200, TaskID: taskID}
+	switch state {
+	case "completed":
+		o.State, o.Reply = StateCompleted, text
+	case "failed":
+		o.State, o.Reason = StateFailed, nonEmpty(text, "the agent reported the task failed")
+	case "rejected":
+		o.State, o.Reason = StateRejected, nonEmpty(text, "the agent rejected the task")
+	case "canceled":
+		o.State, o.Reason = StateCanceled, nonEmpty(text, "the task was canceled")
+	case "input-required":
+		o.State, o.Reply = StateInputRequired, text
+	case "auth-required":
+		o.State, o.Reply = StateInputRequired, nonEmpty(text, "the agent needs authorisation to go on")
+	default:
+		return Outcome{}, false
+	}
+	return o, true
+}
+
+func rejectedOutcome(err error) Outcome {
+	var ce *Error
+	status := 0
+	if errors.As(err, &ce) {
+		status = ce.StatusCode
+	}
+	return Outcome{State: StateRejected, Reason: err.Error(), Err: err, Via: "reply", HTTPStatus: status}
+}
+
+func rpcCode(err error) int {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.RPCCode
+	}
+	return 0
+}
