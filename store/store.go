@@ -97,13 +97,23 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 
 // Target says where a task was sent, without any credential.
 type Target struct {
-	// Kind is "kibana" (Agent Builder).
+	// Kind is "kibana" (Agent Builder) or "a2a" (any A2A agent).
 	Kind  string `json:"kind"`
 	URL   string `json:"url"`
 	Space string `json:"space,omitempty"`
 	// CAFile and Insecure are the TLS settings the task was sent with.
 	CAFile   string `json:"ca_file,omitempty"`
 	Insecure bool   `json:"insecure,omitempty"`
+
+	// For Kind "a2a" (a generic A2A agent): how the card said to talk to it.
+	Endpoint   string `json:"endpoint,omitempty"`
+	Dialect    string `json:"dialect,omitempty"`
+	Tenant     string `json:"tenant,omitempty"`
+	Streaming  bool   `json:"streaming,omitempty"`
+	AuthHeader string `json:"auth_header,omitempty"`
+	AuthPrefix string `json:"auth_prefix,omitempty"`
+	// Peer names the config file's peer the agent was addressed by.
+	Peer string `json:"peer,omitempty"`
 }
 
 // ErrorInfo is the classified error behind a failed or rejected task.
@@ -132,6 +142,9 @@ type Record struct {
 	MessageSize   int    `json:"message_size"`
 	RoundsBefore  int    `json:"rounds_before"`
 	FreshContext  bool   `json:"fresh_context"`
+	// AnswersTask is the task this message answers (a generic agent's
+	// input-required), sent as message.taskId.
+	AnswersTask string `json:"answers_task,omitempty"`
 
 	PollInterval Duration `json:"poll_interval"`
 	MaxWait      Duration `json:"max_wait"`
@@ -467,3 +480,24 @@ func (h *Handle) Archive() error {
 	}
 	return syncDir(h.s.tasksDir())
 }
+
+func (s *Store) cancelPath(id string) string { return filepath.Join(s.tasksDir(), id+".cancel") }
+
+// RequestCancel asks whoever works on a task to stop and mark it canceled:
+// only the lock holder writes a record, so the request is a marker file
+// that the worker notices.
+func (s *Store) RequestCancel(id string) error {
+	if err := CheckContextID(id); err != nil {
+		return err
+	}
+	return WriteFileAtomic(s.tasksDir(), id+".cancel", nil)
+}
+
+// CancelRequested reports whether a cancel was requested for a task.
+func (s *Store) CancelRequested(id string) bool {
+	_, err := os.Stat(s.cancelPath(id))
+	return err == nil
+}
+
+// ClearCancel removes a task's cancel marker.
+func (s *Store) ClearCancel(id string) { os.Remove(s.cancelPath(id)) }

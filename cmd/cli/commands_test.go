@@ -47,7 +47,7 @@ func TestDiscover(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Agents) != 4 {
 			t.Fatalf("%v: %s", err, r.stdout)
 		}
-		if a := doc.Agents[2]; a["id"] != "elastic-ai-agent" || a["name"] != "Elastic AI Agent" || len(a) != 3 {
+		if a := doc.Agents[2]; a["id"] != "elastic-ai-agent" || a["name"] != "Elastic AI Agent" || a["kind"] != "kibana" || len(a) != 4 {
 			t.Errorf("agent %v", a)
 		}
 	})
@@ -93,7 +93,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"bad agent id", nil, []string{"get-card", "../etc"}, ExitUsage, "usage", "invalid agent id"},
 		{"unknown command", nil, []string{"dance"}, ExitUsage, "usage", "unknown command"},
 		{"unknown flag", nil, []string{"discover", "--fast"}, ExitUsage, "usage", "unknown flag"},
-		{"missing argument", nil, []string{"get-card"}, ExitUsage, "usage", "needs"},
+		{"missing argument", nil, []string{"get-card"}, ExitUsage, "usage", "no agent given"},
 		{"too many arguments", nil, []string{"send", "a", "b", "c"}, ExitUsage, "usage", "takes"},
 		{"empty message", nil, []string{"send", "elastic-ai-agent", "   "}, ExitUsage, "usage", "the message is empty"},
 		{"bad context id", nil, []string{"result", "../../etc/passwd"}, ExitUsage, "usage", "invalid contextId"},

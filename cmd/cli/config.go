@@ -35,6 +35,7 @@ type globalFlags struct {
 	kibanaURL  string
 	space      string
 	apiKeyFile string
+	tokenFile  string
 }
 
 // fileProfile is one profile of the config file.
@@ -55,6 +56,8 @@ type fileProfile struct {
 type fileConfig struct {
 	DefaultProfile string                 `mapstructure:"default_profile" yaml:"default_profile,omitempty"`
 	Profiles       map[string]fileProfile `mapstructure:"profiles" yaml:"profiles,omitempty"`
+	// Peers are named A2A agents other than Kibana's, beside the profiles.
+	Peers map[string]filePeer `mapstructure:"peers" yaml:"peers,omitempty"`
 }
 
 // settings are the resolved configuration of one command, each value with
@@ -77,6 +80,8 @@ type settings struct {
 	// Sources maps a setting's name to where its value came from: "flag
 	// --space", "env KIBANA_SPACE_ID", "file (profile prod)", "default".
 	Sources map[string]string
+	// Peers are the config file's named A2A agents.
+	Peers map[string]filePeer
 }
 
 // configDir is A2A_COURIER_CONFIG_DIR, else $XDG_CONFIG_HOME/a2a-courier,
@@ -121,12 +126,20 @@ func readConfigFile(path string) (*fileConfig, error) {
 	}
 	cf := &fileConfig{}
 	if err := v.UnmarshalExact(cf); err != nil {
-		return nil, configErr("known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout}",
+		return nil, configErr("known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout}, peers.<name>.{url, token_env, token_file, token, protocol, no_stream, ca_cert, insecure}",
 			"config file %s: %s", path, oneLineErr(err))
 	}
 	for name, p := range cf.Profiles {
 		if p.APIKey != "" && fi.Mode().Perm()&0o077 != 0 {
 			return nil, configErr("run: chmod 600 "+path, "config file %s holds an API key (profile %s) but other users can read it (mode %04o)", path, name, fi.Mode().Perm())
+		}
+	}
+	for name, p := range cf.Peers {
+		if p.Token != "" && fi.Mode().Perm()&0o077 != 0 {
+			return nil, configErr("run: chmod 600 "+path, "config file %s holds a token (peer %s) but other users can read it (mode %04o)", path, name, fi.Mode().Perm())
+		}
+		if p.URL == "" {
+			return nil, configErr("give each peer its url", "config file %s: peer %s has no url", path, name)
 		}
 	}
 	return cf, nil
@@ -177,6 +190,9 @@ func (a *App) loadSettings() (*settings, error) {
 		return nil, configErr("create it with: a2a-courier config set kibana-url <url> --profile "+s.Profile, "no profile %q: there is no config file (%s)", s.Profile, a.configPath())
 	}
 	fileSrc := fmt.Sprintf("file (profile %s)", s.Profile)
+	if cf != nil {
+		s.Peers = cf.Peers
+	}
 
 	str := func(name, flagName, flagVal, env, fileVal string) string {
 		switch {

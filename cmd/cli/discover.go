@@ -2,11 +2,14 @@ package cli
 
 import (
 	"context"
+	"sort"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 type discoverOptions struct {
@@ -18,8 +21,9 @@ func newDiscoverCmd(app *App) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "discover",
 		Short: "List the agents you can talk to: id, name, one-line description",
-		Long: `List the agents of the configured Kibana space: their id (what send and
-get-card take), name and a one-line description.
+		Long: `List the agents of the configured Kibana space and the config file's named
+A2A peers: their id (what send and get-card take), name and a one-line
+description.
 
 On a terminal the list is a table; piped, it is one agent per line with
 tab-separated id, name and description. --json prints
@@ -36,36 +40,90 @@ tab-separated id, name and description. --json prints
 	return cmd
 }
 
+// discovered is one agent of the discover list.
+type discovered struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Kind is "kibana" for Agent Builder agents, "peer" for the config
+	// file's named A2A agents.
+	Kind string `json:"kind"`
+	URL  string `json:"url,omitempty"`
+}
+
 func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
-	s, err := a.kibanaSettings()
-	if err != nil {
-		return err
-	}
-	k, err := a.kibana(s)
+	s, err := a.loadSettings()
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	agents, err := k.ListAgents(ctx)
-	if err != nil {
-		return err
-	}
 	pr := a.printer()
-	if pr.json {
-		if agents == nil {
-			agents = []client.Agent{}
+	var list []discovered
+	if s.URL != "" || s.APIKey != "" || len(s.Peers) == 0 {
+		ks, err := a.kibanaSettings()
+		if err != nil {
+			return err
 		}
-		return pr.writeJSON(map[string]any{"agents": agents})
+		k, err := a.kibana(ks)
+		if err != nil {
+			return err
+		}
+		agents, err := k.ListAgents(ctx)
+		if err != nil {
+			return err
+		}
+		for _, ag := range agents {
+			list = append(list, discovered{ID: ag.ID, Name: ag.Name, Description: ag.Description, Kind: "kibana"})
+		}
+		if len(agents) == 0 {
+			pr.info("no agents in %s", describeTarget(ks))
+		}
 	}
-	if len(agents) == 0 {
-		pr.info("no agents in %s", describeTarget(s))
+	list = append(list, a.discoverPeers(ctx, s)...)
+	if pr.json {
+		if list == nil {
+			list = []discovered{}
+		}
+		return pr.writeJSON(map[string]any{"agents": list})
+	}
+	if len(list) == 0 {
 		return nil
 	}
-	rows := make([][]string, len(agents))
-	for i, ag := range agents {
+	rows := make([][]string, len(list))
+	for i, ag := range list {
 		rows[i] = []string{ag.ID, ag.Name, ag.Description}
 	}
 	pr.table([]string{"ID", "NAME", "DESCRIPTION"}, rows, 2)
 	return nil
+}
+
+// discoverPeers reads the cards of the config file's peers, at once.
+func (a *App) discoverPeers(ctx context.Context, s *settings) []discovered {
+	names := make([]string, 0, len(s.Peers))
+	for n := range s.Peers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	out := make([]discovered, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		p := s.Peers[n]
+		out[i] = discovered{ID: n, Kind: "peer", URL: p.URL}
+		wg.Add(1)
+		go func(d *discovered, p filePeer) {
+			defer wg.Done()
+			hc, err := a.httpClients()(store.Target{CAFile: expandHome(p.CACert, a.p.getenv("HOME")), Insecure: p.Insecure || s.Insecure})
+			if err == nil {
+				var ra *client.RemoteAgent
+				if ra, err = client.ResolveAgent(ctx, hc, p.URL, userAgent()); err == nil {
+					d.Name, d.Description = ra.Name(), ra.Card.Get("description").String()
+					return
+				}
+			}
+			d.Description = "(card unavailable: " + classify(err).message + ")"
+		}(&out[i], p)
+	}
+	wg.Wait()
+	return out
 }

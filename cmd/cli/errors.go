@@ -139,6 +139,14 @@ func fromClientError(e *client.Error) *cliError {
 	case client.KindRPC:
 		out.exit = ExitTaskFailed
 		out.hint = "the agent's A2A endpoint refused the request"
+		switch e.RPCCode {
+		case -32001:
+			out.exit, out.code, out.hint = ExitNotFound, "not_found", "the agent does not know that task"
+		case -32009, -32601:
+			out.code = "protocol_version"
+			out.hint = "the agent does not speak this A2A version (" + map[int]string{-32009: "version not supported", -32601: "method not found"}[e.RPCCode] +
+				"): check its card with get-card, and drop --protocol if you gave one"
+		}
 	case client.KindAgentFailed:
 		out.exit = ExitTaskFailed
 		out.hint = "the agent's run failed; nothing was stored, so sending again starts a new run"

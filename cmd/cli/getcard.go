@@ -13,8 +13,9 @@ import (
 )
 
 type getCardOptions struct {
-	agent   string
-	timeout time.Duration
+	agent      string
+	agentFlags agentFlags
+	timeout    time.Duration
 }
 
 func newGetCardCmd(app *App) *cobra.Command {
@@ -28,40 +29,55 @@ skills (on Agent Builder, one per tool the agent may use).
 
 --json prints the card exactly as the server sent it.`,
 		Example: `  a2a-courier get-card elastic-ai-agent
-  a2a-courier get-card audit-agent --json | jq .skills`,
-		Args: exactArgs(1, "an agent id (see `a2a-courier discover`)"),
+  a2a-courier get-card audit-agent --json | jq .skills
+  a2a-courier get-card --url https://agents.example.com/research
+  a2a-courier get-card research          # a peer of the config file`,
+		Args: rangeArgs(0, 1, "an agent id (see `a2a-courier discover`), a peer, or --url"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.agent = args[0]
+			var err error
+			if opts.agent, _, err = splitAgentArgs(opts.agentFlags, args, 0); err != nil {
+				return err
+			}
 			return app.runGetCard(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	addAgentFlags(cmd, &opts.agentFlags)
 	return cmd
 }
 
 func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
-	if err := client.CheckID("agent id", opts.agent); err != nil {
-		return usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
-	}
-	s, err := a.kibanaSettings()
-	if err != nil {
-		return err
-	}
-	k, err := a.kibana(s)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	card, err := k.AgentCard(ctx, opts.agent)
+	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
 	if err != nil {
 		return err
+	}
+	var card client.Card
+	if tg.Kind == "a2a" {
+		card = tg.Remote.Card
+	} else {
+		k, err := a.kibana(tg.S)
+		if err != nil {
+			return err
+		}
+		if card, err = k.AgentCard(ctx, tg.Name); err != nil {
+			return err
+		}
 	}
 	pr := a.printer()
 	if pr.json {
 		return pr.writeRawJSON(card.Raw)
 	}
-	pr.payload(renderCard(card))
+	out := renderCard(card)
+	if tg.Kind == "a2a" {
+		streaming := "polling tasks"
+		if tg.Store.Streaming {
+			streaming = "streaming"
+		}
+		out += fmt.Sprintf("%-13s %s (A2A %s JSON-RPC, %s)\n", "Talking to:", tg.Store.Endpoint, tg.Store.Dialect, streaming)
+	}
+	pr.payload(out)
 	return nil
 }
 

@@ -229,6 +229,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 	pf.StringVar(&app.flags.kibanaURL, "kibana-url", "", "Kibana URL (env KIBANA_URL)")
 	pf.StringVar(&app.flags.space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
 	pf.StringVar(&app.flags.apiKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (env KIBANA_API_KEY; never a flag value)")
+	pf.StringVar(&app.flags.tokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageErr("run `"+c.CommandPath()+" --help` for its flags", "%s", err.Error())
 	})
@@ -243,6 +244,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 		newSendAsyncCmd(app),
 		newResultCmd(app),
 		newFetchCmd(app),
+		newCancelCmd(app),
 		newHistoryCmd(app),
 		newShowCmd(app),
 		newDoctorCmd(app),

@@ -105,16 +105,16 @@ func (a *App) revive(st *store.Store, rec *store.Record) {
 	if st.Locked(rec.ContextID) {
 		return
 	}
-	s, err := a.kibanaSettings()
+	cred, err := a.credentialFor(rec.Target)
 	if err != nil {
 		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, classify(err).message)
 		return
 	}
-	if identity(targetOrigin(rec.Target.URL), s.APIKey.Reveal()) != rec.Identity {
-		a.printer().warn("task %s has no running worker, and it was sent with another Kibana URL or API key; run result with those settings to revive it", rec.ContextID)
+	if identityFor(rec.Target, cred) != rec.Identity {
+		a.printer().warn("task %s has no running worker, and it was sent with another URL or credential; run result with those settings to revive it", rec.ContextID)
 		return
 	}
-	if err := a.ensureWorker(st, rec.Identity, s.APIKey); err != nil {
+	if err := a.ensureWorker(st, rec.Identity, cred); err != nil {
 		a.printer().warn("task %s has no running worker and the worker did not start: %v", rec.ContextID, err)
 		return
 	}

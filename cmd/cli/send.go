@@ -23,7 +23,9 @@ const maxMessageBytes = 4 << 20
 type sendOptions struct {
 	agent        string
 	args         []string
+	agentFlags   agentFlags
 	contextID    string
+	taskID       string
 	async        bool
 	timeout      time.Duration
 	pollInterval time.Duration
@@ -63,9 +65,12 @@ The message comes from the argument or, with "-" or no argument, from stdin
   echo "Summarise today's alerts" | a2a-courier send elastic-ai-agent
   a2a-courier send audit-agent --timeout 90s --json - < question.txt
   a2a-courier send audit-agent --context 3f6c…-uuid "Yes, go ahead"`,
-		Args: rangeArgs(1, 2, "an agent id and, optionally, the text (or - for stdin)"),
+		Args: rangeArgs(0, 2, "an agent id (or --url) and, optionally, the text (or - for stdin)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.agent, opts.args = args[0], args[1:]
+			var err error
+			if opts.agent, opts.args, err = splitAgentArgs(opts.agentFlags, args, 1); err != nil {
+				return err
+			}
 			opts.pollSet = cmd.Flags().Changed("poll-interval")
 			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
 			opts.timeoutSet = cmd.Flags().Changed("timeout")
@@ -94,9 +99,12 @@ The message comes from the argument or, with "-" or no argument, from stdin.
 		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse the last 30 days of high-risk operations")
   a2a-courier result "$ctx" --wait --timeout 10m
   a2a-courier send-async audit-agent --json - < question.txt`,
-		Args: rangeArgs(1, 2, "an agent id and, optionally, the text (or - for stdin)"),
+		Args: rangeArgs(0, 2, "an agent id (or --url) and, optionally, the text (or - for stdin)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.agent, opts.args = args[0], args[1:]
+			var err error
+			if opts.agent, opts.args, err = splitAgentArgs(opts.agentFlags, args, 1); err != nil {
+				return err
+			}
 			opts.pollSet = cmd.Flags().Changed("poll-interval")
 			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
 			opts.timeoutSet = cmd.Flags().Changed("timeout")
@@ -109,6 +117,8 @@ The message comes from the argument or, with "-" or no argument, from stdin.
 
 func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 	cmd.Flags().StringVar(&opts.contextID, "context", "", "continue the conversation of this contextId (e.g. to answer an agent's question)")
+	cmd.Flags().StringVar(&opts.taskID, "task", "", "answer this task of a generic A2A agent that asked for input (exit 7)")
+	addAgentFlags(cmd, &opts.agentFlags)
 	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", defaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
 	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", defaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
 }
@@ -144,18 +154,20 @@ func (a *App) readMessage(args []string) (string, error) {
 }
 
 func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
-	if err := client.CheckID("agent id", opts.agent); err != nil {
-		return usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
-	}
 	if opts.contextID != "" {
 		if err := store.CheckContextID(opts.contextID); err != nil {
 			return usageErr("pass the contextId printed by send or send-async", "%s", err.Error())
 		}
 	}
+	if opts.taskID != "" {
+		if err := store.CheckContextID(opts.taskID); err != nil {
+			return usageErr("pass the task id printed with the agent's question", "invalid task id: %s", err.Error())
+		}
+	}
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
-	s, err := a.kibanaSettings()
+	s, err := a.loadSettings()
 	if err != nil {
 		return err
 	}
@@ -165,6 +177,10 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if poll <= 0 || maxWait <= 0 || opts.timeout <= 0 {
 		return usageErr("use positive durations such as 20s and 2h", "--poll-interval, --max-wait and --timeout must be positive")
 	}
+	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+	if err != nil {
+		return err
+	}
 	text, err := a.readMessage(opts.args)
 	if err != nil {
 		return err
@@ -173,40 +189,20 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	contextID, fresh, roundsBefore := opts.contextID, opts.contextID == "", 0
-	if fresh {
-		contextID = uuid.NewString()
-	} else {
-		k, err := a.kibana(s)
-		if err != nil {
-			return err
-		}
-		rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
-		conv, err := k.GetConversation(rctx, client.ConversationIDForContext(contextID))
-		cancel()
-		switch {
-		case err == nil:
-			roundsBefore = conv.RoundCount()
-		case client.IsKind(err, client.KindNotFound):
-		default:
-			return err
-		}
-	}
-	ident := identity(targetOrigin(s.URL), s.APIKey.Reveal())
 	rec := &store.Record{
-		ContextID: contextID, MessageID: uuid.NewString(), Agent: opts.agent,
-		Target:   store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure},
-		Identity: ident, State: store.Queued,
+		MessageID: uuid.NewString(), Agent: tg.Name, Target: tg.Store, Identity: tg.Identity(), State: store.Queued,
 		Message: text, MessageSHA256: client.HashText(text), MessageSize: len(text),
-		RoundsBefore: roundsBefore, FreshContext: fresh,
 		PollInterval: store.Duration(poll), MaxWait: store.Duration(maxWait),
+	}
+	if err := a.placeInContext(ctx, tg, rec, opts); err != nil {
+		return err
 	}
 	// The lock is taken before the record exists, so no worker can start
 	// on it before this process decides who works on it.
-	h, err := st.Lock(contextID)
+	h, err := st.Lock(rec.ContextID)
 	if err != nil {
 		if errors.Is(err, store.ErrLocked) {
-			return usageErr("wait for it: a2a-courier result "+contextID+" --wait", "a message is already in flight in context %s", contextID)
+			return usageErr("wait for it: a2a-courier result "+rec.ContextID+" --wait", "a message is already in flight in context %s", rec.ContextID)
 		}
 		return err
 	}
@@ -223,19 +219,78 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 
 	if opts.async {
 		h.Release()
-		if err := a.ensureWorker(st, ident, s.APIKey); err != nil {
-			return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", contextID, err, contextID)
+		if err := a.ensureWorker(st, rec.Identity, tg.Cred); err != nil {
+			return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", rec.ContextID, err, rec.ContextID)
 		}
 		pr := a.printer()
 		doc := recordDoc(rec)
 		if pr.json {
 			return pr.writeJSON(doc)
 		}
-		pr.payload(contextID)
-		pr.info("task %s started; get the reply with: a2a-courier result %s --wait", contextID, contextID)
+		pr.payload(rec.ContextID)
+		pr.info("task %s started; get the reply with: a2a-courier result %s --wait", rec.ContextID, rec.ContextID)
 		return nil
 	}
-	return a.runForeground(ctx, st, h, rec, s, opts)
+	return a.runForeground(ctx, st, h, rec, tg.Cred, opts)
+}
+
+// placeInContext chooses the record's contextId: a new one, or the one
+// of --context (a Kibana conversation goes on after its last round) or of
+// --task (the task a generic agent asked a question in).
+func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record, opts *sendOptions) error {
+	switch {
+	case opts.taskID != "" && tg.Kind == "kibana":
+		return usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
+	case opts.taskID != "":
+		rec.AnswersTask, rec.TaskID = opts.taskID, opts.taskID
+		rec.ContextID = opts.contextID
+		if rec.ContextID == "" {
+			rec.ContextID = a.contextOfTask(ctx, tg, opts.taskID)
+		}
+		return nil
+	case opts.contextID == "":
+		rec.ContextID, rec.FreshContext = uuid.NewString(), true
+		return nil
+	}
+	rec.ContextID = opts.contextID
+	if tg.Kind != "kibana" {
+		return nil
+	}
+	k, err := a.kibana(tg.S)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+	defer cancel()
+	conv, err := k.GetConversation(rctx, client.ConversationIDForContext(rec.ContextID))
+	switch {
+	case err == nil:
+		rec.RoundsBefore = conv.RoundCount()
+	case !client.IsKind(err, client.KindNotFound):
+		return err
+	}
+	return nil
+}
+
+// contextOfTask finds the contextId of a task: from a local record, else
+// from the server.
+func (a *App) contextOfTask(ctx context.Context, tg *target, taskID string) string {
+	if st, err := a.openStore(); err == nil {
+		recs, _ := st.List()
+		for _, r := range recs {
+			if r.TaskID == taskID {
+				return r.ContextID
+			}
+		}
+	}
+	if c, err := a.a2aClient(tg.Store, tg.Cred); err == nil {
+		rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+		defer cancel()
+		if res, err := c.GetTask(rctx, taskID); err == nil && res.ContextID != "" {
+			return res.ContextID
+		}
+	}
+	return uuid.NewString()
 }
 
 // createRecord writes a new record; when continuing a conversation whose
@@ -260,7 +315,7 @@ func (a *App) createRecord(st *store.Store, h *store.Handle, rec *store.Record) 
 
 // runForeground works on the task in this process, with a spinner, until
 // it is final or the caller's wait runs out; then a worker takes over.
-func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handle, rec *store.Record, s *settings, opts *sendOptions) error {
+func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handle, rec *store.Record, cred client.Secret, opts *sendOptions) error {
 	pr := a.printer()
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
@@ -275,7 +330,7 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	}
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
 	started := a.p.Now()
-	runner := &taskRunner{st: st, key: s.APIKey, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {},
+	runner := &taskRunner{st: st, key: cred, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {},
 		onEvent: func(e client.Event) {
 			if e.Kind == "connection_lost" {
 				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
@@ -295,7 +350,7 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	if !final.State.Terminal() {
 		// The wait ran out or the caller interrupted: hand the task over.
 		h.Release()
-		if werr := a.ensureWorker(st, rec.Identity, s.APIKey); werr != nil {
+		if werr := a.ensureWorker(st, rec.Identity, cred); werr != nil {
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
 		}
 	}

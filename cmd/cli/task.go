@@ -16,6 +16,9 @@ import (
 // and a worker carries on.
 var errHandedOff = errors.New("handed off")
 
+// errCancelRequested is the cause of a task context ended by `cancel`.
+var errCancelRequested = errors.New("cancel requested")
+
 // taskRunner works on one task whose record lock it holds. The foreground
 // send and the detached worker share it, so both behave the same.
 type taskRunner struct {
@@ -38,16 +41,49 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	if rec.State.Terminal() {
 		return rec, nil
 	}
-	if got := identity(targetOrigin(rec.Target.URL), r.key.Reveal()); got != rec.Identity {
+	if got := identityFor(rec.Target, r.key); got != rec.Identity {
 		return rec, fmt.Errorf("task %s was sent with another credential; it is left for a worker holding that one", rec.ContextID)
 	}
 	hc, err := r.clients(rec.Target)
 	if err != nil {
 		return rec, err
 	}
-	k, err := client.NewKibana(client.KibanaConfig{URL: rec.Target.URL, Space: rec.Target.Space, APIKey: r.key, HTTPClient: hc, UserAgent: userAgent()})
-	if err != nil {
-		return rec, err
+	var deliver func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome
+	switch rec.Target.Kind {
+	case "a2a":
+		t := rec.Target
+		c, err := client.NewA2A(client.A2AConfig{Endpoint: t.Endpoint, Dialect: client.Dialect(t.Dialect), Tenant: t.Tenant,
+			Auth: client.Auth{Header: t.AuthHeader, Prefix: t.AuthPrefix}, Credential: r.key, HTTPClient: hc, UserAgent: userAgent()})
+		if err != nil {
+			return rec, err
+		}
+		deliver = func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome {
+			return c.Deliver(ctx, client.A2ADeliverOptions{
+				Message:      client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: x.ContextID, TaskID: x.AnswersTask},
+				Send:         send,
+				TaskID:       x.TaskID,
+				Streaming:    t.Streaming,
+				PollInterval: time.Duration(x.PollInterval),
+				OnEvent:      on,
+			})
+		}
+	default:
+		k, err := client.NewKibana(client.KibanaConfig{URL: rec.Target.URL, Space: rec.Target.Space, APIKey: r.key, HTTPClient: hc, UserAgent: userAgent()})
+		if err != nil {
+			return rec, err
+		}
+		deliver = func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome {
+			return k.Deliver(ctx, client.DeliverOptions{
+				AgentID:      x.Agent,
+				Message:      client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: x.ContextID, Blocking: true},
+				Send:         send,
+				InputSHA256:  x.MessageSHA256,
+				RoundsBefore: x.RoundsBefore,
+				FreshContext: x.FreshContext,
+				PollInterval: time.Duration(x.PollInterval),
+				OnEvent:      on,
+			})
+		}
 	}
 
 	id := rec.ContextID
@@ -69,6 +105,11 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		return rec
 	}
 
+	if r.st.CancelRequested(id) {
+		update(func(x *store.Record) { markCanceled(x, r.now()) })
+		r.st.ClearCancel(id)
+		return current(), nil
+	}
 	send := rec.State == store.Queued
 	text := rec.Message
 	if send && text == "" {
@@ -102,41 +143,34 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	out := k.Deliver(dctx, client.DeliverOptions{
-		AgentID:      start.Agent,
-		Message:      client.OutgoingMessage{Text: text, MessageID: start.MessageID, ContextID: id, Blocking: true},
-		Send:         send,
-		InputSHA256:  start.MessageSHA256,
-		RoundsBefore: start.RoundsBefore,
-		FreshContext: start.FreshContext,
-		PollInterval: time.Duration(start.PollInterval),
-		OnEvent: func(e client.Event) {
-			switch e.Kind {
-			case "written":
-				update(func(x *store.Record) {
-					if x.State == store.Sending {
-						x.State = store.Working
-					}
-				})
-			case "connection_lost", "poll_error":
-				update(func(x *store.Record) {
-					x.LastError = errorInfo(e.Err)
-					if x.State == store.Sending && e.Kind == "connection_lost" {
-						// The request may or may not have arrived; the
-						// state says so, and recovery is by reading.
-						x.LastError.Message = "connection lost: " + x.LastError.Message
-					}
-				})
-			}
-			if e.Err != nil {
-				r.logf("%s: %s: %s: %v", id, e.Kind, e.Message, e.Err)
-			} else {
-				r.logf("%s: %s: %s", id, e.Kind, e.Message)
-			}
-			if r.onEvent != nil {
-				r.onEvent(e)
-			}
-		},
+	out := deliver(dctx, start, send, text, func(e client.Event) {
+		switch e.Kind {
+		case "task":
+			update(func(x *store.Record) { x.TaskID = e.TaskID })
+		case "written":
+			update(func(x *store.Record) {
+				if x.State == store.Sending {
+					x.State = store.Working
+				}
+			})
+		case "connection_lost", "poll_error":
+			update(func(x *store.Record) {
+				x.LastError = errorInfo(e.Err)
+				if x.State == store.Sending && e.Kind == "connection_lost" {
+					// The request may or may not have arrived; the
+					// state says so, and recovery is by reading.
+					x.LastError.Message = "connection lost: " + x.LastError.Message
+				}
+			})
+		}
+		if e.Err != nil {
+			r.logf("%s: %s: %s: %v", id, e.Kind, e.Message, e.Err)
+		} else {
+			r.logf("%s: %s: %s", id, e.Kind, e.Message)
+		}
+		if r.onEvent != nil {
+			r.onEvent(e)
+		}
 	})
 	switch {
 	case out.Final():
@@ -151,6 +185,11 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		})
 		r.logf("%s: %s (via %s)", id, out.State, out.Via)
 		return current(), nil
+	case errors.Is(context.Cause(ctx), errCancelRequested):
+		update(func(x *store.Record) { markCanceled(x, r.now()) })
+		r.st.ClearCancel(id)
+		r.logf("%s: canceled on request", id)
+		return current(), nil
 	case ctx.Err() != nil && out.NotSent():
 		// The wait ended before a connection was even made: nothing left,
 		// so the task goes back to queued, text included, and the next
@@ -164,6 +203,16 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		cur := current()
 		r.logf("%s: handed off in state %s", id, cur.State)
 		return cur, errHandedOff
+	case errors.Is(out.Err, client.ErrTaskGone) || errors.Is(out.Err, client.ErrNoTask):
+		// Nothing left to follow: say so now rather than after the maximum
+		// wait.
+		update(func(x *store.Record) {
+			finish(x, r.now(), store.Expired)
+			x.Reason = oneLineErr(out.Err)
+			x.LastError = errorInfo(out.Err)
+		})
+		r.logf("%s: expired: %v", id, out.Err)
+		return current(), nil
 	case dctx.Err() != nil:
 		update(func(x *store.Record) {
 			finish(x, r.now(), store.Expired)
@@ -179,6 +228,15 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		update(func(x *store.Record) { x.LastError = errorInfo(out.Err) })
 		r.logf("%s: stopped: %v", id, out.Err)
 		return current(), out.Err
+	}
+}
+
+// markCanceled ends a task canceled with the cancel command.
+func markCanceled(x *store.Record, now time.Time) {
+	finish(x, now, store.Canceled)
+	x.Reason = "canceled on request"
+	if x.Target.Kind != "a2a" {
+		x.Reason += "; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
 	}
 }
 
@@ -278,6 +336,10 @@ func exitCodeFor(rec *store.Record) int {
 				return ExitBusy
 			case "too_large":
 				return ExitUsage
+			case "rpc_error":
+				if rec.Error.RPCCode == -32001 {
+					return ExitNotFound
+				}
 			}
 		}
 		return ExitTaskFailed
@@ -318,7 +380,8 @@ func recordError(rec *store.Record) *cliError {
 		if rec.Error != nil {
 			ce.code = rec.Error.Kind
 			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
-			ce.hint = fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus}).hint
+			from := fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus, RPCCode: rec.Error.RPCCode})
+			ce.hint, ce.code = from.hint, from.code
 		}
 		if rec.Error != nil && rec.Error.Kind == "busy" {
 			ce.hint = "the server refused the message for now (rate limit or unavailable); nothing ran, so sending it again later is safe"

@@ -147,10 +147,8 @@ func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		return fmt.Errorf("read credential: %w", err)
 	}
+	// Empty for agents that need no credential.
 	key := client.Secret(strings.TrimSpace(string(b)))
-	if key == "" {
-		return errors.New("worker: empty credential")
-	}
 	st, err := store.Open(opts.stateDir)
 	if err != nil {
 		return err
@@ -178,7 +176,7 @@ func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	w := &worker{
 		st: st, ident: opts.identity, logger: logger, lock: wl,
 		runner: &taskRunner{st: st, key: key, clients: a.httpClients(), now: a.p.Now, logf: logger.Printf},
-		active: map[string]bool{}, skip: map[string]bool{}, done: make(chan taskEnd, 16),
+		active: map[string]context.CancelCauseFunc{}, skip: map[string]bool{}, done: make(chan taskEnd, 16),
 		linger: opts.linger, rescan: opts.rescan,
 	}
 	logger.Printf("serving %s from %s", opts.identity, st.Dir())
@@ -199,7 +197,7 @@ type worker struct {
 	rescan time.Duration
 
 	wg     sync.WaitGroup
-	active map[string]bool
+	active map[string]context.CancelCauseFunc
 	skip   map[string]bool // terminal records and other identities' records
 	done   chan taskEnd
 	// closing is set once another worker took over: finish, claim nothing.
@@ -231,11 +229,19 @@ func (w *worker) loop(ctx context.Context) {
 				continue
 			}
 			name := filepath.Base(ev.Name)
-			if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") && ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) != 0 {
-				w.claim(ctx, strings.TrimSuffix(name, ".json"))
+			if strings.HasPrefix(name, ".") || ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) == 0 {
+				continue
+			}
+			if id, ok := strings.CutSuffix(name, ".json"); ok {
+				w.claim(ctx, id)
+			} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
+				w.cancelIfAsked(id)
 			}
 		case <-rescan.C:
 			w.claimAll(ctx)
+			for id := range w.active {
+				w.cancelIfAsked(id)
+			}
 		case end := <-w.done:
 			delete(w.active, end.id)
 			if end.stopped {
@@ -291,7 +297,7 @@ func (w *worker) claimAll(ctx context.Context) {
 }
 
 func (w *worker) claim(ctx context.Context, id string) {
-	if w.closing || w.active[id] || w.skip[id] {
+	if w.closing || w.active[id] != nil || w.skip[id] {
 		return
 	}
 	rec, err := w.st.Load(id)
@@ -310,12 +316,14 @@ func (w *worker) claim(ctx context.Context, id string) {
 	if err != nil {
 		return // a foreground send or another worker has it
 	}
-	w.active[id] = true
+	tctx, cancel := context.WithCancelCause(ctx)
+	w.active[id] = cancel
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		defer h.Release()
-		_, err := w.runner.run(ctx, h)
+		defer cancel(nil)
+		_, err := w.runner.run(tctx, h)
 		stopped := err != nil && !errors.Is(err, errHandedOff)
 		if stopped {
 			w.logger.Printf("%s: %v", id, err)
@@ -325,6 +333,15 @@ func (w *worker) claim(ctx context.Context, id string) {
 		case <-ctx.Done():
 		}
 	}()
+}
+
+// cancelIfAsked stops an active task whose cancel was requested; the
+// runner then marks it canceled.
+func (w *worker) cancelIfAsked(id string) {
+	if cancel := w.active[id]; cancel != nil && w.st.CancelRequested(id) {
+		w.logger.Printf("%s: cancel requested", id)
+		cancel(errCancelRequested)
+	}
 }
 
 type taskEnd struct {

@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+type cancelOptions struct {
+	id         string
+	agentFlags agentFlags
+	agent      string
+	timeout    time.Duration
+}
+
+func newCancelCmd(app *App) *cobra.Command {
+	opts := &cancelOptions{}
+	cmd := &cobra.Command{
+		Use:   "cancel <contextId|taskId>",
+		Short: "Cancel a task: ask the agent to stop it, and stop following it",
+		Long: `Cancel a task started with send or send-async, by its contextId or its task
+id: the agent is asked to cancel it (tasks/cancel, CancelTask) and the local
+record ends as canceled, so no worker follows it any more.
+
+Kibana Agent Builder 9.2 to 9.5 offers no way to stop a run: the task is only
+canceled locally, the run may go on, and fetch can still read its reply.
+
+A task id of a task started elsewhere needs the agent: a peer name as second
+argument, or --url.`,
+		Example: `  a2a-courier cancel 3f6c2e1a-…
+  a2a-courier cancel 0193c2d4-task-id --url https://agents.example.com/research`,
+		Args: rangeArgs(1, 2, "a contextId or task id, and optionally the agent"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.id = args[0]
+			if len(args) == 2 {
+				opts.agent = args[1]
+			}
+			return app.runCancel(cmd.Context(), opts)
+		},
+	}
+	addAgentFlags(cmd, &opts.agentFlags)
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	return cmd
+}
+
+func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
+	if err := store.CheckContextID(opts.id); err != nil {
+		return usageErr("pass the contextId printed by send-async, or a task id", "%s", err.Error())
+	}
+	st, err := a.openStore()
+	if err != nil {
+		return err
+	}
+	rec, err := st.Load(opts.id)
+	if errors.Is(err, store.ErrNotFound) {
+		recs, _ := st.List()
+		for _, r := range recs {
+			if r.TaskID == opts.id {
+				rec, err = r, nil
+				break
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	if rec == nil {
+		// No local record: a task id on a named agent.
+		if opts.agent == "" && opts.agentFlags.url == "" {
+			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.id,
+				hint: "for a task started elsewhere, name the agent: a2a-courier cancel <taskId> <peer>, or --url <agent URL>"}
+		}
+		tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+		if err != nil {
+			return err
+		}
+		if tg.Kind != "a2a" {
+			return usageErr("Agent Builder 9.2-9.5 cannot cancel a run", "cancel by task id needs a generic A2A agent")
+		}
+		c, err := a.a2aClient(tg.Store, tg.Cred)
+		if err != nil {
+			return err
+		}
+		task, err := c.CancelTask(ctx, opts.id)
+		if err != nil {
+			return cancelError(err)
+		}
+		return a.reportRecord(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name,
+			State: store.State(stateFromA2A(task.State)), CreatedAt: a.p.Now().UTC(), Reason: "canceled on request"}, 0, st)
+	}
+	if rec.State.Terminal() {
+		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),
+			hint: "a finished task cannot be canceled; `a2a-courier result " + rec.ContextID + "` shows it"}
+	}
+	if rec.Target.Kind == "a2a" && rec.TaskID != "" {
+		cred, err := a.credentialFor(rec.Target)
+		if err != nil {
+			return err
+		}
+		c, err := a.a2aClient(rec.Target, cred)
+		if err != nil {
+			return err
+		}
+		if _, err := c.CancelTask(ctx, rec.TaskID); err != nil {
+			return cancelError(err)
+		}
+	} else if rec.Target.Kind != "a2a" {
+		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
+	}
+	// The worker holding the record marks it canceled; with no worker,
+	// this process does.
+	if err := st.RequestCancel(rec.ContextID); err != nil {
+		return err
+	}
+	if h, err := st.Lock(rec.ContextID); err == nil {
+		rec, err = h.Update(func(x *store.Record) error {
+			if !x.State.Terminal() {
+				markCanceled(x, a.p.Now())
+			}
+			return nil
+		})
+		h.Release()
+		st.ClearCancel(rec.ContextID)
+		if err != nil {
+			return err
+		}
+	} else {
+		rec, err = a.waitRecord(ctx, st, rec)
+		if err != nil {
+			return err
+		}
+	}
+	if rec.State != store.Canceled {
+		return a.reportRecord(rec, 0, st)
+	}
+	pr := a.printer()
+	if pr.json {
+		return pr.writeJSON(recordDoc(rec))
+	}
+	pr.info("task %s canceled", rec.ContextID)
+	return nil
+}
+
+func cancelError(err error) error {
+	if client.IsKind(err, client.KindRPC) {
+		ce := fromClientError(err.(*client.Error))
+		switch rpcCodeOf(err) {
+		case -32002:
+			ce.exit, ce.code, ce.hint = ExitTaskFailed, "not_cancelable", "the agent says the task can no longer be canceled (it has finished)"
+		case -32001:
+			ce.exit, ce.code, ce.hint = ExitNotFound, "not_found", "the agent does not know that task"
+		}
+		return ce
+	}
+	return err
+}
+
+func rpcCodeOf(err error) int {
+	var ce *client.Error
+	if errors.As(err, &ce) {
+		return ce.RPCCode
+	}
+	return 0
+}
+
+// stateFromA2A maps an A2A task state to a record state.
+func stateFromA2A(s string) string {
+	switch s {
+	case "completed":
+		return string(store.Completed)
+	case "failed":
+		return string(store.Failed)
+	case "canceled":
+		return string(store.Canceled)
+	case "rejected":
+		return string(store.Rejected)
+	case "input-required", "auth-required":
+		return string(store.InputRequired)
+	}
+	return string(store.Working)
+}

@@ -1,0 +1,235 @@
+package cli
+
+import (
+	"context"
+	"net/url"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// filePeer is a named A2A agent of the config file's peers section.
+type filePeer struct {
+	URL       string `mapstructure:"url" yaml:"url"`
+	TokenEnv  string `mapstructure:"token_env" yaml:"token_env,omitempty"`
+	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
+	Token     string `mapstructure:"token" yaml:"token,omitempty"`
+	Protocol  string `mapstructure:"protocol" yaml:"protocol,omitempty"`
+	NoStream  bool   `mapstructure:"no_stream" yaml:"no_stream,omitempty"`
+	CACert    string `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
+	Insecure  bool   `mapstructure:"insecure" yaml:"insecure,omitempty"`
+}
+
+// agentFlags address a generic A2A agent.
+type agentFlags struct {
+	url      string
+	protocol string
+	noStream bool
+}
+
+func addAgentFlags(cmd *cobra.Command, af *agentFlags) {
+	cmd.Flags().StringVar(&af.url, "url", "", "address a generic A2A agent by its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
+	cmd.Flags().StringVar(&af.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
+	cmd.Flags().BoolVar(&af.noStream, "no-stream", false, "follow tasks by polling even when the agent streams")
+}
+
+// splitAgentArgs reads "<agent> [text|-]", or "[text|-]" with --url.
+func splitAgentArgs(af agentFlags, args []string, maxRest int) (string, []string, error) {
+	if af.url != "" {
+		if len(args) > maxRest {
+			return "", nil, usageErr("with --url the agent is the URL: give only the text (or - for stdin)", "too many arguments")
+		}
+		return "", args, nil
+	}
+	if len(args) == 0 {
+		return "", nil, usageErr("name an agent (see `a2a-courier discover`), a peer of the config file, or --url <agent URL>", "no agent given")
+	}
+	if len(args)-1 > maxRest {
+		return "", nil, usageErr("give the agent and at most the text (or - for stdin)", "too many arguments")
+	}
+	return args[0], args[1:], nil
+}
+
+// target is where a command sends: a Kibana agent or a generic A2A agent.
+type target struct {
+	// Name is what the user called it: the agent id, the peer's name, or
+	// the card's name for --url.
+	Name   string
+	Kind   string // "kibana" or "a2a"
+	S      *settings
+	Remote *client.RemoteAgent
+	Cred   client.Secret
+	Store  store.Target
+}
+
+// Identity is the fingerprint under which the target's tasks are worked.
+func (t *target) Identity() string { return identityFor(t.Store, t.Cred) }
+
+func identityFor(t store.Target, cred client.Secret) string {
+	if t.Kind == "a2a" {
+		return identity(originOf(t.Endpoint), cred.Reveal())
+	}
+	return identity(targetOrigin(t.URL), cred.Reveal())
+}
+
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+}
+
+// peer returns the named peer of the config file.
+func (a *App) peer(name string) (*filePeer, bool, error) {
+	s, err := a.loadSettings()
+	if err != nil {
+		return nil, false, err
+	}
+	p, ok := s.Peers[strings.ToLower(name)]
+	return &p, ok, nil
+}
+
+// resolveTarget finds out where to send: --url, a named peer, or else a
+// Kibana agent id.
+func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*target, error) {
+	if af.url == "" && name != "" {
+		p, ok, err := a.peer(name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return a.remoteTarget(ctx, name, p.URL, p, af)
+		}
+	}
+	if af.url != "" {
+		return a.remoteTarget(ctx, "", af.url, nil, af)
+	}
+	if err := client.CheckID("agent id", name); err != nil {
+		return nil, usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
+	}
+	s, err := a.kibanaSettings()
+	if err != nil {
+		return nil, err
+	}
+	return &target{Name: name, Kind: "kibana", S: s, Cred: s.APIKey,
+		Store: store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure}}, nil
+}
+
+// remoteTarget resolves a generic agent from its card.
+func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *filePeer, af agentFlags) (*target, error) {
+	s, err := a.loadSettings()
+	if err != nil {
+		return nil, err
+	}
+	st := store.Target{Kind: "a2a", URL: rawURL, Peer: strings.ToLower(peerName), CAFile: s.CAFile, Insecure: s.Insecure}
+	protocol, noStream := af.protocol, af.noStream
+	if p != nil {
+		if p.CACert != "" {
+			st.CAFile = expandHome(p.CACert, a.p.getenv("HOME"))
+		}
+		st.Insecure = st.Insecure || p.Insecure
+		if protocol == "" {
+			protocol = p.Protocol
+		}
+		noStream = noStream || p.NoStream
+	}
+	cred, err := a.credentialFor(st)
+	if err != nil {
+		return nil, err
+	}
+	hc, err := a.httpClients()(st)
+	if err != nil {
+		return nil, configErr("check the CA bundle", "%v", err)
+	}
+	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+	defer cancel()
+	ra, err := client.ResolveAgent(rctx, hc, rawURL, userAgent())
+	if err != nil {
+		return nil, err
+	}
+	switch protocol {
+	case "":
+	case "0.3", "1.0":
+		if string(ra.Dialect) != protocol {
+			ra.Dialect = client.Dialect(protocol)
+			a.printer().warn("speaking A2A %s as asked, although the card offers %s", protocol, otherDialect(protocol))
+		}
+	default:
+		return nil, usageErr("use 0.3 or 1.0", "unknown protocol %q", protocol)
+	}
+	if ra.Moved {
+		if cred != "" {
+			return nil, configErr("address that origin directly with --url if you trust it",
+				"the card sends requests to %s, another origin than %s; the credential only goes to the origin you named", originOf(ra.Endpoint), originOf(ra.CardURL))
+		}
+		a.printer().warn("the card sends requests to %s, another origin than the card's", originOf(ra.Endpoint))
+	}
+	st.Endpoint, st.Dialect, st.Tenant = ra.Endpoint, string(ra.Dialect), ra.Tenant
+	st.Streaming = ra.Streaming && !noStream
+	st.AuthHeader, st.AuthPrefix = ra.Auth.Header, ra.Auth.Prefix
+	if cred == "" && ra.Auth.Header != "" {
+		a.printer().warn("the agent's card asks for a credential (%s) and none is configured", ra.Auth.Scheme)
+	}
+	name := peerName
+	if name == "" {
+		name = ra.Name()
+	}
+	return &target{Name: name, Kind: "a2a", S: s, Remote: ra, Cred: cred, Store: st}, nil
+}
+
+func otherDialect(p string) string {
+	if p == "0.3" {
+		return "1.0"
+	}
+	return "0.3"
+}
+
+// credentialFor returns the credential of a stored target: the Kibana API
+// key, a peer's token, or for --url agents A2A_COURIER_TOKEN / --token-file.
+func (a *App) credentialFor(t store.Target) (client.Secret, error) {
+	if t.Kind != "a2a" {
+		s, err := a.kibanaSettings()
+		if err != nil {
+			return "", err
+		}
+		return s.APIKey, nil
+	}
+	if t.Peer != "" {
+		p, ok, err := a.peer(t.Peer)
+		if err != nil {
+			return "", err
+		}
+		if !ok {
+			return "", configErr("add it back to the peers section of the config file", "no peer %q in the config file", t.Peer)
+		}
+		switch {
+		case p.TokenFile != "":
+			return readKeyFile(expandHome(p.TokenFile, a.p.getenv("HOME")))
+		case p.TokenEnv != "":
+			v := strings.TrimSpace(a.p.getenv(p.TokenEnv))
+			if v == "" {
+				return "", configErr("export "+p.TokenEnv+"=<token>", "peer %s takes its token from %s, which is not set", t.Peer, p.TokenEnv)
+			}
+			return client.Secret(v), nil
+		}
+		return client.Secret(strings.TrimSpace(p.Token)), nil
+	}
+	if a.flags.tokenFile != "" {
+		return readKeyFile(a.flags.tokenFile)
+	}
+	return client.Secret(strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN"))), nil
+}
+
+// a2aClient builds the JSON-RPC client of a stored generic target.
+func (a *App) a2aClient(t store.Target, cred client.Secret) (*client.A2A, error) {
+	hc, err := a.httpClients()(t)
+	if err != nil {
+		return nil, err
+	}
+	return client.NewA2A(client.A2AConfig{Endpoint: t.Endpoint, Dialect: client.Dialect(t.Dialect), Tenant: t.Tenant,
+		Auth: client.Auth{Header: t.AuthHeader, Prefix: t.AuthPrefix}, Credential: cred, HTTPClient: hc, UserAgent: userAgent()})
+}
