@@ -78,8 +78,16 @@ func (s *Sim) a2a(w http.ResponseWriter, r *http.Request, space, agentID string,
 			s.rpcError(w, r, id, -32602, "Invalid method parameters.")
 			return
 		}
+		if s.opts.nonBlockingTasks() {
+			s.taskRequest(w, r, space, id, env.Method, env.Params)
+			return
+		}
 		s.rpcError(w, r, id, -32001, "Task not found: "+p.ID)
 	case "message/stream", "tasks/resubscribe":
+		if s.opts.streaming() {
+			s.streamRequest(w, r, space, agent, key, id, env.Method, env.Params)
+			return
+		}
 		s.rpcError(w, r, id, -32004, fmt.Sprintf("Unsupported operation: Method %s requires streaming capability.", env.Method))
 	case "tasks/pushNotificationConfig/set", "tasks/pushNotificationConfig/get",
 		"tasks/pushNotificationConfig/list", "tasks/pushNotificationConfig/delete":
@@ -130,21 +138,20 @@ func (s *Sim) messageSend(w http.ResponseWriter, r *http.Request, space string, 
 		return
 	}
 	if p.Message.TaskID != "" {
+		if msg := s.terminalTaskMessage(space, p.Message.TaskID); msg != "" {
+			s.rpcError(w, r, id, -32600, msg)
+			return
+		}
 		s.rpcError(w, r, id, -32001, "Task not found: "+p.Message.TaskID)
 		return
 	}
-	var texts []string
-	for _, part := range p.Message.Parts {
-		if part.Kind == "text" {
-			texts = append(texts, part.Text)
-		}
+	input, contextID := p.input()
+	if s.opts.nonBlockingTasks() && p.nonBlocking() {
+		s.sendNonBlocking(w, r, space, agent, key, id, contextID, input)
+		return
 	}
-	input := strings.Join(texts, " ")
-	contextID := p.Message.ContextID
-	if contextID == "" {
-		contextID = newUUID()
-	}
-	done := s.startRun(space, agent, key, contextID, input)
+	rn := s.launch(space, agent, key, contextID, input, false)
+	done := rn.done
 
 	faults := s.Faults()
 	var proxyCut, idleClose <-chan time.Time
@@ -175,14 +182,17 @@ func (s *Sim) messageSend(w http.ResponseWriter, r *http.Request, space string, 
 			body = DefaultProxyBody
 		}
 		s.logf("POST %s -> 502 proxy cut (context %s; the run goes on)", r.URL.Path, contextID)
+		s.disconnected(rn)
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusBadGateway)
 		io.WriteString(w, body)
 	case <-idleClose:
 		s.logf("POST %s -> connection closed after idle (context %s; the run goes on)", r.URL.Path, contextID)
+		s.disconnected(rn)
 		dropConnection(w)
 	case <-r.Context().Done():
 		s.logf("POST %s: client went away (context %s; the run goes on)", r.URL.Path, contextID)
+		s.disconnected(rn)
 	case <-s.runCtx.Done():
 		dropConnection(w)
 	}
@@ -202,12 +212,19 @@ func dropConnection(w http.ResponseWriter) {
 	conn.Close()
 }
 
-// startRun counts and starts a run that goes on whatever happens to the
+// launch counts and starts a run that goes on whatever happens to the
 // request, as Kibana's blocking executor does: it passes no abort signal to
-// the agent and stores the round when the run completes.
-func (s *Sim) startRun(space string, agent *Agent, key *Key, contextID, input string) <-chan runResult {
+// the agent and stores the round when the run completes (AbortOnDisconnect
+// changes that). The run emits its events as it goes (play, for streams)
+// and ends on rn.done. findable marks a non-blocking run: scheduled first,
+// and found by tasks/get.
+func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input string, findable bool) *run {
 	convID := "a2a-" + contextID
+	rn := s.newRun(space, contextID, findable)
 	s.mu.Lock()
+	if findable {
+		s.tasks[rn.taskID] = rn
+	}
 	s.runs[contextID]++
 	s.totalRuns++
 	s.active++
@@ -231,27 +248,31 @@ func (s *Sim) startRun(space string, agent *Agent, key *Key, contextID, input st
 	s.mu.Unlock()
 	s.logf("run started: agent %s, context %s, %s", agent.ID, contextID, runTime)
 
-	done := make(chan runResult, 1)
 	s.runWG.Add(1)
 	go func() {
 		defer s.runWG.Done()
 		started := s.now()
-		t := time.NewTimer(runTime)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-s.runCtx.Done():
+		answer := "" // the reply streamed as the run goes: none on failure or prompt
+		if fail == "" && (agent.AwaitPrompt == "" || !s.opts.roundStatus()) {
+			answer = applyReply(agent, input)
+		}
+		if !s.play(rn, agent, input, runTime, answer) {
 			s.mu.Lock()
 			s.active--
+			rn.status = execAborted
 			s.mu.Unlock()
+			if s.runCtx.Err() == nil {
+				s.logf("run aborted: context %s: nothing stored", contextID)
+			}
 			return
 		}
 		if fail != "" {
 			s.mu.Lock()
 			s.active--
+			s.endRunLocked(rn, execFailed, fail, "")
 			s.mu.Unlock()
 			s.logf("run failed: context %s: %s", contextID, fail)
-			done <- runResult{text: "Error: " + fail, failed: true}
+			rn.done <- runResult{text: "Error: " + fail, failed: true}
 			return
 		}
 		reply := applyReply(agent, input)
@@ -281,12 +302,14 @@ func (s *Sim) startRun(space string, agent *Agent, key *Key, contextID, input st
 		c.version++
 		s.completedAt[contextID] = s.now()
 		s.active--
+		s.endRunLocked(rn, execCompleted, reply, prompt)
 		s.saveLocked()
+		n := len(c.Rounds)
 		s.mu.Unlock()
-		s.logf("run completed: context %s, round %d stored", contextID, len(c.Rounds))
-		done <- runResult{text: reply}
+		s.logf("run completed: context %s, round %d stored", contextID, n)
+		rn.done <- runResult{text: reply}
 	}()
-	return done
+	return rn
 }
 
 func titleFor(input string) string {

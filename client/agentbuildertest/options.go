@@ -83,6 +83,27 @@ type Options struct {
 	// Seed lists conversations stored at start without running agents
 	// (seed.go): large documents for benchmarks and tests.
 	Seed []SeedConversation `yaml:"seed"`
+
+	// NonBlockingTasks imitates Kibana's KibanaTaskStore (tasks.go):
+	// message/send with configuration.blocking:false answers at once with a
+	// working Task, and tasks/get finds that task (in the same space) until
+	// and after it ends. Blocking sends keep answering a Message whose
+	// taskId nothing finds. Default: on from 9.6.
+	NonBlockingTasks *bool `yaml:"non_blocking_tasks"`
+	// Streaming makes the card say capabilities.streaming:true and serves
+	// message/stream over SSE (stream.go). Default: off in every version,
+	// as no released card says true.
+	Streaming *bool `yaml:"streaming"`
+	// StreamKeepAlive is how often a stream sends a ": keep-alive" comment
+	// (Kibana: 10 s, the default).
+	StreamKeepAlive time.Duration `yaml:"stream_keep_alive"`
+	// AbortOnDisconnect aborts a run whose blocking message/send or
+	// message/stream connection ends before the answer (client gone, proxy
+	// cut, idle close): nothing is stored and its task, if any, is
+	// canceled. Newest Kibana wires the request's abort into the run; which
+	// release does is unverified. Default: off (the run goes on and is
+	// stored).
+	AbortOnDisconnect *bool `yaml:"abort_on_disconnect"`
 }
 
 // Agent is a simulated agent and how its runs behave.
@@ -319,4 +340,15 @@ func applyReply(a *Agent, input string) string {
 		out = b.String()
 	}
 	return out
+}
+
+func (o *Options) nonBlockingTasks() bool  { return boolOr(o.NonBlockingTasks, o.atLeast(V96)) }
+func (o *Options) streaming() bool         { return boolOr(o.Streaming, false) }
+func (o *Options) abortOnDisconnect() bool { return boolOr(o.AbortOnDisconnect, false) }
+
+func (o *Options) streamKeepAlive() time.Duration {
+	if o.StreamKeepAlive > 0 {
+		return o.StreamKeepAlive
+	}
+	return 10 * time.Second
 }

@@ -44,6 +44,7 @@ type Sim struct {
 	completedAt   map[string]time.Time     // contextId → last round stored
 	active        int
 	totalRuns     int
+	tasks         map[string]*run // taskId → run, non-blocking runs only (tasks.go)
 }
 
 type conversation struct {
@@ -79,6 +80,7 @@ func New(opts Options) *Sim {
 		conversations: map[string]*conversation{},
 		runs:          map[string]int{},
 		completedAt:   map[string]time.Time{},
+		tasks:         map[string]*run{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -506,7 +508,7 @@ func (s *Sim) card(w http.ResponseWriter, r *http.Request, space, id string) {
 		"provider":        map[string]any{"organization": "Elastic", "url": "https://elastic.co"},
 		"version":         "0.1.0",
 		"protocolVersion": "0.3.0",
-		"capabilities":    map[string]any{"streaming": false, "pushNotifications": false, "stateTransitionHistory": false},
+		"capabilities":    map[string]any{"streaming": s.opts.streaming(), "pushNotifications": false, "stateTransitionHistory": false},
 		"securitySchemes": map[string]any{"authorization": map[string]any{
 			"type": "apiKey", "name": "Authorization", "in": "header", "description": "Authentication token"}},
 		"defaultInputModes":                 []string{"text/plain"},

@@ -23,6 +23,7 @@ type devServerOptions struct {
 	failRuns      int
 	precreate     bool
 	verbose       bool
+	streaming     bool
 }
 
 func newDevServerCmd(app *App) *cobra.Command {
@@ -64,6 +65,7 @@ GET and PUT /__sim/faults read and replace the faults (JSON).`,
 	f.IntVar(&opts.failRuns, "fail-runs", 0, "make the next N runs fail")
 	f.BoolVar(&opts.precreate, "precreate-empty", false, "create an empty conversation before each first run (a variant of Kibana's)")
 	f.BoolVarP(&opts.verbose, "verbose", "v", false, "log every request and run on stderr")
+	f.BoolVar(&opts.streaming, "streaming", false, "offer message/stream over SSE (card capabilities.streaming: true), as Kibana's newest code can")
 	return cmd
 }
 
@@ -91,6 +93,9 @@ func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 	}
 	if fl.Changed("precreate-empty") {
 		o.PrecreateEmpty = opts.precreate
+	}
+	if fl.Changed("streaming") {
+		o.Streaming = &opts.streaming
 	}
 	if fl.Changed("proxy-cut-after") {
 		o.Faults.ProxyCutAfter = opts.proxyCut
