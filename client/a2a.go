@@ -69,6 +69,8 @@ func encodeSendV03(m OutgoingMessage) ([]byte, string, error) {
 		Parts: []v03Part{{Kind: "text", Text: m.Text}},
 	}}
 	p.Configuration.Blocking = m.Blocking
+	// A taskId is never sent to Kibana: its per-request store cannot find
+	// one (OutgoingMessage.TaskID is for generic agents).
 	id := uuid.NewString()
 	b, err := json.Marshal(jsonrpcRequest{JSONRPC: "2.0", ID: id, Method: "message/send", Params: p})
 	return b, id, err

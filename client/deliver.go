@@ -81,6 +81,15 @@ type DeliverOptions struct {
 	FreshContext bool
 	// PollInterval is the time between reads of the conversation.
 	PollInterval time.Duration
+	// Stream sends with message/stream (Kibana 9.6+ cards that say
+	// streaming); the conversation is read as well, in case the stream
+	// breaks.
+	Stream bool
+	// NonBlocking sends configuration.blocking:false: Kibana 9.6+ answers
+	// with a Task at once, followed with tasks/get beside the conversation.
+	NonBlocking bool
+	// TaskID is a Kibana task id known from an earlier non-blocking send.
+	TaskID string
 	// OnEvent, if set, receives progress.
 	OnEvent func(Event)
 }
@@ -113,6 +122,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 
 	type postResult struct {
 		res *SendResult
+		out *Outcome // a stream that reached its outcome
 		err error
 	}
 	postDone := make(chan postResult, 1)
@@ -133,8 +143,29 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 					}
 				},
 			})
-			res, err := k.SendMessage(tctx, o.AgentID, o.Message)
-			postDone <- postResult{res, err}
+			if o.Stream {
+				var acc artifacts
+				out, final, err := k.a2a(o.AgentID).follow(tctx, func(fn func(StreamEvent) bool) error {
+					return k.a2a(o.AgentID).Stream(tctx, o.Message, fn)
+				}, &acc, func(id string) {
+					if id != "" {
+						emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
+					}
+				})
+				if final {
+					postDone <- postResult{out: &out}
+					return
+				}
+				if errors.Is(err, errStreamCut) {
+					err = &Error{Kind: KindConnection, Op: "stream message to agent " + o.AgentID, Message: errStreamCut.Error(), Err: err}
+				}
+				postDone <- postResult{err: err}
+				return
+			}
+			m := o.Message
+			m.Blocking = !o.NonBlocking
+			res, err := k.SendMessage(tctx, o.AgentID, m)
+			postDone <- postResult{res: res, err: err}
 		}()
 		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
 	}
@@ -147,6 +178,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 	defer timer.Stop()
 	var lastErr error
 	pollingStopped := false
+	taskID := o.TaskID
 
 	for {
 		var pollC <-chan time.Time
@@ -164,6 +196,13 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			return Outcome{Err: lastErr, notSent: o.Send && !gotConn.Load()}
 		case pr := <-postDone:
 			postOpen = false
+			if pr.out != nil {
+				return *pr.out
+			}
+			if pr.res != nil && pr.res.Kind == "task" && pr.res.TaskID != "" {
+				taskID = pr.res.TaskID
+				emit(Event{Kind: "task", TaskID: taskID, Message: "the server named the task " + taskID})
+			}
 			if out, final := k.judgeReply(ctx, o, pr.res, pr.err, emit); final {
 				return out
 			}
@@ -173,6 +212,16 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			timer.Reset(0)
 			pollingStopped = false
 		case <-pollC:
+			if taskID != "" {
+				// Kibana 9.6+ keeps non-blocking tasks: their state is the
+				// quickest answer, and the only one when the conversation
+				// cannot be read.
+				if res, err := k.a2a(o.AgentID).GetTask(ctx, taskID); err == nil {
+					if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
+						return out
+					}
+				}
+			}
 			conv, err := k.GetConversation(ctx, convID)
 			switch {
 			case err == nil:
@@ -200,6 +249,17 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			timer.Reset(o.PollInterval)
 		}
 	}
+}
+
+// a2a returns a JSON-RPC client of one agent's A2A endpoint on the
+// configured origin (never the card's url), with the Kibana credential.
+func (k *Kibana) a2a(agentID string) *A2A {
+	t := *k.t
+	base := *k.t.base
+	base.Path = strings.TrimRight(base.Path, "/") + k.apiPathRaw("/api/agent_builder/a2a/", agentID)
+	base.RawPath = ""
+	t.base = &base
+	return &A2A{t: &t, dialect: V03}
 }
 
 // judgeReply decides what the POST's answer means. It returns final=false

@@ -171,6 +171,16 @@ func (k *Kibana) apiPath(format string, ids ...string) string {
 	return p
 }
 
+// apiPathRaw is apiPath unescaped, for a url.URL's Path: prefix + id,
+// below the space.
+func (k *Kibana) apiPathRaw(prefix, id string) string {
+	p := prefix + id
+	if k.space != "" {
+		p = "/s/" + k.space + p
+	}
+	return p
+}
+
 // idRE accepts agent ids, conversation ids and context ids: no slashes, no
 // dot segments, no whitespace or control characters. Anything else is
 // refused before it can reach a URL path or a file name.

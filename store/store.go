@@ -114,6 +114,8 @@ type Target struct {
 	AuthPrefix string `json:"auth_prefix,omitempty"`
 	// Peer names the config file's peer the agent was addressed by.
 	Peer string `json:"peer,omitempty"`
+	// NonBlocking sends Kibana configuration.blocking:false (9.6+ tasks).
+	NonBlocking bool `json:"non_blocking,omitempty"`
 }
 
 // ErrorInfo is the classified error behind a failed or rejected task.

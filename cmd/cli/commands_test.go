@@ -251,12 +251,18 @@ func TestSendSync(t *testing.T) {
 	})
 	t.Run("unknown agent", func(t *testing.T) {
 		t.Parallel()
-		r := newHarness(t, sim).run("send", "ghost", "hi", "--json")
+		h := newHarness(t, sim)
+		r := h.run("send", "ghost", "hi", "--json")
 		r.expect(t, ExitNotFound)
 		var doc taskDoc
 		json.Unmarshal([]byte(r.stdout), &doc)
-		if doc.State != "rejected" || doc.Error == nil || doc.Error.Code != "not_found" {
+		if doc.State != "" || doc.Error == nil || doc.Error.Code != "not_found" {
 			t.Errorf("doc %+v", doc)
+		}
+		// The agent is checked before any task is recorded.
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		if recs, _ := st.List(); len(recs) != 0 {
+			t.Errorf("%d records for an agent that does not exist", len(recs))
 		}
 	})
 	t.Run("input required", func(t *testing.T) {

@@ -50,6 +50,7 @@ type fileProfile struct {
 	MaxWait      time.Duration `mapstructure:"max_wait" yaml:"max_wait,omitempty"`
 	SendTimeout  time.Duration `mapstructure:"send_timeout" yaml:"send_timeout,omitempty"`
 	WaitTimeout  time.Duration `mapstructure:"wait_timeout" yaml:"wait_timeout,omitempty"`
+	NonBlocking  *bool         `mapstructure:"non_blocking" yaml:"non_blocking,omitempty"`
 }
 
 // fileConfig is the config file: named profiles and which one is the default.
@@ -76,6 +77,8 @@ type settings struct {
 	MaxWait      time.Duration
 	SendTimeout  time.Duration
 	WaitTimeout  time.Duration
+	// NonBlocking sends Kibana blocking:false (Kibana 9.6+ tasks).
+	NonBlocking bool
 
 	// Sources maps a setting's name to where its value came from: "flag
 	// --space", "env KIBANA_SPACE_ID", "file (profile prod)", "default".
@@ -126,7 +129,7 @@ func readConfigFile(path string) (*fileConfig, error) {
 	}
 	cf := &fileConfig{}
 	if err := v.UnmarshalExact(cf); err != nil {
-		return nil, configErr("known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout}, peers.<name>.{url, token_env, token_file, token, protocol, no_stream, ca_cert, insecure}",
+		return nil, configErr("known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout, non_blocking}, peers.<name>.{url, token_env, token_file, token, protocol, no_stream, ca_cert, insecure}",
 			"config file %s: %s", path, oneLineErr(err))
 	}
 	for name, p := range cf.Profiles {
@@ -237,6 +240,16 @@ func (a *App) loadSettings() (*settings, error) {
 		s.Sources["api_key"] = "default"
 	}
 
+	s.Sources["non_blocking"] = "default"
+	if v := a.p.getenv("A2A_COURIER_NON_BLOCKING"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return nil, configErr("use true or false", "A2A_COURIER_NON_BLOCKING=%q is not a boolean", v)
+		}
+		s.NonBlocking, s.Sources["non_blocking"] = b, "env A2A_COURIER_NON_BLOCKING"
+	} else if prof.NonBlocking != nil {
+		s.NonBlocking, s.Sources["non_blocking"] = *prof.NonBlocking, fileSrc
+	}
 	s.Sources["insecure"] = "default"
 	if v := a.p.getenv("A2A_COURIER_INSECURE"); v != "" {
 		b, err := strconv.ParseBool(v)

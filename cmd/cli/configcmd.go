@@ -90,6 +90,7 @@ func (a *App) runConfigShow() error {
 		{"api_key", key},
 		{"ca_cert", s.CAFile},
 		{"insecure", strconv.FormatBool(s.Insecure)},
+		{"non_blocking", strconv.FormatBool(s.NonBlocking)},
 		{"poll_interval", s.PollInterval.String()},
 		{"max_wait", s.MaxWait.String()},
 		{"send_timeout", s.SendTimeout.String()},
@@ -145,6 +146,10 @@ var settableKeys = map[string]struct {
 	"api-key-file": {"api_key_file", func(v string) (string, error) { return v, nil }},
 	"ca-cert":      {"ca_cert", func(v string) (string, error) { return v, nil }},
 	"insecure": {"insecure", func(v string) (string, error) {
+		b, err := strconv.ParseBool(v)
+		return strconv.FormatBool(b), err
+	}},
+	"non-blocking": {"non_blocking", func(v string) (string, error) {
 		b, err := strconv.ParseBool(v)
 		return strconv.FormatBool(b), err
 	}},
@@ -395,6 +400,13 @@ func setField(p *fileProfile, field, v string) error {
 		} else {
 			b := v == "true"
 			p.Insecure = &b
+		}
+	case "non_blocking":
+		if v == "" {
+			p.NonBlocking = nil
+		} else {
+			b := v == "true"
+			p.NonBlocking = &b
 		}
 	case "poll_interval":
 		return dur(&p.PollInterval)

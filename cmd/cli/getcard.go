@@ -53,18 +53,7 @@ func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
 	if err != nil {
 		return err
 	}
-	var card client.Card
-	if tg.Kind == "a2a" {
-		card = tg.Remote.Card
-	} else {
-		k, err := a.kibana(tg.S)
-		if err != nil {
-			return err
-		}
-		if card, err = k.AgentCard(ctx, tg.Name); err != nil {
-			return err
-		}
-	}
+	card := tg.Card
 	pr := a.printer()
 	if pr.json {
 		return pr.writeRawJSON(card.Raw)

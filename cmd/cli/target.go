@@ -61,6 +61,7 @@ type target struct {
 	Kind   string // "kibana" or "a2a"
 	S      *settings
 	Remote *client.RemoteAgent
+	Card   client.Card
 	Cred   client.Secret
 	Store  store.Target
 }
@@ -115,8 +116,21 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	if err != nil {
 		return nil, err
 	}
-	return &target{Name: name, Kind: "kibana", S: s, Cred: s.APIKey,
-		Store: store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure}}, nil
+	k, err := a.kibana(s)
+	if err != nil {
+		return nil, err
+	}
+	// The card says whether the agent streams (Kibana 9.6+), and proves the
+	// agent exists before any task is recorded.
+	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+	defer cancel()
+	card, err := k.AgentCard(rctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return &target{Name: name, Kind: "kibana", S: s, Cred: s.APIKey, Card: card,
+		Store: store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
+			Streaming: card.Get("capabilities.streaming").Bool() && !af.noStream, NonBlocking: s.NonBlocking}}, nil
 }
 
 // remoteTarget resolves a generic agent from its card.
@@ -178,7 +192,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	if name == "" {
 		name = ra.Name()
 	}
-	return &target{Name: name, Kind: "a2a", S: s, Remote: ra, Cred: cred, Store: st}, nil
+	return &target{Name: name, Kind: "a2a", S: s, Remote: ra, Card: ra.Card, Cred: cred, Store: st}, nil
 }
 
 func otherDialect(p string) string {

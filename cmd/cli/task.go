@@ -81,6 +81,9 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 				RoundsBefore: x.RoundsBefore,
 				FreshContext: x.FreshContext,
 				PollInterval: time.Duration(x.PollInterval),
+				Stream:       x.Target.Streaming,
+				NonBlocking:  x.Target.NonBlocking,
+				TaskID:       x.TaskID,
 				OnEvent:      on,
 			})
 		}
