@@ -145,7 +145,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			})
 			if o.Stream {
 				var acc artifacts
-				out, final, err := k.a2a(o.AgentID).follow(tctx, func(fn func(StreamEvent) bool) error {
+				out, final, err := k.a2a(o.AgentID).follow(tctx, false, func(fn func(StreamEvent) bool) error {
 					return k.a2a(o.AgentID).Stream(tctx, o.Message, fn)
 				}, &acc, func(id string) {
 					if id != "" {

@@ -70,10 +70,14 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 		},
 	})
 
+	// An answer to a task that asked for input may be met first by the
+	// task as it was (a2a-js restates it, still input-required): that
+	// state is stale until the task has moved on.
+	answering := o.Message.TaskID != ""
 	if o.Send {
 		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
 		if o.Streaming {
-			out, final, err := c.follow(traced, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc, noteTask)
+			out, final, err := c.follow(traced, answering, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc, noteTask)
 			if final {
 				return out
 			}
@@ -94,6 +98,9 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 				return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}
 			default:
 				noteTask(res.TaskID)
+				if answering && interrupted(res.State) {
+					break
+				}
 				if out, ok := taskOutcome(res.State, res.Text, "reply", res.TaskID); ok {
 					return out
 				}
@@ -125,8 +132,15 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 		}
 		if o.Streaming && subscribeTries < 3 {
 			subscribeTries++
-			out, final, err := c.follow(ctx, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask)
+			out, final, err := c.follow(ctx, false, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask)
 			if final {
+				if out.State == StateCompleted {
+					// Chunks sent while no stream was open are not sent
+					// again: the task itself holds the whole reply.
+					if res, err := c.GetTask(ctx, taskID); err == nil && res.State == "completed" && res.Text != "" {
+						out.Reply = res.Text
+					}
+				}
 				return out
 			}
 			switch {
@@ -171,11 +185,20 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 }
 
 // follow reads one stream into acc and reports the outcome if the stream
-// reached one.
-func (c *A2A) follow(ctx context.Context, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string)) (Outcome, bool, error) {
+// reached one. With skipStale, interrupted states are ignored until the
+// task has been seen moving (see Deliver).
+func (c *A2A) follow(ctx context.Context, skipStale bool, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string)) (Outcome, bool, error) {
 	var out Outcome
 	final := false
 	err := open(func(ev StreamEvent) bool {
+		if skipStale {
+			if ev.State != "" && !interrupted(ev.State) {
+				skipStale = false
+			} else if interrupted(ev.State) {
+				noteTask(ev.TaskID)
+				return true
+			}
+		}
 		noteTask(ev.TaskID)
 		switch ev.Kind {
 		case "message":
@@ -227,6 +250,8 @@ func taskOutcome(state, text, via, taskID string) (Outcome, bool) {
 	}
 	return o, true
 }
+
+func interrupted(state string) bool { return state == "input-required" || state == "auth-required" }
 
 func rejectedOutcome(err error) Outcome {
 	var ce *Error

@@ -298,11 +298,25 @@ type taskDoc struct {
 	ReplyFile      string     `json:"reply_file,omitempty"`
 	Reason         string     `json:"reason,omitempty"`
 	Resume         string     `json:"resume,omitempty"`
+	Answer         string     `json:"answer,omitempty"`
+	TaskID         string     `json:"task_id,omitempty"`
 	ConversationID string     `json:"conversation_id,omitempty"`
 	MessageID      string     `json:"message_id,omitempty"`
 	CreatedAt      *time.Time `json:"created_at,omitempty"`
 	FinishedAt     *time.Time `json:"finished_at,omitempty"`
 	Error          *errorDoc  `json:"error,omitempty"`
+}
+
+// answerCommand is the command that answers an agent's question.
+func answerCommand(rec *store.Record) string {
+	if rec.Target.Kind == "a2a" {
+		agent := rec.Target.Peer
+		if agent == "" {
+			agent = "--url " + rec.Target.URL
+		}
+		return fmt.Sprintf("a2a-courier send %s --task %s \"<your answer>\"", agent, rec.TaskID)
+	}
+	return fmt.Sprintf("a2a-courier send %s --context %s \"<your answer>\"", rec.Agent, rec.ContextID)
 }
 
 // resumeCommand is the exact command that continues a task.
@@ -363,6 +377,10 @@ func recordDoc(rec *store.Record) taskDoc {
 		reply := rec.Reply
 		d.Reply = &reply
 	}
+	if rec.State == store.InputRequired {
+		d.Answer = answerCommand(rec)
+	}
+	d.TaskID = rec.TaskID
 	if code := exitCodeFor(rec); code != ExitOK && code != ExitStillRunning && code != ExitInputRequired {
 		ce := recordError(rec)
 		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
@@ -453,7 +471,7 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 			pr.payload(*doc.Reply)
 		}
 		pr.info("the agent needs input before it can finish (task %s).", rec.ContextID)
-		pr.info("answer in the same conversation: a2a-courier send %s --context %s \"<your answer>\"", rec.Agent, rec.ContextID)
+		pr.info("answer with: %s", answerCommand(rec))
 	case code == ExitStillRunning && rec.State == store.Expired:
 		pr.info("no reply within the maximum wait; nothing is lost and the server may still finish (task %s).", rec.ContextID)
 		pr.info("look again later: %s", resumeCommand(rec))

@@ -1,0 +1,270 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// These tests run a2a-courier against A2A servers we did not write: the
+// a2a-go v0.3.3 and @a2a-js/sdk 1.3.0 servers of client/interop, started as
+// processes. Each scenario runs against every server and mount.
+
+type interopServer struct {
+	name    string
+	srv     *interoptest.Server
+	mount   string
+	dialect string // what the card should lead us to speak
+}
+
+func interopServers(t *testing.T) []interopServer {
+	t.Helper()
+	var (
+		once sync.Once
+		gos  *interoptest.Server
+		js   *interoptest.Server
+	)
+	once.Do(func() {
+		gos = interoptest.StartGo(t)
+		js = interoptest.StartJS(t)
+	})
+	return []interopServer{
+		{"a2a-go", gos, interoptest.MountGo, "0.3"},
+		{"a2a-js compat", js, interoptest.MountCompat, "1.0"},
+		{"a2a-js v1.0", js, interoptest.MountV1, "1.0"},
+		{"a2a-js v0.3", js, interoptest.MountV03, "0.3"},
+	}
+}
+
+// interopResults collects the scenario × server matrix printed at the end.
+type interopResults struct {
+	mu   sync.Mutex
+	rows map[string]map[string]string
+}
+
+func (m *interopResults) set(scenario, server, result string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.rows == nil {
+		m.rows = map[string]map[string]string{}
+	}
+	if m.rows[scenario] == nil {
+		m.rows[scenario] = map[string]string{}
+	}
+	m.rows[scenario][server] = result
+}
+
+func TestInteropMatrix(t *testing.T) {
+	servers := interopServers(t)
+	var matrix interopResults
+	scenarios := []struct {
+		name string
+		run  func(t *testing.T, s interopServer, h *harness)
+	}{
+		{"card discovery", interopCard},
+		{"message reply", interopMessage},
+		{"task, polled", interopTaskPolled},
+		{"task, streamed", interopTaskStreamed},
+		{"send-async + result --wait", interopAsync},
+		{"failed task", interopFailed},
+		{"input-required round trip", interopInputRequired},
+		{"cancel", interopCancel},
+		{"unknown task", interopUnknownTask},
+		{"bearer auth", interopBearer},
+		{"protocol mismatch", interopMismatch},
+	}
+	t.Cleanup(func() {
+		var b strings.Builder
+		fmt.Fprintf(&b, "\n| scenario |")
+		for _, s := range servers {
+			fmt.Fprintf(&b, " %s |", s.name)
+		}
+		fmt.Fprintf(&b, "\n|---|")
+		for range servers {
+			b.WriteString("---|")
+		}
+		for _, sc := range scenarios {
+			fmt.Fprintf(&b, "\n| %s |", sc.name)
+			for _, s := range servers {
+				fmt.Fprintf(&b, " %s |", nonEmptyStr(matrix.rows[sc.name][s.name], "not run"))
+			}
+		}
+		t.Log(b.String())
+	})
+	for _, sc := range scenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			for _, s := range servers {
+				t.Run(s.name, func(t *testing.T) {
+					t.Parallel()
+					defer func() {
+						result := "pass"
+						if t.Failed() {
+							result = "FAIL"
+						}
+						matrix.set(sc.name, s.name, result)
+					}()
+					sc.run(t, s, newHarness(t, nil))
+				})
+			}
+		})
+	}
+}
+
+func interopCard(t *testing.T, s interopServer, h *harness) {
+	r := h.run("get-card", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "--json")
+	r.expect(t, ExitOK)
+	var card map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &card); err != nil || card["name"] == nil {
+		t.Fatalf("%v %s", err, r.stdout)
+	}
+	r = h.run("get-card", "--url", s.srv.URL(s.mount, interoptest.AgentSlow))
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stdout, "(A2A "+s.dialect+" JSON-RPC, streaming)") {
+		t.Errorf("the card should lead to A2A %s with streaming:\n%s", s.dialect, r.stdout)
+	}
+}
+
+func interopMessage(t *testing.T, s interopServer, h *harness) {
+	r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentEcho), "hello there", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	if d.State != "completed" || d.Reply == nil || !strings.Contains(*d.Reply, "hello there") {
+		t.Fatalf("%+v", d)
+	}
+}
+
+func interopTaskPolled(t *testing.T, s interopServer, h *harness) {
+	r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=3 delay=100ms", "--no-stream", "--poll-interval", "100ms")
+	r.expect(t, ExitOK)
+	if r.stdout != "chunk 1/3\nchunk 2/3\nchunk 3/3\n" {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+}
+
+func interopTaskStreamed(t *testing.T, s interopServer, h *harness) {
+	r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=5 delay=50ms", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	// Every chunk, in order: an accumulated artifact, never only the last.
+	if d.State != "completed" || *d.Reply != "chunk 1/5\nchunk 2/5\nchunk 3/5\nchunk 4/5\nchunk 5/5\n" || d.TaskID == "" {
+		t.Fatalf("%+v reply %q", d, *d.Reply)
+	}
+	st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	if rec, _ := st.Load(d.ContextID); rec.Via != "stream" {
+		t.Errorf("via %q, want stream", rec.Via)
+	}
+}
+
+func interopAsync(t *testing.T, s interopServer, h *harness) {
+	r := h.run("send-async", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=3 delay=200ms", "--poll-interval", "100ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	r = h.run("result", ctxID, "--wait", "--timeout", "30s")
+	r.expect(t, ExitOK)
+	if r.stdout != "chunk 1/3\nchunk 2/3\nchunk 3/3\n" {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+}
+
+func interopFailed(t *testing.T, s interopServer, h *harness) {
+	r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentFail), "go", "--json")
+	r.expect(t, ExitTaskFailed)
+	d := decodeTask(t, r.stdout)
+	if d.State != "failed" || !strings.Contains(d.Reason, interoptest.FailReason) || d.Error == nil {
+		t.Fatalf("%+v", d)
+	}
+}
+
+func interopInputRequired(t *testing.T, s interopServer, h *harness) {
+	url := s.srv.URL(s.mount, interoptest.AgentAsk)
+	r := h.run("send", "--url", url, "start", "--json")
+	r.expect(t, ExitInputRequired)
+	d := decodeTask(t, r.stdout)
+	if d.State != "input_required" || *d.Reply != interoptest.AskQuestion || d.TaskID == "" ||
+		d.Answer != fmt.Sprintf(`a2a-courier send --url %s --task %s "<your answer>"`, url, d.TaskID) {
+		t.Fatalf("%+v", d)
+	}
+	r = h.run("send", "--url", url, "--task", d.TaskID, "Ada", "--json")
+	r.expect(t, ExitOK)
+	got := decodeTask(t, r.stdout)
+	if got.State != "completed" || !strings.Contains(*got.Reply, "Hello, Ada!") || got.ContextID != d.ContextID {
+		t.Fatalf("%+v (first context %s)", got, d.ContextID)
+	}
+}
+
+func interopCancel(t *testing.T, s interopServer, h *harness) {
+	r := h.run("send-async", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=100 delay=200ms", "--poll-interval", "100ms", "--no-stream")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	waitUntil(t, "the task id", 20*time.Second, func() bool {
+		rec, err := st.Load(ctxID)
+		return err == nil && rec.TaskID != ""
+	})
+	r = h.run("cancel", ctxID, "--json")
+	r.expect(t, ExitOK)
+	if d := decodeTask(t, r.stdout); d.State != "canceled" {
+		t.Fatalf("%+v", d)
+	}
+	r = h.run("result", ctxID)
+	r.expect(t, ExitTaskFailed)
+	if !strings.Contains(r.stderr, "canceled") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+}
+
+func interopUnknownTask(t *testing.T, s interopServer, h *harness) {
+	r := h.run("cancel", "0193c2d4-0000-7000-8000-000000000000", "--url", s.srv.URL(s.mount, interoptest.AgentEcho), "--json")
+	r.expect(t, ExitNotFound)
+	var doc struct{ Error errorDoc }
+	json.Unmarshal([]byte(r.stdout), &doc)
+	if doc.Error.Code != "not_found" {
+		t.Errorf("%+v", doc.Error)
+	}
+}
+
+func interopBearer(t *testing.T, s interopServer, h *harness) {
+	url := s.srv.URL(s.mount, interoptest.AgentSecure)
+	r := h.run("send", "--url", url, "who goes there")
+	r.expect(t, ExitAuth)
+	if !strings.Contains(r.stderr, "asks for a credential") {
+		t.Errorf("no warning about the missing credential: %q", r.stderr)
+	}
+	h.env["A2A_COURIER_TOKEN"] = s.srv.Token
+	r = h.run("send", "--url", url, "who goes there")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stdout, "who goes there") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	if strings.Contains(r.stdout+r.stderr, s.srv.Token) {
+		t.Error("the token reached the output")
+	}
+}
+
+func interopMismatch(t *testing.T, s interopServer, h *harness) {
+	other := map[string]string{"0.3": "1.0", "1.0": "0.3"}[s.dialect]
+	r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentEcho), "hi", "--protocol", other, "--json")
+	if s.name == "a2a-js compat" {
+		// The compat mount speaks both versions: no mismatch to report.
+		r.expect(t, ExitOK)
+		return
+	}
+	if r.code == ExitOK {
+		t.Fatalf("speaking %s to a %s-only agent succeeded: %s", other, s.dialect, r.stdout)
+	}
+	var doc struct {
+		Error errorDoc `json:"error"`
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	if doc.Error.Code != "protocol_version" || !strings.Contains(doc.Error.Hint, "does not speak this A2A version") {
+		t.Fatalf("exit %d, error %+v", r.code, doc.Error)
+	}
+}
