@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+func on() *bool { b := true; return &b }
+
+func TestKibana96Streaming(t *testing.T) {
+	t.Parallel()
+	t.Run("streamed reply", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96; o.Streaming = on() })
+		h := newHarness(t, sim)
+		r := h.run("send", "audit-agent", "thirty days", "--json")
+		r.expect(t, ExitOK)
+		d := decodeTask(t, r.stdout)
+		if *d.Reply != "Report for thirty days: 14 escalations." || sim.Runs(d.ContextID) != 1 {
+			t.Fatalf("%+v", d)
+		}
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		if rec, _ := st.Load(d.ContextID); rec.Via != "stream" || !rec.Target.Streaming {
+			t.Errorf("via %q, streaming %v", rec.Via, rec.Target.Streaming)
+		}
+	})
+	t.Run("stream cut by a proxy", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) {
+			o.Version = agentbuildertest.V96
+			o.Streaming = on()
+			o.Faults.ProxyCutAfter = 300 * time.Millisecond
+		})
+		h := newHarness(t, sim)
+		r := h.run("send", "audit-agent", "cut me", "--poll-interval", "100ms", "--json")
+		r.expect(t, ExitOK)
+		d := decodeTask(t, r.stdout)
+		if *d.Reply != "Report for cut me: 14 escalations." || sim.Runs(d.ContextID) != 1 {
+			t.Fatalf("%+v runs %d", d, sim.Runs(d.ContextID))
+		}
+	})
+	t.Run("--no-stream", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96; o.Streaming = on() })
+		h := newHarness(t, sim)
+		r := h.run("send", "elastic-ai-agent", "plain", "--no-stream", "--json")
+		r.expect(t, ExitOK)
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		if rec, _ := st.Load(decodeTask(t, r.stdout).ContextID); rec.Via != "reply" {
+			t.Errorf("via %q", rec.Via)
+		}
+	})
+}
+
+func TestKibana96NonBlockingTasks(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+	p := newProc(t, sim)
+	p.env["A2A_COURIER_NON_BLOCKING"] = "true"
+	defer p.waitWorkersExit()
+	r := p.run("send-async", "audit-agent", "in the background", "--poll-interval", "100ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	r = p.run("result", ctxID, "--wait", "--timeout", "30s", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	if *d.Reply != "Report for in the background: 14 escalations." || d.TaskID == "" || sim.Runs(ctxID) != 1 {
+		t.Fatalf("%+v", d)
+	}
+}
+
+func TestCancelOnAgentBuilder(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 20 * time.Second })
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send-async", "audit-agent", "never mind", "--poll-interval", "100ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	st := p.store()
+	waitUntil(t, "the worker to take the task", 10*time.Second, func() bool {
+		rec, err := st.Load(ctxID)
+		return err == nil && rec.State == store.Working
+	})
+	r = p.run("cancel", ctxID)
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stderr, "Agent Builder cannot stop a run") || !strings.Contains(r.stderr, "canceled") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	rec, _ := st.Load(ctxID)
+	if rec.State != store.Canceled || !strings.Contains(rec.Reason, "fetch") {
+		t.Errorf("record %s %q", rec.State, rec.Reason)
+	}
+	r = p.run("cancel", ctxID)
+	r.expect(t, ExitTaskFailed)
+	if !strings.Contains(r.stderr, "already canceled") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if st.CancelRequested(ctxID) {
+		t.Error("the cancel marker stayed behind")
+	}
+}
