@@ -179,6 +179,16 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 	var lastErr error
 	pollingStopped := false
 	taskID := o.TaskID
+	// Reads that keep failing (the server is down) back off, up to five
+	// minutes or eight intervals, whichever is longer.
+	failures := 0
+	nextPoll := func() time.Duration {
+		d := o.PollInterval
+		for i := 0; i < failures && d < 5*time.Minute && d < 8*o.PollInterval; i++ {
+			d *= 2
+		}
+		return d
+	}
 
 	for {
 		var pollC <-chan time.Time
@@ -203,6 +213,10 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 				taskID = pr.res.TaskID
 				emit(Event{Kind: "task", TaskID: taskID, Message: "the server named the task " + taskID})
 			}
+			if pr.err != nil && !gotConn.Load() && ctx.Err() == nil {
+				// No connection was ever made: nothing reached the server.
+				return Outcome{State: StateRejected, Reason: pr.err.Error(), Err: pr.err, Via: "reply"}
+			}
 			if out, final := k.judgeReply(ctx, o, pr.res, pr.err, emit); final {
 				return out
 			}
@@ -223,6 +237,11 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 				}
 			}
 			conv, err := k.GetConversation(ctx, convID)
+			if err == nil || IsKind(err, KindNotFound) {
+				failures = 0
+			} else {
+				failures++
+			}
 			switch {
 			case err == nil:
 				if out, ok := findOutcome(conv, o); ok {
@@ -246,7 +265,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 				lastErr = err
 				emit(Event{Kind: "poll_error", Message: "reading the conversation failed; will try again", Err: err})
 			}
-			timer.Reset(o.PollInterval)
+			timer.Reset(nextPoll())
 		}
 	}
 }
@@ -260,6 +279,35 @@ func (k *Kibana) a2a(agentID string) *A2A {
 	base.RawPath = ""
 	t.base = &base
 	return &A2A{t: &t, dialect: V03}
+}
+
+// confirm settles an ambiguous reply against the stored round: the round's
+// outcome when it is stored, else the reply's reading (verdict). Only an
+// answer proves anything: a 404 or a conversation without the round means
+// "not stored"; other failures are retried a few times, and only then is
+// the verdict taken.
+func (k *Kibana) confirm(ctx context.Context, o DeliverOptions, verdict Outcome) (Outcome, bool) {
+	wait := 250 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		conv, err := k.GetConversation(ctx, ConversationIDForContext(o.Message.ContextID))
+		switch {
+		case err == nil:
+			if out, ok := findOutcome(conv, o); ok {
+				return out, true
+			}
+			return verdict, true
+		case IsKind(err, KindNotFound):
+			return verdict, true
+		case ctx.Err() != nil:
+			return Outcome{}, false
+		case attempt == 4:
+			return verdict, true
+		}
+		if sleepCtx(ctx, wait) != nil {
+			return Outcome{}, false
+		}
+		wait *= 2
+	}
 }
 
 // judgeReply decides what the POST's answer means. It returns final=false
@@ -301,22 +349,12 @@ func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResu
 	case res.Kind == "message" && strings.TrimSpace(res.Text) == "":
 		// An empty reply: the round may be waiting on a prompt (HITL),
 		// which only the stored round says.
-		if conv, err := k.GetConversation(ctx, ConversationIDForContext(o.Message.ContextID)); err == nil {
-			if out, ok := findOutcome(conv, o); ok {
-				return out, true
-			}
-		}
-		return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+		return k.confirm(ctx, o, Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID})
 	case res.LooksLikeAgentError():
 		// Kibana answers a failed run with "Error: …" and stores no round;
 		// an agent that really replied so has its round stored.
-		if conv, err := k.GetConversation(ctx, ConversationIDForContext(o.Message.ContextID)); err == nil {
-			if out, ok := findOutcome(conv, o); ok {
-				return out, true
-			}
-		}
-		return Outcome{State: StateFailed, Reason: strings.TrimPrefix(res.Text, AgentErrorPrefix), Via: "reply", HTTPStatus: 200,
-			Err: &Error{Kind: KindAgentFailed, Op: "agent " + o.AgentID, Message: oneLine(strings.TrimPrefix(res.Text, AgentErrorPrefix), 300)}}, true
+		return k.confirm(ctx, o, Outcome{State: StateFailed, Reason: strings.TrimPrefix(res.Text, AgentErrorPrefix), Via: "reply", HTTPStatus: 200,
+			Err: &Error{Kind: KindAgentFailed, Op: "agent " + o.AgentID, Message: oneLine(strings.TrimPrefix(res.Text, AgentErrorPrefix), 300)}})
 	default:
 		return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
 	}
@@ -373,6 +411,11 @@ func roundOutcome(r Round) (Outcome, bool) {
 		return Outcome{State: StateCompleted, Reply: r.Response, Via: "conversation", HTTPStatus: 200}, true
 	case "awaiting_prompt":
 		return Outcome{State: StateInputRequired, Reply: nonEmpty(r.Prompt, r.Response), Via: "conversation", HTTPStatus: 200}, true
+	case "failed", "error":
+		// Two-phase persistence records failed rounds (unreleased Kibana).
+		return Outcome{State: StateFailed, Reason: nonEmpty(strings.TrimPrefix(r.Response, AgentErrorPrefix), "the round failed"), Via: "conversation", HTTPStatus: 200}, true
+	case "aborted":
+		return Outcome{State: StateCanceled, Reason: "the run was aborted", Via: "conversation", HTTPStatus: 200}, true
 	}
 	return Outcome{}, false
 }

@@ -81,7 +81,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			if final {
 				return out
 			}
-			if err != nil && !MayHaveArrived(err) && !errors.Is(err, errStreamCut) {
+			if err != nil && (!gotConn.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && ctx.Err() == nil {
 				return rejectedOutcome(err)
 			}
 			lastErr = err
@@ -89,7 +89,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 		} else {
 			res, err := c.Send(traced, o.Message, true)
 			switch {
-			case err != nil && !MayHaveArrived(err):
+			case err != nil && (!MayHaveArrived(err) || !gotConn.Load()) && ctx.Err() == nil:
 				return rejectedOutcome(err)
 			case err != nil:
 				lastErr = err

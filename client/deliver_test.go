@@ -3,6 +3,8 @@ package client
 import (
 	"context"
 	"errors"
+	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -223,4 +225,72 @@ func TestHashTextIgnoresSurroundingSpace(t *testing.T) {
 		t.Errorf("unexpected hash %s", HashText("x"))
 	}
 	_ = errors.New
+}
+
+// A transient failure of the read that confirms an "Error:" reply does not
+// decide the outcome: the read is retried and finds the stored round.
+func TestConfirmationReadIsRetried(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteConversation, Status: 503, Times: 4}}
+	})
+	k := simClient(t, sim, testKey, "")
+	k.t.retries = 0
+	out := k.Deliver(context.Background(), deliverOpts("says-error", "c-503", "x"))
+	if out.State != StateCompleted || out.Reply != "Error: this is the agent's real answer" {
+		t.Fatalf("got %+v", out)
+	}
+}
+
+// A dial that never connects is unreachable: nothing was sent.
+func TestDialTimeoutIsUnreachable(t *testing.T) {
+	t.Parallel()
+	// The dialer's own timeout, shorter than the request's: a host that
+	// drops packets.
+	dialer := &net.Dialer{Timeout: 100 * time.Millisecond}
+	hc := &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dctx, cancel := context.WithTimeout(ctx, dialer.Timeout)
+		defer cancel()
+		<-dctx.Done()
+		return nil, &net.OpError{Op: "dial", Net: network, Err: dctx.Err()}
+	}}}
+	k := newTestKibana(t, "http://192.0.2.1:5601", func(c *KibanaConfig) { c.HTTPClient = hc; c.Retries = -1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, err := k.ListAgents(ctx)
+	if KindOf(err) != KindUnreachable || MayHaveArrived(err) {
+		t.Fatalf("got %v (%v)", KindOf(err), err)
+	}
+}
+
+// Kibana's two-phase persistence shows the round early as in_progress: the
+// client waits for it to finish, and reads a failed round as failed.
+func TestTwoPhasePersistence(t *testing.T) {
+	t.Parallel()
+	yes := true
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.PersistRoundAtStart = &yes
+		o.Faults.ProxyCutAfter = 100 * time.Millisecond
+	})
+	k := simClient(t, sim, testKey, "")
+	var seen bool
+	o := deliverOpts("slow", "c-2p", "two phases")
+	o.OnEvent = func(e Event) {
+		if e.Kind == "poll" {
+			seen = true
+		}
+	}
+	out := k.Deliver(context.Background(), o)
+	if out.State != StateCompleted || out.Reply != "Echo: two phases" || !seen {
+		t.Fatalf("got %+v (polled while in progress: %v)", out, seen)
+	}
+	conv, err := k.GetConversation(context.Background(), "a2a-c-2p")
+	if err != nil || conv.RoundCount() != 1 {
+		t.Fatalf("%v, %d rounds", err, conv.RoundCount())
+	}
+	sim.SetFaults(agentbuildertest.Faults{ProxyCutAfter: 50 * time.Millisecond, FailRuns: 1, FailReason: "model overloaded"})
+	out = k.Deliver(context.Background(), deliverOpts("slow", "c-2p-fail", "fails"))
+	if out.State != StateFailed || out.Reason != "model overloaded" {
+		t.Fatalf("got %+v", out)
+	}
 }

@@ -448,6 +448,20 @@ func classifyTransportError(op string, err error) *Error {
 	var unkAuth x509.UnknownAuthorityError
 	var hostErr x509.HostnameError
 	var invErr x509.CertificateInvalidError
+	if errors.As(err, &opErr) && opErr.Op == "dial" && !errors.As(err, &dnsErr) {
+		// Before a connection exists nothing can have been sent: a dial
+		// that timed out is "unreachable", not "connection lost".
+		msg := oneLine(rootMessage(err), 200)
+		switch {
+		case errors.Is(err, syscall.ECONNREFUSED):
+			msg = "connection refused"
+		case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+			msg = "no route to host"
+		case errors.Is(err, context.DeadlineExceeded):
+			msg = "no connection in time (the host does not answer)"
+		}
+		return &Error{Kind: KindUnreachable, Op: op, Message: msg, Err: err}
+	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		return &Error{Kind: KindConnection, Op: op, Message: "timed out waiting for the server", Err: err}
@@ -481,6 +495,9 @@ func classifyTransportError(op string, err error) *Error {
 }
 
 func classifyBodyError(op string, status int, err error) *Error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &Error{Kind: KindConnection, Op: op, Message: fmt.Sprintf("the answer (HTTP %d) did not complete in time", status), Err: err}
+	}
 	return &Error{Kind: KindConnection, Op: op, StatusCode: 0,
 		Message: fmt.Sprintf("the response (HTTP %d) was cut off: %s", status, oneLine(rootMessage(err), 120)), Err: err}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -167,15 +168,32 @@ func (s *Sim) messageSend(w http.ResponseWriter, r *http.Request, space string, 
 	}
 	select {
 	case res := <-done:
-		s.logf("POST %s -> 200 message (context %s, failed=%v)", r.URL.Path, contextID, res.failed)
-		writeJSON(w, r, http.StatusOK, map[string]any{
+		reply := map[string]any{
 			"jsonrpc": "2.0", "id": id,
 			"result": map[string]any{
 				"kind": "message", "role": "agent", "messageId": "msg-" + newUUID(),
 				"parts":  []map[string]string{{"kind": "text", "text": res.text}},
 				"taskId": newUUID(), "contextId": contextID,
 			},
-		}, !s.opts.DisableGzip)
+		}
+		switch {
+		case faults.NeverAnswer:
+			s.logf("POST %s: run done, never answering (context %s)", r.URL.Path, contextID)
+			s.disconnected(rn)
+			select {
+			case <-r.Context().Done():
+			case <-s.runCtx.Done():
+				dropConnection(w)
+			}
+			return
+		case faults.ResetMidBody:
+			s.logf("POST %s -> 200, connection reset in the middle of the body (context %s)", r.URL.Path, contextID)
+			b, _ := json.Marshal(reply)
+			resetMidBody(w, b)
+			return
+		}
+		s.logf("POST %s -> 200 message (context %s, failed=%v)", r.URL.Path, contextID, res.failed)
+		writeJSON(w, r, http.StatusOK, reply, !s.opts.DisableGzip)
 	case <-proxyCut:
 		body := faults.ProxyBody
 		if body == "" {
@@ -196,6 +214,26 @@ func (s *Sim) messageSend(w http.ResponseWriter, r *http.Request, space string, 
 	case <-s.runCtx.Done():
 		dropConnection(w)
 	}
+}
+
+// resetMidBody announces the whole body, sends half of it and resets the
+// connection.
+func resetMidBody(w http.ResponseWriter, body []byte) {
+	hj, ok := w.(http.Hijacker)
+	if !ok {
+		panic(http.ErrAbortHandler)
+	}
+	conn, buf, err := hj.Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	fmt.Fprintf(buf, "HTTP/1.1 200 OK\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: %d\r\n\r\n", len(body))
+	buf.Write(body[:len(body)/2])
+	buf.Flush()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		tc.SetLinger(0) // RST, not FIN
+	}
+	conn.Close()
 }
 
 // dropConnection closes the connection without an HTTP response, as a
@@ -244,9 +282,39 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			Title: "[A2A] " + convID, CreatedAt: ts, UpdatedAt: ts, Rounds: []json.RawMessage{},
 		}
 	}
+	// Two-phase persistence (Kibana's newest main): the round is written at
+	// receipt as in_progress, and rewritten when the run ends.
+	roundIndex := -1
+	if s.opts.persistRoundAtStart() {
+		k := s.conversationKey(space, convID)
+		c := s.conversations[k]
+		ts := s.now().UTC().Format(time.RFC3339Nano)
+		if c == nil {
+			c = &conversation{ID: convID, AgentID: agent.ID, Username: key.Username, Space: space, Title: titleFor(input), CreatedAt: ts}
+			s.conversations[k] = c
+		}
+		c.Rounds = append(c.Rounds, buildRound(agent, input, "", "in_progress", "", s.now(), s.now()))
+		roundIndex = len(c.Rounds) - 1
+		c.UpdatedAt = ts
+		c.version++
+	}
 	s.saveLocked()
 	s.mu.Unlock()
 	s.logf("run started: agent %s, context %s, %s", agent.ID, contextID, runTime)
+	// endRound rewrites the in_progress round of two-phase persistence.
+	endRound := func(status, text string) {
+		if roundIndex < 0 {
+			return
+		}
+		c := s.conversations[s.conversationKey(space, convID)]
+		if c == nil || roundIndex >= len(c.Rounds) {
+			return
+		}
+		c.Rounds[roundIndex] = buildRound(agent, input, text, status, "", s.now(), s.now())
+		c.UpdatedAt = s.now().UTC().Format(time.RFC3339Nano)
+		c.version++
+		s.saveLocked()
+	}
 
 	s.runWG.Add(1)
 	go func() {
@@ -260,6 +328,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			s.mu.Lock()
 			s.active--
 			rn.status = execAborted
+			endRound("aborted", "")
 			s.mu.Unlock()
 			if s.runCtx.Err() == nil {
 				s.logf("run aborted: context %s: nothing stored", contextID)
@@ -270,6 +339,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			s.mu.Lock()
 			s.active--
 			s.endRunLocked(rn, execFailed, fail, "")
+			endRound("failed", "Error: "+fail)
 			s.mu.Unlock()
 			s.logf("run failed: context %s: %s", contextID, fail)
 			rn.done <- runResult{text: "Error: " + fail, failed: true}
@@ -297,7 +367,11 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			}
 			s.conversations[k] = c
 		}
-		c.Rounds = append(c.Rounds, round)
+		if roundIndex >= 0 && roundIndex < len(c.Rounds) {
+			c.Rounds[roundIndex] = round
+		} else {
+			c.Rounds = append(c.Rounds, round)
+		}
 		c.UpdatedAt = ts
 		c.version++
 		s.completedAt[contextID] = s.now()

@@ -104,6 +104,11 @@ type Options struct {
 	// release does is unverified. Default: off (the run goes on and is
 	// stored).
 	AbortOnDisconnect *bool `yaml:"abort_on_disconnect"`
+	// PersistRoundAtStart imitates the two-phase persistence of Kibana's
+	// newest main (unreleased): the round is stored at receipt with status
+	// in_progress and rewritten when the run ends (completed, failed with
+	// "Error: …" as its response, aborted). Default off in every version.
+	PersistRoundAtStart *bool `yaml:"persist_round_at_start"`
 }
 
 // Agent is a simulated agent and how its runs behave.
@@ -161,6 +166,12 @@ type Faults struct {
 	ResponseDelay time.Duration `yaml:"response_delay"`
 	// ExtraRunTime is added to every run (slow rounds).
 	ExtraRunTime time.Duration `yaml:"extra_run_time"`
+	// ResetMidBody answers an A2A POST whose run completed with half of the
+	// body and a connection reset; the round is stored.
+	ResetMidBody bool `yaml:"reset_mid_body"`
+	// NeverAnswer holds an A2A POST open without ever answering, even after
+	// the run completed and its round was stored.
+	NeverAnswer bool `yaml:"never_answer"`
 	// FailRuns makes the next N runs fail, whatever the agent.
 	FailRuns int `yaml:"fail_runs"`
 	// FailReason is the reason those runs give.
@@ -342,9 +353,10 @@ func applyReply(a *Agent, input string) string {
 	return out
 }
 
-func (o *Options) nonBlockingTasks() bool  { return boolOr(o.NonBlockingTasks, o.atLeast(V96)) }
-func (o *Options) streaming() bool         { return boolOr(o.Streaming, false) }
-func (o *Options) abortOnDisconnect() bool { return boolOr(o.AbortOnDisconnect, false) }
+func (o *Options) nonBlockingTasks() bool    { return boolOr(o.NonBlockingTasks, o.atLeast(V96)) }
+func (o *Options) streaming() bool           { return boolOr(o.Streaming, false) }
+func (o *Options) persistRoundAtStart() bool { return boolOr(o.PersistRoundAtStart, false) }
+func (o *Options) abortOnDisconnect() bool   { return boolOr(o.AbortOnDisconnect, false) }
 
 func (o *Options) streamKeepAlive() time.Duration {
 	if o.StreamKeepAlive > 0 {

@@ -251,10 +251,6 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if unesc, err := pathUnescape(id); err == nil {
 		id = unesc
 	}
-	if v := r.Header.Get("elastic-api-version"); v != "" && v != "2023-10-31" {
-		s.boom(w, r, http.StatusBadRequest, fmt.Sprintf(`No version "%s" available for [%s] [%s]. Available versions are: [2023-10-31]`, v, r.Method, r.URL.Path))
-		return
-	}
 	if s.injectStatus(w, r, route) {
 		return
 	}
@@ -262,6 +258,11 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if key == nil {
 		w.Header().Set("WWW-Authenticate", `Basic realm="kibana", ApiKey`)
 		s.boom(w, r, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	// Kibana authenticates before it routes by version.
+	if v := r.Header.Get("elastic-api-version"); v != "" && v != "2023-10-31" {
+		s.boom(w, r, http.StatusBadRequest, fmt.Sprintf(`No version "%s" available for [%s] [%s]. Available versions are: [2023-10-31]`, v, r.Method, r.URL.Path))
 		return
 	}
 	if !key.allows(space) {

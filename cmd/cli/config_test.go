@@ -33,6 +33,7 @@ func (h *harness) configShow(t *testing.T, args ...string) configShowDoc {
 
 func writeConfig(t *testing.T, h *harness, body string, mode os.FileMode) string {
 	t.Helper()
+	delete(h.env, "A2A_COURIER_MAX_WAIT") // these tests look at every layer
 	dir := t.TempDir()
 	h.env["A2A_COURIER_CONFIG_DIR"] = dir
 	path := filepath.Join(dir, "config.yaml")
@@ -61,6 +62,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		h.env["A2A_COURIER_CONFIG_DIR"] = t.TempDir()
+		delete(h.env, "A2A_COURIER_MAX_WAIT")
 		d := h.configShow(t)
 		if d.Profile != "default" || d.Settings["kibana_url"].Source != "default" || d.Settings["poll_interval"] != (settingDoc{"20s", "default"}) ||
 			d.Settings["api_key"].Value != "not set" || !strings.HasSuffix(d.ConfigFile, "(not present)") {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
@@ -123,6 +124,12 @@ func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 	if err != nil {
 		return usageErr("choose another --addr", "cannot listen on %s: %v", opts.addr, err)
 	}
+	if host, _, err := net.SplitHostPort(srv.Addr()); err == nil && !isLoopback(host) {
+		pr.warn("listening on %s, beyond loopback: the test routes /__sim/* have no authentication", srv.Addr())
+	}
+	if len(o.Keys) == 0 {
+		pr.warn("no keys configured: every request will get 401 (add keys: to the config file)")
+	}
 	version := string(o.Version)
 	if version == "" {
 		version = string(agentbuildertest.DefaultVersion)
@@ -137,11 +144,7 @@ func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 		pr.payload(fmt.Sprintf("export KIBANA_URL=%s\nexport KIBANA_API_KEY=%s", srv.URL, key))
 		pr.info("Agent Builder simulator (Kibana %s) on %s, %d agent(s); Ctrl-C stops it", version, srv.URL, len(o.Agents))
 	}
-	ctx := cmd.Context()
-	select {
-	case <-ctx.Done():
-	case <-a.p.Interrupts:
-	}
+	<-cmd.Context().Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)

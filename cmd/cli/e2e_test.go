@@ -29,14 +29,17 @@ type proc struct {
 
 func newProc(t *testing.T, sim *agentbuildertest.Server) *proc {
 	t.Helper()
-	return &proc{t: t, env: map[string]string{
+	p := &proc{t: t, env: map[string]string{
 		"KIBANA_URL":            sim.URL,
 		"KIBANA_API_KEY":        testKey,
 		"A2A_COURIER_STATE_DIR": filepath.Join(t.TempDir(), "state"),
 		"A2A_COURIER_TEST_MAIN": "1",
 		"HOME":                  t.TempDir(),
 		"PATH":                  os.Getenv("PATH"),
+		"A2A_COURIER_MAX_WAIT":  "3m",
 	}}
+	killWorkersAtCleanup(t, p.env["A2A_COURIER_STATE_DIR"])
+	return p
 }
 
 func (p *proc) cmd(ctx context.Context, stdin string, args ...string) *exec.Cmd {
@@ -332,19 +335,21 @@ func TestE2ESendWhoseWaitEndsBeforeItConnects(t *testing.T) {
 	sim := startSim(t, nil)
 	p := newProc(t, sim)
 	defer p.waitWorkersExit()
-	r := p.run("send", "elastic-ai-agent", "too quick", "--timeout", "1ns", "--poll-interval", "200ms", "--json")
+	r := p.run("send", "elastic-ai-agent", "too quick", "--timeout", "1ns", "--poll-interval", "200ms", "--max-wait", "5s", "--json")
 	r.expect(t, ExitStillRunning)
 	d := decodeTask(t, r.stdout)
-	if d.State != "queued" && d.State != "sending" && d.State != "working" {
-		t.Fatalf("%+v", d)
-	}
 	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s")
-	r.expect(t, ExitOK)
-	if r.stdout != "Echo: too quick\n" {
-		t.Errorf("stdout %q", r.stdout)
-	}
-	if n := sim.Runs(d.ContextID); n != 1 {
-		t.Errorf("runs %d", n)
+	// Stopped before a connection was made, the task goes back to queued
+	// and is sent once. Stopped after a connection was made but before the
+	// request went out (a window of microseconds), nothing reached the
+	// server, but the client cannot know that: it never sends again, and
+	// the task honestly expires. Never two runs.
+	switch runs := sim.Runs(d.ContextID); {
+	case r.code == ExitOK && r.stdout == "Echo: too quick\n" && runs == 1:
+	case r.code == ExitStillRunning && runs == 0:
+		t.Logf("stopped between connecting and sending: expired, nothing ran")
+	default:
+		t.Errorf("exit %d stdout %q, %d runs", r.code, r.stdout, runs)
 	}
 }
 

@@ -97,7 +97,9 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 		}
 	}
 	if !found {
-		if rec.State.Terminal() && rec.State != store.Expired {
+		if rec.State.Terminal() && rec.State != store.Expired || rec.State == store.Queued {
+			// A task never sent has nothing on the server: its record says
+			// where it stands (and result revives its worker).
 			return a.reportRecord(rec, opts.maxChars, st)
 		}
 		shown := *rec

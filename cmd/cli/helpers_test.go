@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -74,7 +75,10 @@ func newHarness(t *testing.T, sim *agentbuildertest.Server) *harness {
 		"A2A_COURIER_STATE_DIR": filepath.Join(t.TempDir(), "state"),
 		"A2A_COURIER_TEST_MAIN": "1",
 		"HOME":                  t.TempDir(),
+		// A worker a failed test leaves behind gives up soon.
+		"A2A_COURIER_MAX_WAIT": "3m",
 	}}
+	killWorkersAtCleanup(t, h.env["A2A_COURIER_STATE_DIR"])
 	if sim != nil {
 		h.env["KIBANA_URL"] = sim.URL
 		h.env["KIBANA_API_KEY"] = testKey
@@ -139,4 +143,14 @@ func golden(t *testing.T, name, got string) {
 	if string(want) != got {
 		t.Errorf("%s differs from the golden file (go test ./cmd/cli -update rewrites it)\n--- got:\n%s\n--- want:\n%s", name, got, want)
 	}
+}
+
+// killWorkersAtCleanup kills the workers of a state directory when the test
+// ends: they run in their own session and would outlive the test binary.
+func killWorkersAtCleanup(t *testing.T, stateDir string) {
+	t.Cleanup(func() {
+		for _, pid := range workerPIDs(t, stateDir) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 }

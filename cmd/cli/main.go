@@ -47,14 +47,18 @@ type Process struct {
 	// ExtraFile returns an inherited file by descriptor number (the worker
 	// reads its credential from descriptor 3).
 	ExtraFile func(fd uintptr) *os.File
-	// Interrupts delivers SIGINT and SIGTERM.
-	Interrupts <-chan os.Signal
 }
 
 // Main runs the program with the real process and returns its exit code.
 func Main() int {
-	sig := make(chan os.Signal, 2)
-	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	// SIGINT, SIGTERM and SIGHUP (a closed terminal) cancel the command's
+	// context: a waiting send hands its task to a worker, a worker leaves
+	// its tasks for the next one. A second signal kills the process.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	p := &Process{
 		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		StdinTTY:  term.IsTerminal(os.Stdin.Fd()),
@@ -72,9 +76,8 @@ func Main() int {
 		Executable: os.Executable,
 		Now:        time.Now,
 		ExtraFile:  func(fd uintptr) *os.File { return os.NewFile(fd, "inherited") },
-		Interrupts: sig,
 	}
-	return Run(context.Background(), p)
+	return Run(ctx, p)
 }
 
 // Run executes one command line and returns the exit code.

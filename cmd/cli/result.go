@@ -80,15 +80,6 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 		defer cancel()
-		if a.p.Interrupts != nil {
-			go func() {
-				select {
-				case <-a.p.Interrupts:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-		}
 		spin := a.printer().startSpinner("waiting for "+rec.Agent, a.p.Now)
 		rec, err = a.waitRecord(ctx, st, rec)
 		spin.Stop()
@@ -102,7 +93,9 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 // revive starts a worker for a task nobody works on. It needs the
 // credential the task was sent with; with another one it says so.
 func (a *App) revive(st *store.Store, rec *store.Record) {
-	if st.Locked(rec.ContextID) {
+	if st.Locked(rec.ContextID) || readingRefused(rec) {
+		// A worker has it; or its reads were refused and a new worker
+		// would only be refused again (fetch reads once, when fixed).
 		return
 	}
 	cred, err := a.credentialFor(rec.Target)
@@ -159,7 +152,7 @@ func (a *App) waitRecord(ctx context.Context, st *store.Store, rec *store.Record
 			return nil, err
 		}
 		rec = cur
-		if rec.State.Terminal() {
+		if rec.State.Terminal() || readingRefused(rec) && !st.Locked(rec.ContextID) {
 			return rec, nil
 		}
 		// A worker that died while we wait is replaced.

@@ -126,7 +126,7 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 // readMessage takes the message from the argument or stdin, trimmed. It
 // must be valid UTF-8: the server stores what it receives and the reply is
 // matched by the text's hash.
-func (a *App) readMessage(args []string) (string, error) {
+func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
 	var text string
 	if len(args) == 1 && args[0] != "-" {
 		text = args[0]
@@ -134,9 +134,24 @@ func (a *App) readMessage(args []string) (string, error) {
 		if a.p.StdinTTY {
 			a.printer().info("type the message, then Ctrl-D on a line of its own")
 		}
-		b, err := io.ReadAll(io.LimitReader(a.p.Stdin, maxMessageBytes+1))
-		if err != nil {
-			return "", fmt.Errorf("read the message from stdin: %w", err)
+		type read struct {
+			b   []byte
+			err error
+		}
+		ch := make(chan read, 1)
+		go func() {
+			b, err := io.ReadAll(io.LimitReader(a.p.Stdin, maxMessageBytes+1))
+			ch <- read{b, err}
+		}()
+		var b []byte
+		select {
+		case <-ctx.Done():
+			return "", &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted while reading the message; nothing was sent"}
+		case rd := <-ch:
+			if rd.err != nil {
+				return "", fmt.Errorf("read the message from stdin: %w", rd.err)
+			}
+			b = rd.b
 		}
 		if len(b) > maxMessageBytes {
 			return "", usageErr("shorten the message", "the message on stdin is larger than %d MiB", maxMessageBytes>>20)
@@ -181,9 +196,12 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if err != nil {
 		return err
 	}
-	text, err := a.readMessage(opts.args)
+	text, err := a.readMessage(ctx, opts.args)
 	if err != nil {
 		return err
+	}
+	if ctx.Err() != nil {
+		return &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted before the task was recorded; nothing was sent"}
 	}
 	st, err := a.openStore()
 	if err != nil {
@@ -319,18 +337,8 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	pr := a.printer()
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	if a.p.Interrupts != nil {
-		go func() {
-			select {
-			case <-a.p.Interrupts:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
-	started := a.p.Now()
-	runner := &taskRunner{st: st, key: cred, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {},
+	runner := &taskRunner{command: "send", st: st, key: cred, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {},
 		onEvent: func(e client.Event) {
 			if e.Kind == "connection_lost" {
 				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
@@ -341,7 +349,14 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	if final == nil {
 		return err
 	}
-	if err != nil && !errors.Is(err, errHandedOff) {
+	var rwe *recordWriteError
+	switch {
+	case errors.As(err, &rwe):
+		// The reply is here but the record lags: show the reply all the
+		// same, and say so.
+		pr.warn("%v", rwe)
+		return a.reportRecord(final, opts.maxChars, nil)
+	case err != nil && !errors.Is(err, errHandedOff):
 		var ce *client.Error
 		if !errors.As(err, &ce) {
 			return err
@@ -354,8 +369,5 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
 		}
 	}
-	st.Audit(store.AuditEntry{Command: "send", Agent: final.Agent, ContextID: final.ContextID, MessageSize: final.MessageSize,
-		MessageSHA256: final.MessageSHA256, State: string(final.State), DurationMS: a.p.Now().Sub(started).Milliseconds(),
-		HTTPStatus: final.HTTPStatus})
 	return a.reportRecord(final, opts.maxChars, st)
 }

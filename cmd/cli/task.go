@@ -22,12 +22,16 @@ var errCancelRequested = errors.New("cancel requested")
 // taskRunner works on one task whose record lock it holds. The foreground
 // send and the detached worker share it, so both behave the same.
 type taskRunner struct {
+	// command names the runner in the audit log: "send" or "worker".
+	command string
 	st      *store.Store
 	key     client.Secret
 	clients func(store.Target) (*http.Client, error)
 	now     func() time.Time
 	logf    func(format string, args ...any)
 	onEvent func(client.Event)
+	// write replaces Handle.Update, for tests that make a write fail.
+	write func(*store.Handle, func(*store.Record) error) (*store.Record, error)
 }
 
 // run works on the task until its outcome is final, until the maximum wait
@@ -93,14 +97,20 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	// Events arrive on the HTTP client's goroutines: one record write at a
 	// time, and rec is only touched under mu.
 	var mu sync.Mutex
-	update := func(fn func(*store.Record)) {
+	update := func(fn func(*store.Record)) error {
 		mu.Lock()
 		defer mu.Unlock()
-		if nr, err := h.Update(func(x *store.Record) error { fn(x); return nil }); err == nil {
-			rec = nr
-		} else {
-			r.logf("%s: cannot write the record: %v", id, err)
+		write := r.write
+		if write == nil {
+			write = (*store.Handle).Update
 		}
+		nr, err := write(h, func(x *store.Record) error { fn(x); return nil })
+		if err != nil {
+			r.logf("%s: cannot write the record: %v", id, err)
+			return err
+		}
+		rec = nr
+		return nil
 	}
 	current := func() *store.Record {
 		mu.Lock()
@@ -124,14 +134,18 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	}
 	if send {
 		// Past this write the task is never sent again by anyone: the
-		// text leaves the record and only its hash and size stay.
-		update(func(x *store.Record) {
+		// text leaves the record and only its hash and size stay. If the
+		// write fails, nothing is sent: a record still queued would be
+		// sent again by the next worker.
+		if err := update(func(x *store.Record) {
 			now := r.now().UTC()
 			x.State = store.Sending
 			x.Message = ""
 			x.SentAt = &now
 			x.Workers++
-		})
+		}); err != nil {
+			return current(), fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", id, err)
+		}
 		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
 	} else {
 		update(func(x *store.Record) { x.Workers++ })
@@ -177,21 +191,33 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	})
 	switch {
 	case out.Final():
-		update(func(x *store.Record) {
+		err := update(func(x *store.Record) {
 			finish(x, r.now(), store.State(out.State))
 			x.Reply = out.Reply
 			x.Reason = out.Reason
 			x.Error = errorInfo(out.Err)
 			x.HTTPStatus = out.HTTPStatus
 			x.Via = out.Via
-			x.TaskID = out.TaskID
+			if out.TaskID != "" {
+				x.TaskID = out.TaskID
+			}
 		})
 		r.logf("%s: %s (via %s)", id, out.State, out.Via)
+		if err != nil {
+			// The outcome is known but not recorded: hand it back so the
+			// caller can still show it, and say the record lags.
+			res := *current()
+			finish(&res, r.now(), store.State(out.State))
+			res.Reply, res.Reason, res.Error, res.Via = out.Reply, out.Reason, errorInfo(out.Err), out.Via
+			return &res, &recordWriteError{err}
+		}
+		r.audit(current())
 		return current(), nil
 	case errors.Is(context.Cause(ctx), errCancelRequested):
 		update(func(x *store.Record) { markCanceled(x, r.now()) })
 		r.st.ClearCancel(id)
 		r.logf("%s: canceled on request", id)
+		r.audit(current())
 		return current(), nil
 	case ctx.Err() != nil && out.NotSent():
 		// The wait ended before a connection was even made: nothing left,
@@ -215,6 +241,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			x.LastError = errorInfo(out.Err)
 		})
 		r.logf("%s: expired: %v", id, out.Err)
+		r.audit(current())
 		return current(), nil
 	case dctx.Err() != nil:
 		update(func(x *store.Record) {
@@ -225,6 +252,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			}
 		})
 		r.logf("%s: expired", id)
+		r.audit(current())
 		return current(), nil
 	default:
 		// Reading was refused and no answer is coming on the POST.
@@ -232,6 +260,30 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		r.logf("%s: stopped: %v", id, out.Err)
 		return current(), out.Err
 	}
+}
+
+// recordWriteError means the outcome is known but could not be written.
+type recordWriteError struct{ err error }
+
+func (e *recordWriteError) Error() string {
+	return "the outcome could not be written to the task record: " + e.err.Error()
+}
+func (e *recordWriteError) Unwrap() error { return e.err }
+
+// audit logs a task's final state: metadata only.
+func (r *taskRunner) audit(rec *store.Record) {
+	if rec == nil || !rec.State.Terminal() {
+		return
+	}
+	e := store.AuditEntry{Command: r.command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
+		MessageSHA256: rec.MessageSHA256, State: string(rec.State), HTTPStatus: rec.HTTPStatus}
+	if rec.SentAt != nil && rec.FinishedAt != nil {
+		e.DurationMS = rec.FinishedAt.Sub(*rec.SentAt).Milliseconds()
+	}
+	if rec.Error != nil {
+		e.Error = rec.Error.Kind
+	}
+	r.st.Audit(e)
 }
 
 // markCanceled ends a task canceled with the cancel command.
@@ -299,12 +351,19 @@ type taskDoc struct {
 	Reason         string     `json:"reason,omitempty"`
 	Resume         string     `json:"resume,omitempty"`
 	Answer         string     `json:"answer,omitempty"`
+	LastError      *errorDoc  `json:"last_error,omitempty"`
 	TaskID         string     `json:"task_id,omitempty"`
 	ConversationID string     `json:"conversation_id,omitempty"`
 	MessageID      string     `json:"message_id,omitempty"`
 	CreatedAt      *time.Time `json:"created_at,omitempty"`
 	FinishedAt     *time.Time `json:"finished_at,omitempty"`
 	Error          *errorDoc  `json:"error,omitempty"`
+}
+
+// readingRefused reports a task left unfinished because reading its reply
+// was refused (401, 403).
+func readingRefused(rec *store.Record) bool {
+	return !rec.State.Terminal() && rec.LastError != nil && (rec.LastError.Kind == "auth" || rec.LastError.Kind == "forbidden")
 }
 
 // answerCommand is the command that answers an agent's question.
@@ -381,6 +440,9 @@ func recordDoc(rec *store.Record) taskDoc {
 		d.Answer = answerCommand(rec)
 	}
 	d.TaskID = rec.TaskID
+	if rec.LastError != nil && !rec.State.Terminal() {
+		d.LastError = &errorDoc{Code: rec.LastError.Kind, Message: rec.LastError.Message}
+	}
 	if code := exitCodeFor(rec); code != ExitOK && code != ExitStillRunning && code != ExitInputRequired {
 		ce := recordError(rec)
 		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
@@ -448,6 +510,22 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 		}
 	}
 	code := exitCodeFor(rec)
+	if readingRefused(rec) && (st == nil || !st.Locked(rec.ContextID)) {
+		// Nobody can read the reply with this credential: "still running"
+		// would have a caller wait for ever.
+		ce := fromClientError(&client.Error{Kind: kindFromName(rec.LastError.Kind), StatusCode: rec.LastError.HTTPStatus})
+		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
+		ce.hint += "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
+		if pr.json {
+			doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
+			if err := pr.writeJSON(doc); err != nil {
+				return err
+			}
+			return exitWith(ce.exit)
+		}
+		a.printError(ce)
+		return exitWith(ce.exit)
+	}
 	if pr.json {
 		if err := pr.writeJSON(doc); err != nil {
 			return err

@@ -104,17 +104,22 @@ func (a *App) spawn(st *store.Store, args []string, key client.Secret) error {
 	return nil
 }
 
-// workerEnv is the environment a worker inherits: everything but secrets.
+// workerEnv is the environment a worker inherits: an allowlist, so no
+// secret of the caller's environment reaches a long-lived process.
 func workerEnv(env []string) []string {
-	out := make([]string, 0, len(env))
+	out := make([]string, 0, 16)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
 		switch {
-		case name == "KIBANA_API_KEY", strings.HasSuffix(name, "_API_KEY"), strings.HasSuffix(name, "_TOKEN"),
-			strings.HasSuffix(name, "_PASSWORD"), strings.HasSuffix(name, "_SECRET"):
-			continue
+		case name == "A2A_COURIER_TOKEN":
+		case strings.HasPrefix(name, "A2A_COURIER_"),
+			name == "PATH", name == "HOME", name == "USER", name == "LOGNAME", name == "LANG", strings.HasPrefix(name, "LC_"),
+			name == "TZ", name == "TMPDIR", strings.HasPrefix(name, "XDG_"),
+			upper == "HTTP_PROXY", upper == "HTTPS_PROXY", upper == "NO_PROXY", upper == "ALL_PROXY",
+			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR", name == "GODEBUG", name == "GOCOVERDIR":
+			out = append(out, kv)
 		}
-		out = append(out, kv)
 	}
 	return out
 }
@@ -161,22 +166,10 @@ func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	if a.p.Interrupts != nil {
-		go func() {
-			select {
-			case s := <-a.p.Interrupts:
-				logger.Printf("%v: stopping; tasks keep their state for the next worker", s)
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
 	w := &worker{
 		st: st, ident: opts.identity, logger: logger, lock: wl,
-		runner: &taskRunner{st: st, key: key, clients: a.httpClients(), now: a.p.Now, logf: logger.Printf},
-		active: map[string]context.CancelCauseFunc{}, skip: map[string]bool{}, done: make(chan taskEnd, 16),
+		runner: &taskRunner{command: "worker", st: st, key: key, clients: a.httpClients(), now: a.p.Now, logf: logger.Printf},
+		active: map[string]context.CancelCauseFunc{}, skip: map[string]time.Time{}, done: make(chan taskEnd, 16),
 		linger: opts.linger, rescan: opts.rescan,
 	}
 	logger.Printf("serving %s from %s", opts.identity, st.Dir())
@@ -198,8 +191,12 @@ type worker struct {
 
 	wg     sync.WaitGroup
 	active map[string]context.CancelCauseFunc
-	skip   map[string]bool // terminal records and other identities' records
-	done   chan taskEnd
+	// skip holds records not to look at again while their file is
+	// unchanged (terminal, another identity's, damaged, stopped on an
+	// error), with the file's modification time: a record replaced under
+	// the same contextId (a follow-up) is looked at afresh.
+	skip map[string]time.Time
+	done chan taskEnd
 	// closing is set once another worker took over: finish, claim nothing.
 	closing bool
 }
@@ -220,6 +217,7 @@ func (w *worker) loop(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
+			w.logger.Printf("stopping (%v); tasks keep their state for the next worker", context.Cause(ctx))
 			w.wg.Wait()
 			w.lock.Release()
 			return
@@ -233,6 +231,7 @@ func (w *worker) loop(ctx context.Context) {
 				continue
 			}
 			if id, ok := strings.CutSuffix(name, ".json"); ok {
+				delete(w.skip, id)
 				w.claim(ctx, id)
 			} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
 				w.cancelIfAsked(id)
@@ -245,9 +244,9 @@ func (w *worker) loop(ctx context.Context) {
 		case end := <-w.done:
 			delete(w.active, end.id)
 			if end.stopped {
-				// It stopped on an error (reading refused): do not pick
-				// it up again in this process; a later result revives it.
-				w.skip[end.id] = true
+				// It stopped on an error (reading refused): not again until
+				// its record changes.
+				w.skipNow(end.id)
 			}
 			if len(w.active) == 0 {
 				linger.Reset(w.linger)
@@ -296,20 +295,41 @@ func (w *worker) claimAll(ctx context.Context) {
 	}
 }
 
+// recordMtime returns the modification time of a task's record file.
+func (w *worker) recordMtime(id string) (time.Time, bool) {
+	fi, err := os.Stat(filepath.Join(w.st.TasksDir(), id+".json"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
+}
+
+func (w *worker) skipNow(id string) {
+	if mt, ok := w.recordMtime(id); ok {
+		w.skip[id] = mt
+	}
+}
+
 func (w *worker) claim(ctx context.Context, id string) {
-	if w.closing || w.active[id] != nil || w.skip[id] {
+	if w.closing || w.active[id] != nil {
 		return
+	}
+	if mt, ok := w.skip[id]; ok {
+		if cur, exists := w.recordMtime(id); !exists || cur.Equal(mt) {
+			return
+		}
+		delete(w.skip, id)
 	}
 	rec, err := w.st.Load(id)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
 			w.logger.Printf("%v", err)
-			w.skip[id] = true
+			w.skipNow(id)
 		}
 		return
 	}
 	if rec.Identity != w.ident || rec.State.Terminal() {
-		w.skip[id] = true
+		w.skipNow(id)
 		return
 	}
 	h, err := w.st.Lock(id)

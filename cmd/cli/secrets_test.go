@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"encoding/base64"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+)
+
+// leakChecker collects everything a secret must never reach.
+type leakChecker struct {
+	t       *testing.T
+	secrets []string
+}
+
+func (l *leakChecker) check(where, text string) {
+	l.t.Helper()
+	for _, s := range l.secrets {
+		if strings.Contains(text, s) {
+			l.t.Errorf("the secret %q reached %s", s[:6]+"…", where)
+		}
+	}
+}
+
+func (l *leakChecker) checkDir(dir string) {
+	l.t.Helper()
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		b, _ := os.ReadFile(path)
+		l.check(path, string(b))
+		return nil
+	})
+}
+
+func (l *leakChecker) checkWorkers(stateDir string) int {
+	l.t.Helper()
+	pids := workerPIDs(l.t, stateDir)
+	for _, pid := range pids {
+		for _, f := range []string{"cmdline", "environ"} {
+			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
+			l.check(fmt.Sprintf("the worker's /proc/%d/%s", pid, f), string(b))
+		}
+	}
+	return len(pids)
+}
+
+// TestSecretsNeverLeak runs every command with a sentinel API key and looks
+// for it in stdout, stderr, the state directory (records, logs, audit log,
+// saved replies), the config directory and the worker's argv and
+// environment.
+func TestSecretsNeverLeak(t *testing.T) {
+	t.Parallel()
+	const sentinel = "SENTINEL-4f1d9c:do-not-leak-7b2e"
+	key := base64.StdEncoding.EncodeToString([]byte(sentinel))
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Keys = append(o.Keys, agentbuildertest.Key{APIKey: key, Username: "sentinel"})
+		o.Agents[1].RunTime = 1500 * time.Millisecond
+	})
+	p := newProc(t, sim)
+	p.env["KIBANA_API_KEY"] = key
+	p.env["A2A_COURIER_CONFIG_DIR"] = t.TempDir()
+	defer p.waitWorkersExit()
+	l := &leakChecker{t: t, secrets: []string{key, sentinel, "do-not-leak-7b2e", "ApiKey " + key}}
+	var outputs []result
+	run := func(args ...string) result {
+		r := p.run(args...)
+		outputs = append(outputs, r)
+		return r
+	}
+
+	run("discover")
+	run("discover", "--json")
+	run("get-card", "audit-agent", "--json")
+	r := run("send", "elastic-ai-agent", "hello", "--json")
+	ctxID := decodeTask(t, r.stdout).ContextID
+	r = run("send-async", "audit-agent", "long one", "--poll-interval", "200ms")
+	asyncID := strings.TrimSpace(r.stdout)
+	time.Sleep(300 * time.Millisecond)
+	if n := l.checkWorkers(p.env["A2A_COURIER_STATE_DIR"]); n == 0 {
+		t.Error("no worker to look at")
+	}
+	run("result", asyncID, "--wait", "--timeout", "30s", "--json")
+	run("fetch", ctxID, "--json", "--max-chars", "5")
+	run("history", "--json")
+	run("show", ctxID)
+	run("doctor", "--json")
+	run("config", "show")
+	run("config", "show", "--json")
+	run("version", "--json")
+	run("send", "ghost", "x")
+	run("send", "flaky-agent", "x", "--json")
+	r = run("send-async", "audit-agent", "to cancel", "--poll-interval", "200ms")
+	run("cancel", strings.TrimSpace(r.stdout), "--json")
+	// The key from a file, too.
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte(key), 0o600)
+	delete(p.env, "KIBANA_API_KEY")
+	run("send", "elastic-ai-agent", "from a key file", "--api-key-file", keyFile)
+	// And a wrong key, whose refusal must not echo it.
+	p.env["KIBANA_API_KEY"] = key + "x"
+	run("discover")
+
+	for i, o := range outputs {
+		l.check(fmt.Sprintf("stdout of command %d", i), o.stdout)
+		l.check(fmt.Sprintf("stderr of command %d", i), o.stderr)
+	}
+	p.waitWorkersExit()
+	l.checkDir(p.env["A2A_COURIER_STATE_DIR"])
+	l.checkDir(p.env["A2A_COURIER_CONFIG_DIR"])
+	audit, err := os.ReadFile(filepath.Join(p.env["A2A_COURIER_STATE_DIR"], "audit.log"))
+	if err != nil || !strings.Contains(string(audit), `"command":"send"`) {
+		t.Errorf("audit log: %v", err)
+	}
+	if strings.Contains(string(audit), "hello") || strings.Contains(string(audit), "Echo:") {
+		t.Error("the audit log holds message or reply text")
+	}
+}
+
+// TestTokenNeverLeaks does the same for a generic agent's bearer token.
+func TestTokenNeverLeaks(t *testing.T) {
+	t.Parallel()
+	srv := interoptest.StartGo(t)
+	h := newHarness(t, nil)
+	h.env["A2A_COURIER_TOKEN"] = srv.Token
+	l := &leakChecker{t: t, secrets: []string{srv.Token, "Bearer " + srv.Token}}
+	url := srv.URL(interoptest.MountGo, interoptest.AgentSecure)
+	for _, args := range [][]string{
+		{"get-card", "--url", url, "--json"},
+		{"send", "--url", url, "hello", "--json"},
+		{"send-async", "--url", url, "hello again"},
+	} {
+		r := h.run(args...)
+		l.check("stdout", r.stdout)
+		l.check("stderr", r.stderr)
+		if args[0] == "send-async" {
+			l.checkWorkers(h.env["A2A_COURIER_STATE_DIR"])
+			r = h.run("result", strings.TrimSpace(r.stdout), "--wait", "--timeout", "30s")
+			r.expect(t, ExitOK)
+			l.check("result", r.stdout+r.stderr)
+		}
+	}
+	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+	l.checkDir(h.env["A2A_COURIER_STATE_DIR"])
+}
+
+// TestIDsCannotEscape gives every command that takes an id hostile ones.
+func TestIDsCannotEscape(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	outside := filepath.Join(filepath.Dir(h.env["A2A_COURIER_STATE_DIR"]), "escaped")
+	for _, id := range []string{"../escaped", "../../etc/passwd", "/etc/passwd", "a/b", "a%2Fb", "..", ".hidden", "a\x00b", "a b", "a?b=c", "a#b"} {
+		for _, args := range [][]string{
+			{"result", id}, {"fetch", id}, {"show", id}, {"cancel", id},
+			{"send", "elastic-ai-agent", "x", "--context", id}, {"get-card", id},
+		} {
+			r := h.run(args...)
+			if r.code != ExitUsage {
+				t.Errorf("%q: exit %d, want 2\n%s", args, r.code, r.stderr)
+			}
+		}
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("a file was written outside the state directory")
+	}
+	if sim.TotalRuns() != 0 {
+		t.Errorf("%d runs for hostile ids", sim.TotalRuns())
+	}
+}
