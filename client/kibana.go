@@ -115,13 +115,13 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return nil, fmt.Errorf("the Kibana URL %q does not parse: %v", raw, err)
+		return nil, fmt.Errorf("the Kibana URL does not parse: %v", redactParseError(err))
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return nil, fmt.Errorf("the Kibana URL %q must start with https:// or http://", raw)
+		return nil, fmt.Errorf("the Kibana URL %q must start with https:// or http://", u.Redacted())
 	}
 	if u.Host == "" {
-		return nil, fmt.Errorf("the Kibana URL %q has no host", raw)
+		return nil, fmt.Errorf("the Kibana URL %q has no host", u.Redacted())
 	}
 	if u.User != nil {
 		return nil, errors.New("the Kibana URL must not carry a user name or password; use an API key")
@@ -140,6 +140,16 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// redactParseError drops the URL from a parse error: it may carry a
+// password.
+func redactParseError(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	return err.Error()
+}
+
 // NormalizeAPIKey accepts the forms people paste: the encoded key, "ApiKey
 // <encoded>", or "id:key", and returns the encoded form.
 func NormalizeAPIKey(key string) string {
@@ -152,9 +162,6 @@ func NormalizeAPIKey(key string) string {
 	}
 	return key
 }
-
-// Origin returns the configured Kibana origin, without credentials.
-func (k *Kibana) Origin() *url.URL { u := *k.t.base; return &u }
 
 // Space returns the configured space ("" for the default space).
 func (k *Kibana) Space() string { return k.space }

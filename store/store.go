@@ -205,9 +205,6 @@ func Open(dir string) (*Store, error) {
 	return s, nil
 }
 
-// SetClock replaces the clock, for tests.
-func (s *Store) SetClock(now func() time.Time) { s.now = now }
-
 // Dir returns the state directory.
 func (s *Store) Dir() string { return s.dir }
 

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -267,6 +268,20 @@ func TestAuditIsBoundedAndMetadataOnly(t *testing.T) {
 	}
 	if _, err := os.Stat(s.AuditPath() + ".1"); err != nil {
 		t.Errorf("no rotated generation: %v", err)
+	}
+	// Metadata only: these keys and no others can ever be written.
+	b, _ := os.ReadFile(s.AuditPath())
+	line := strings.SplitN(string(b), "\n", 2)[0]
+	var m map[string]any
+	if err := json.Unmarshal([]byte(line), &m); err != nil {
+		t.Fatal(err)
+	}
+	allowed := map[string]bool{"time": true, "command": true, "agent": true, "context_id": true, "message_size": true,
+		"message_sha256": true, "state": true, "duration_ms": true, "http_status": true, "error": true}
+	for k := range m {
+		if !allowed[k] {
+			t.Errorf("audit field %q", k)
+		}
 	}
 }
 

@@ -2,10 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -144,8 +148,8 @@ func TestErrorsAndExitCodes(t *testing.T) {
 				if !strings.Contains(r.stderr, "\nhint: ") {
 					t.Errorf("no hint:\n%s", r.stderr)
 				}
-				if strings.Contains(r.stderr, testKey) {
-					t.Error("the API key reached stderr")
+				if k := h.env["KIBANA_API_KEY"]; k != "" && strings.Contains(r.stdout+r.stderr, k) {
+					t.Error("the API key reached the output")
 				}
 			}
 		})
@@ -330,5 +334,47 @@ func TestHelpDocumentsExitCodes(t *testing.T) {
 		if !strings.Contains(r.stdout, "Examples:") {
 			t.Errorf("%s --help has no examples", cmd)
 		}
+	}
+}
+
+// The card's url is shown, never followed: the configured origin gets the
+// request and the credential, even when the card names another host.
+func TestCardURLIsNeverFollowed(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	decoy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer decoy.Close()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.PublicBaseURL = decoy.URL })
+	h := newHarness(t, sim)
+	r := h.run("get-card", "elastic-ai-agent", "--json")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stdout, decoy.URL) {
+		t.Fatalf("the card should name the decoy: %s", r.stdout)
+	}
+	h.run("send", "elastic-ai-agent", "hi").expect(t, ExitOK)
+	h.run("send-async", "elastic-ai-agent", "hi again").expect(t, ExitOK)
+	if hits.Load() != 0 {
+		t.Errorf("the decoy origin got %d requests", hits.Load())
+	}
+}
+
+// A generic agent's card that sends requests to another origin is refused
+// when a credential is configured.
+func TestCredentialStaysWithTheCardsOrigin(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits.Add(1) }))
+	defer other.Close()
+	cards := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"name":"Elsewhere","protocolVersion":"0.3.0","url":"`+other.URL+`/a2a","capabilities":{},
+			"securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}}}`)
+	}))
+	defer cards.Close()
+	h := newHarness(t, nil)
+	h.env["A2A_COURIER_TOKEN"] = "tok-should-not-travel"
+	r := h.run("send", "--url", cards.URL, "hello")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, "another origin") || hits.Load() != 0 {
+		t.Errorf("stderr %q, %d requests elsewhere", r.stderr, hits.Load())
 	}
 }

@@ -183,6 +183,10 @@ func TestE2EWorkerKilledMidRun(t *testing.T) {
 		rec, err := st.Load(d.ContextID)
 		return err == nil && rec.State == store.Working
 	})
+	// Once sent, the record keeps the message's hash and size, not its text.
+	if b, _ := os.ReadFile(filepath.Join(st.TasksDir(), d.ContextID+".json")); strings.Contains(string(b), "kill me") {
+		t.Errorf("the text stayed in the record after sending: %s", b)
+	}
 	pids := workerPIDs(t, p.env["A2A_COURIER_STATE_DIR"])
 	if len(pids) != 1 {
 		t.Fatalf("worker processes: %v", pids)

@@ -120,10 +120,11 @@ func (a *App) revive(st *store.Store, rec *store.Record) {
 // tasks directory and looking every second in case an event is missed.
 func (a *App) waitRecord(ctx context.Context, st *store.Store, rec *store.Record) (*store.Record, error) {
 	var events <-chan fsnotify.Event
+	var watchErrs <-chan error
 	if w, err := fsnotify.NewWatcher(); err == nil {
 		defer w.Close()
 		if w.Add(st.TasksDir()) == nil {
-			events = w.Events
+			events, watchErrs = w.Events, w.Errors
 		}
 	}
 	name := rec.ContextID + ".json"
@@ -141,6 +142,10 @@ func (a *App) waitRecord(ctx context.Context, st *store.Store, rec *store.Record
 			}
 			if filepath.Base(ev.Name) != name {
 				continue
+			}
+		case _, ok := <-watchErrs:
+			if !ok {
+				watchErrs = nil
 			}
 		case <-tick.C:
 		}

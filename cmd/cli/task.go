@@ -463,7 +463,7 @@ func recordError(rec *store.Record) *cliError {
 		if rec.Error != nil {
 			ce.code = rec.Error.Kind
 			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
-			from := fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus, RPCCode: rec.Error.RPCCode})
+			from := fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus, RPCCode: rec.Error.RPCCode, Message: rec.Error.Message})
 			ce.hint, ce.code = from.hint, from.code
 		}
 		if rec.Error != nil && rec.Error.Kind == "busy" {

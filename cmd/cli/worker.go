@@ -203,10 +203,11 @@ type worker struct {
 
 func (w *worker) loop(ctx context.Context) {
 	var events <-chan fsnotify.Event
+	var watchErrs <-chan error
 	if watcher, err := fsnotify.NewWatcher(); err == nil {
 		defer watcher.Close()
 		if err := watcher.Add(w.st.TasksDir()); err == nil {
-			events = watcher.Events
+			events, watchErrs = watcher.Events, watcher.Errors
 		}
 	}
 	rescan := time.NewTicker(w.rescan)
@@ -235,6 +236,13 @@ func (w *worker) loop(ctx context.Context) {
 				w.claim(ctx, id)
 			} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
 				w.cancelIfAsked(id)
+			}
+		case err, ok := <-watchErrs:
+			// An overflow loses events: the rescan catches up.
+			if !ok {
+				watchErrs = nil
+			} else {
+				w.logger.Printf("watching tasks: %v", err)
 			}
 		case <-rescan.C:
 			w.claimAll(ctx)
