@@ -126,6 +126,10 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 	say("\n7. A run that fails is reported as failed, with the reason, and exit code 6:")
 	run("", "send", "flaky-agent", "Are you there?")
 
+	say("\n8. Past work in two steps: titles and ids first, then one final reply (never the tool output):")
+	run("", "history", "--limit", "5")
+	run("", "show", ctxID)
+
 	say(fmt.Sprintf("\nThe simulator counted %d run(s) for %s: nothing was sent twice.", sim.Runs(ctxID), ctxID))
 	say("Next: set KIBANA_URL and KIBANA_API_KEY for your Kibana, then run `a2a-courier discover`.")
 	return nil
