@@ -165,28 +165,23 @@ func (c *A2A) Send(ctx context.Context, m OutgoingMessage, returnImmediately boo
 
 // GetTask reads a task (tasks/get, GetTask).
 func (c *A2A) GetTask(ctx context.Context, id string) (*SendResult, error) {
-	op := "get task " + id
-	res, err := c.call(ctx, op, c.method("tasks/get", "GetTask"), c.idParams(id), true)
-	if err != nil {
-		return nil, err
-	}
-	ev := parseEvent(res)
-	if ev.Kind != "task" {
-		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task"}
-	}
-	return ev.result(), nil
+	return c.taskCall(ctx, "get task "+id, c.method("tasks/get", "GetTask"), id, true)
 }
 
 // CancelTask asks the server to cancel a task (tasks/cancel, CancelTask).
 func (c *A2A) CancelTask(ctx context.Context, id string) (*SendResult, error) {
-	op := "cancel task " + id
-	res, err := c.call(ctx, op, c.method("tasks/cancel", "CancelTask"), c.idParams(id), false)
+	return c.taskCall(ctx, "cancel task "+id, c.method("tasks/cancel", "CancelTask"), id, false)
+}
+
+// taskCall calls a method that takes a task id and answers with the task.
+func (c *A2A) taskCall(ctx context.Context, op, method, id string, idempotent bool) (*SendResult, error) {
+	res, err := c.call(ctx, op, method, c.idParams(id), idempotent)
 	if err != nil {
 		return nil, err
 	}
 	ev := parseEvent(res)
 	if ev.Kind != "task" {
-		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task"}
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task", Processed: true}
 	}
 	return ev.result(), nil
 }

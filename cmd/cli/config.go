@@ -433,6 +433,16 @@ func (a *App) httpClient(s *settings) (*http.Client, error) {
 
 func userAgent() string { return "a2a-courier/" + versionString() }
 
+// kibanaClient is kibana(kibanaSettings()): the client of the configured
+// Kibana, or the set-up steps when it is not configured.
+func (a *App) kibanaClient() (*client.Kibana, error) {
+	s, err := a.kibanaSettings()
+	if err != nil {
+		return nil, err
+	}
+	return a.kibana(s)
+}
+
 // kibana builds the Agent Builder client for settings.
 func (a *App) kibana(s *settings) (*client.Kibana, error) {
 	hc, err := a.httpClient(s)

@@ -66,16 +66,7 @@ The message comes from the argument or, with "-" or no argument, from stdin
   a2a-courier send audit-agent --timeout 90s --json - < question.txt
   a2a-courier send audit-agent --context 3f6c…-uuid "Yes, go ahead"`,
 		Args: rangeArgs(0, 2, "an agent id (or --url) and, optionally, the text (or - for stdin)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.agent, opts.args, err = splitAgentArgs(opts.agentFlags, args, 1); err != nil {
-				return err
-			}
-			opts.pollSet = cmd.Flags().Changed("poll-interval")
-			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
-			opts.timeoutSet = cmd.Flags().Changed("timeout")
-			return app.runSend(cmd.Context(), opts)
-		},
+		RunE: sendRunE(app, opts),
 	}
 	addSendFlags(cmd, opts)
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8) (env A2A_COURIER_SEND_TIMEOUT)")
@@ -100,19 +91,24 @@ The message comes from the argument or, with "-" or no argument, from stdin.
   a2a-courier result "$ctx" --wait --timeout 10m
   a2a-courier send-async audit-agent --json - < question.txt`,
 		Args: rangeArgs(0, 2, "an agent id (or --url) and, optionally, the text (or - for stdin)"),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var err error
-			if opts.agent, opts.args, err = splitAgentArgs(opts.agentFlags, args, 1); err != nil {
-				return err
-			}
-			opts.pollSet = cmd.Flags().Changed("poll-interval")
-			opts.maxWaitSet = cmd.Flags().Changed("max-wait")
-			opts.timeoutSet = cmd.Flags().Changed("timeout")
-			return app.runSend(cmd.Context(), opts)
-		},
+		RunE: sendRunE(app, opts),
 	}
 	addSendFlags(cmd, opts)
 	return cmd
+}
+
+// sendRunE is the run function of send and send-async.
+func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		var err error
+		if opts.agent, opts.args, err = splitAgentArgs(opts.agentFlags, args, 1); err != nil {
+			return err
+		}
+		opts.pollSet = cmd.Flags().Changed("poll-interval")
+		opts.maxWaitSet = cmd.Flags().Changed("max-wait")
+		opts.timeoutSet = cmd.Flags().Changed("timeout")
+		return app.runSend(cmd.Context(), opts)
+	}
 }
 
 func addSendFlags(cmd *cobra.Command, opts *sendOptions) {

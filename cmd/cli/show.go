@@ -122,11 +122,7 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	case opts.maxChars < 0:
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
-	s, err := a.kibanaSettings()
-	if err != nil {
-		return err
-	}
-	k, err := a.kibana(s)
+	k, err := a.kibanaClient()
 	if err != nil {
 		return err
 	}
