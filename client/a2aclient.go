@@ -65,7 +65,7 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 		if a.Header == "" {
 			a = Auth{Header: "Authorization", Prefix: "Bearer "}
 		}
-		t.authName, t.authValue = a.Header, Secret(a.Prefix+cfg.Credential.Reveal())
+		t.authName, t.authValue, t.secret = a.Header, Secret(a.Prefix+cfg.Credential.Reveal()), cfg.Credential
 	}
 	return &A2A{t: t, dialect: cfg.Dialect, tenant: cfg.Tenant}, nil
 }
@@ -89,7 +89,8 @@ func (c *A2A) call(ctx context.Context, op, method string, params any, idempoten
 	if err != nil {
 		return gjson.Result{}, err
 	}
-	return rpcResult(op, resp.status, resp.body, id)
+	res, err := rpcResult(op, resp.status, resp.body, id)
+	return res, c.t.redact(err)
 }
 
 func encodeRPC(method string, params any) ([]byte, string, error) {
@@ -424,7 +425,8 @@ func (c *A2A) Subscribe(ctx context.Context, taskID string, fn func(StreamEvent)
 	return c.stream(ctx, "subscribe to task "+taskID, c.method("tasks/resubscribe", "SubscribeToTask"), c.idParams(taskID), fn)
 }
 
-func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func(StreamEvent) bool) error {
+func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func(StreamEvent) bool) (err error) {
+	defer func() { err = c.t.redact(err) }()
 	body, id, err := encodeRPC(method, params)
 	if err != nil {
 		return &Error{Kind: KindUnexpected, Op: op, Err: err}
