@@ -412,9 +412,10 @@ func (a *artifacts) String() string {
 }
 
 // Stream posts message/stream (SendStreamingMessage) once and calls fn for
-// each event until the stream ends (EOF, a final flag, or a terminal or
-// interrupted state) or fn returns false. A server that answers with
-// plain JSON instead of a stream (an early error) is handled too.
+// each event of a known kind until the stream ends (EOF, a final flag, or
+// a terminal or interrupted state) or fn returns false. A server that
+// answers with plain JSON instead of a stream (an early error) is handled
+// too.
 func (c *A2A) Stream(ctx context.Context, m OutgoingMessage, fn func(StreamEvent) bool) error {
 	return c.stream(ctx, "stream message", c.method("message/stream", "SendStreamingMessage"), c.messageParams(m, false), fn)
 }
@@ -451,7 +452,9 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		if err != nil {
 			return err
 		}
-		fn(parseEvent(res))
+		if ev := parseEvent(res); ev.Kind != "" {
+			fn(ev)
+		}
 		return nil
 	}
 	return readSSE(resp.Body, c.t.maxBody, func(event, data string) (bool, error) {
@@ -469,6 +472,11 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 			return false, err
 		}
 		ev := parseEvent(res)
+		if ev.Kind == "" {
+			// An event of a kind this client does not know (a later
+			// version of the protocol): not for the caller.
+			return true, nil
+		}
 		if !fn(ev) {
 			return false, nil
 		}

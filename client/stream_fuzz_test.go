@@ -85,7 +85,7 @@ func checkClientError(t *testing.T, err error, secrets ...string) *Error {
 func checkEvent(t *testing.T, ev StreamEvent) {
 	t.Helper()
 	switch ev.Kind {
-	case "message", "task", "status", "artifact", "":
+	case "message", "task", "status", "artifact":
 	default:
 		t.Fatalf("event kind %q", ev.Kind)
 	}
@@ -104,7 +104,8 @@ func checkEvent(t *testing.T, ev StreamEvent) {
 //   - the events passed on are those of the reference reader's events, in
 //     order, each parseEvent of its JSON-RPC result, and none after one
 //     that ends the stream (a message, final:true, or a terminal or
-//     interrupted state on a task or status update);
+//     interrupted state on a task or status update); results of no known
+//     kind are skipped;
 //   - every event is of a known kind with its state in the v0.3 names;
 //   - the error is nil (an ending event, or the callback said stop),
 //     errStreamCut (the body ended, even in the middle of an event), or a
@@ -196,6 +197,9 @@ func FuzzStream(f *testing.F) {
 				break
 			}
 			ev := parseEvent(res)
+			if ev.Kind == "" {
+				continue // not a kind the caller knows
+			}
 			want = append(want, ev)
 			if len(want)-1 == int(stopAt) {
 				wantErr = "nil"
