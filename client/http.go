@@ -562,7 +562,10 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 
 var notFoundText = regexp.MustCompile(`(?i)\b(agent|conversation)\b[^.]*\bnot found\b`)
 
-// parseRetryAfter reads delta-seconds or an HTTP date.
+// maxRetryAfter bounds a server's Retry-After hint, in either form.
+const maxRetryAfter = 24 * time.Hour
+
+// parseRetryAfter reads delta-seconds or an HTTP date, at most maxRetryAfter.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -572,14 +575,14 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if secs < 0 {
 			return 0
 		}
-		if secs > 24*3600 {
-			secs = 24 * 3600
+		if secs > int(maxRetryAfter/time.Second) {
+			return maxRetryAfter
 		}
 		return time.Duration(secs) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return d
+			return min(d, maxRetryAfter)
 		}
 	}
 	return 0
