@@ -422,3 +422,24 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 	}
 	walk(root)
 }
+
+// TestConfigSecretInACaseVariantKey: viper folds keys that differ only in
+// case and keeps one value, so the permission check reads the YAML itself.
+// Found by FuzzReadConfigFile.
+func TestConfigSecretInACaseVariantKey(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{
+		"profiles:\n  p:\n    api_key: abc\nPROFILES:\n  p:\n    kibana_url: https://x\n",
+		"peers:\n  lab:\n    url: https://x\n    token: t0k\nPeers:\n  lab:\n    url: https://y\n",
+	} {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(path, 0o644)
+		_, err := readConfigFile(path)
+		if err == nil || !strings.Contains(err.Error(), "other users can read it") {
+			t.Errorf("%q: got %v, want the file refused", doc, err)
+		}
+	}
+}
