@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,9 +139,12 @@ func readConfigFile(path string) (*fileConfig, error) {
 		return nil, configErr("fix the YAML, or move the file away", "config file %s: %s", path, oneLineErr(err))
 	}
 	cf := &fileConfig{}
-	if err := v.UnmarshalExact(cf); err != nil {
-		return nil, configErr("known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout, non_blocking}, peers.<name>.{url, token_env, token_file, token, protocol, no_stream, ca_cert, insecure}",
-			"config file %s: %s", path, oneLineErr(err))
+	if err := v.UnmarshalExact(cf, viper.DecodeHook(durationHook)); err != nil {
+		hint := "known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout, non_blocking}, peers.<name>.{url, token_env, token_file, token, protocol, no_stream, ca_cert, insecure}"
+		if strings.Contains(err.Error(), errNotDuration.Error()) {
+			hint = "write positive durations with a unit, such as 20s, 5m or 1h30m"
+		}
+		return nil, configErr(hint, "config file %s: %s", path, oneLineErr(err))
 	}
 	for name, p := range cf.Peers {
 		if p.URL == "" {
@@ -148,6 +152,24 @@ func readConfigFile(path string) (*fileConfig, error) {
 		}
 	}
 	return cf, nil
+}
+
+var errNotDuration = errors.New("is not a positive duration")
+
+// durationHook decodes the config file's durations: only a Go duration
+// string ("20s"), only a positive one, as config set takes them. Viper's
+// own decoding took a bare number as nanoseconds ("poll_interval: 20"
+// polled every 20ns) and let negative durations through.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	if s, ok := data.(string); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(s)); err == nil && d > 0 {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %w such as 20s or 5m", oneLine(fmt.Sprintf("%q", fmt.Sprint(data)), 40), errNotDuration)
 }
 
 // secretIn says what credential a YAML document keeps and where: a key

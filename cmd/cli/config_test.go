@@ -443,3 +443,30 @@ func TestConfigSecretInACaseVariantKey(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigDurationsArePositiveWithAUnit: a bare number used to load as
+// nanoseconds (poll_interval: 20 polled every 20ns) and a negative
+// duration loaded too. Found by FuzzReadConfigFile.
+func TestConfigDurationsArePositiveWithAUnit(t *testing.T) {
+	t.Parallel()
+	for doc, ok := range map[string]bool{
+		"profiles:\n  p:\n    poll_interval: 20\n":       false,
+		"profiles:\n  p:\n    max_wait: -5m\n":           false,
+		"profiles:\n  p:\n    send_timeout: 0s\n":        false,
+		"profiles:\n  p:\n    wait_timeout: soon\n":      false,
+		"profiles:\n  p:\n    poll_interval: 1h2m3.5s\n": true,
+		"profiles:\n  p:\n    poll_interval: ~\n":        true,
+	} {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readConfigFile(path)
+		if ok != (err == nil) {
+			t.Errorf("%q: got %v", doc, err)
+		}
+		if err != nil && !strings.Contains(err.(*cliError).hint, "positive durations with a unit") {
+			t.Errorf("%q: hint %q", doc, err.(*cliError).hint)
+		}
+	}
+}
