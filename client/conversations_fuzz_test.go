@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
@@ -116,11 +117,13 @@ func member(v json.RawMessage, path ...string) (out json.RawMessage, found, judg
 // refRounds is the reference reading of a conversation, on encoding/json:
 // the elements of the first top-level "rounds" member, each read as
 // readRound promises. ok is false for documents it does not judge: not
-// valid JSON, a top-level key spelling "rounds" with escapes (which the
-// one-pass scanner does not recognise, by design), or two members of one
-// name in an object the extraction reads (JSON leaves their meaning open).
+// valid JSON (which includes being UTF-8: encoding/json would turn bad
+// bytes into U+FFFD where gjson keeps them, and send refuses such text), a
+// top-level key spelling "rounds" with escapes (which the one-pass scanner
+// does not recognise, by design), or two members of one name in an object
+// the extraction reads (JSON leaves their meaning open).
 func refRounds(doc []byte) (raws []string, rounds []Round, ok bool) {
-	if !json.Valid(doc) {
+	if !json.Valid(doc) || !utf8.Valid(doc) {
 		return nil, nil, false
 	}
 	top, isObj := objectFields(doc)
@@ -268,7 +271,7 @@ func checkSplitter(t *testing.T, doc []byte) int {
 //     on any bytes, also on every prefix of the document (a body cut
 //     short); the splitter hands out ordered, non-overlapping, non-empty
 //     parts of the document, at most one per byte;
-//   - on valid JSON they agree with refRounds (encoding/json): the same
+//   - on valid JSON (UTF-8) they agree with refRounds (encoding/json): the same
 //     number of rounds, the same raw text of each, and for each round the
 //     same id, status, started_at, input, response (and whether it
 //     exists) and prompt; PickRound(i) for i in [-n-1, n] is round i (or
