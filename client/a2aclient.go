@@ -65,7 +65,7 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 		if a.Header == "" {
 			a = Auth{Header: "Authorization", Prefix: "Bearer "}
 		}
-		t.authName, t.authValue = a.Header, Secret(a.Prefix+cfg.Credential.Reveal())
+		t.authName, t.authValue, t.secret = a.Header, Secret(a.Prefix+cfg.Credential.Reveal()), cfg.Credential
 	}
 	return &A2A{t: t, dialect: cfg.Dialect, tenant: cfg.Tenant}, nil
 }
@@ -89,7 +89,8 @@ func (c *A2A) call(ctx context.Context, op, method string, params any, idempoten
 	if err != nil {
 		return gjson.Result{}, err
 	}
-	return rpcResult(op, resp.status, resp.body, id)
+	res, err := rpcResult(op, resp.status, resp.body, id)
+	return res, c.t.redact(err)
 }
 
 func encodeRPC(method string, params any) ([]byte, string, error) {
@@ -406,9 +407,10 @@ func (a *artifacts) String() string {
 }
 
 // Stream posts message/stream (SendStreamingMessage) once and calls fn for
-// each event until the stream ends (EOF, a final flag, or a terminal or
-// interrupted state) or fn returns false. A server that answers with
-// plain JSON instead of a stream (an early error) is handled too.
+// each event of a known kind until the stream ends (EOF, a final flag, or
+// a terminal or interrupted state) or fn returns false. A server that
+// answers with plain JSON instead of a stream (an early error) is handled
+// too.
 func (c *A2A) Stream(ctx context.Context, m OutgoingMessage, fn func(StreamEvent) bool) error {
 	return c.stream(ctx, "stream message", c.method("message/stream", "SendStreamingMessage"), c.messageParams(m, false), fn)
 }
@@ -419,7 +421,8 @@ func (c *A2A) Subscribe(ctx context.Context, taskID string, fn func(StreamEvent)
 	return c.stream(ctx, "subscribe to task "+taskID, c.method("tasks/resubscribe", "SubscribeToTask"), c.idParams(taskID), fn)
 }
 
-func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func(StreamEvent) bool) error {
+func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func(StreamEvent) bool) (err error) {
+	defer func() { err = c.t.redact(err) }()
 	body, id, err := encodeRPC(method, params)
 	if err != nil {
 		return &Error{Kind: KindUnexpected, Op: op, Err: err}
@@ -444,7 +447,9 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		if err != nil {
 			return err
 		}
-		fn(parseEvent(res))
+		if ev := parseEvent(res); ev.Kind != "" {
+			fn(ev)
+		}
 		return nil
 	}
 	return readSSE(resp.Body, c.t.maxBody, func(event, data string) (bool, error) {
@@ -462,6 +467,11 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 			return false, err
 		}
 		ev := parseEvent(res)
+		if ev.Kind == "" {
+			// An event of a kind this client does not know (a later
+			// version of the protocol): not for the caller.
+			return true, nil
+		}
 		if !fn(ev) {
 			return false, nil
 		}
@@ -473,58 +483,102 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 // errStreamCut means the stream ended without a final event.
 var errStreamCut = errors.New("the stream ended before the task finished")
 
-// readSSE reads server-sent events, calling fn with each event's type and
-// data until fn says stop, the body ends or an event exceeds max bytes.
+// sseLineSlack is how much longer than the event cap one line may be: room
+// for a field name beside a value that fits the cap.
+const sseLineSlack = 1024
+
+// readSSE reads server-sent events as the WHATWG event-stream format
+// defines them, calling fn with each event's type and data until fn says
+// stop or fails, or the body ends. Lines end in LF, CRLF or a lone CR; a
+// leading BOM is skipped. An event's data, and any one line, are bounded
+// by max (plus sseLineSlack for a line), so that a server sending an
+// endless line cannot make the client hold it. An event still open when
+// the body ends is dropped, as the format says: the stream was cut in its
+// middle, and what arrived of it is not a whole event.
 func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
-	var event string
-	var data bytes.Buffer
-	hasData := false
-	for {
-		line, err := br.ReadString('\n')
-		if len(line) > 0 || err == nil {
-			line = strings.TrimRight(line, "\r\n")
-			switch {
-			case line == "":
-				if hasData {
-					cont, ferr := fn(event, data.String())
-					if ferr != nil {
-						return ferr
-					}
-					if !cont {
-						return nil
-					}
+	if bom, _ := br.Peek(3); string(bom) == "\xEF\xBB\xBF" {
+		br.Discard(3)
+	}
+	tooLarge := func() error {
+		return &Error{Kind: KindProtocol, Op: "read stream", Message: "a stream event is larger than the size cap"}
+	}
+	var (
+		line    []byte // the line being read, without its end
+		event   string
+		data    bytes.Buffer
+		hasData bool
+		skipLF  bool // the last line ended in CR: an LF right after belongs to it
+	)
+	// handle takes one complete line.
+	handle := func(line []byte) (bool, error) {
+		switch {
+		case len(line) == 0:
+			if hasData {
+				cont, err := fn(event, data.String())
+				if err != nil || !cont {
+					return false, err
 				}
-				event, hasData = "", false
-				data.Reset()
-			case strings.HasPrefix(line, ":"):
-			default:
-				field, value, _ := strings.Cut(line, ":")
-				value = strings.TrimPrefix(value, " ")
-				switch field {
-				case "event":
-					event = value
-				case "data":
-					if hasData {
-						data.WriteByte('\n')
-					}
-					data.WriteString(value)
-					hasData = true
-					if int64(data.Len()) > max {
-						return &Error{Kind: KindProtocol, Op: "read stream", Message: "a stream event is larger than the size cap"}
-					}
+			}
+			event, hasData = "", false
+			data.Reset()
+		case line[0] == ':':
+		default:
+			field, value, _ := bytes.Cut(line, []byte{':'})
+			value = bytes.TrimPrefix(value, []byte{' '})
+			switch string(field) {
+			case "event":
+				event = string(value)
+			case "data":
+				if hasData {
+					data.WriteByte('\n')
+				}
+				data.Write(value)
+				hasData = true
+				if int64(data.Len()) > max {
+					return false, tooLarge()
 				}
 			}
 		}
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				if hasData {
-					if _, ferr := fn(event, data.String()); ferr != nil {
-						return ferr
-					}
+		return true, nil
+	}
+	for {
+		chunk, err := br.ReadSlice('\n')
+		for len(chunk) > 0 {
+			if skipLF {
+				skipLF = false
+				if chunk[0] == '\n' {
+					chunk = chunk[1:]
+					continue
 				}
-				return errStreamCut
 			}
+			i := bytes.IndexAny(chunk, "\r\n")
+			if i < 0 {
+				i = len(chunk)
+			}
+			if int64(len(line)+i) > max+sseLineSlack {
+				return tooLarge()
+			}
+			line = append(line, chunk[:i]...)
+			if i == len(chunk) {
+				break
+			}
+			skipLF = chunk[i] == '\r'
+			chunk = chunk[i+1:]
+			cont, ferr := handle(line)
+			if ferr != nil {
+				return ferr
+			}
+			if !cont {
+				return nil
+			}
+			line = line[:0]
+		}
+		switch {
+		case err == nil, errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			return errStreamCut
+		default:
 			return &Error{Kind: KindConnection, Op: "read stream", Message: "the stream broke: " + oneLine(rootMessage(err), 120), Err: err}
 		}
 	}

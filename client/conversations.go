@@ -332,9 +332,9 @@ func skipValue(s string, i int) int {
 			if depth--; depth == 0 {
 				return i + 1
 			}
-		case ',':
+		case ',', ' ', '\t', '\n', '\r':
 			if depth == 0 {
-				return i
+				return i // a scalar ends at a comma or at white space
 			}
 		}
 		i++

@@ -134,6 +134,8 @@ type transport struct {
 	base      *url.URL // scheme://host[:port][/base-path], no trailing slash
 	authName  string   // header name, e.g. "Authorization"
 	authValue Secret   // full header value, e.g. "ApiKey abc=="
+	// secret is the credential alone, hidden with authValue in error text.
+	secret    Secret
 	userAgent string
 	headers   map[string]string
 	maxBody   int64
@@ -184,7 +186,8 @@ func (t *transport) url(r *request) string {
 
 // do performs the request, retrying idempotent reads a bounded number of
 // times, and returns the successful (2xx) response or a classified *Error.
-func (t *transport) do(ctx context.Context, r *request) (*response, error) {
+func (t *transport) do(ctx context.Context, r *request) (_ *response, err error) {
+	defer func() { err = t.redact(err) }()
 	attempts := 1
 	if r.idempotent {
 		attempts += t.retries
@@ -214,6 +217,35 @@ func (t *transport) do(ctx context.Context, r *request) (*response, error) {
 		}
 	}
 	return nil, lastErr
+}
+
+// redact hides the credential in the text of err when it is a *Error, and
+// returns err. A server or proxy that echoes the Authorization header in
+// its error text (a debug page, a gateway's "invalid token …", a JSON-RPC
+// error) would otherwise put the credential on the terminal, in logs and
+// in task records. Credentials shorter than 4 bytes are left alone: hiding
+// them would mangle every message and they protect nothing.
+func (t *transport) redact(err error) error {
+	var ce *Error
+	if err == nil || !errors.As(err, &ce) {
+		return err
+	}
+	hide := func(s string) string {
+		for _, x := range []Secret{t.authValue, t.secret} { // the longer first
+			if len(x) >= 4 {
+				s = strings.ReplaceAll(s, x.Reveal(), "[redacted]")
+			}
+		}
+		return s
+	}
+	if ce.Message == "" && ce.Err != nil {
+		// Error() would show the underlying error's text.
+		if m := oneLine(ce.Err.Error(), 300); hide(m) != m {
+			ce.Message = m
+		}
+	}
+	ce.Op, ce.Message = hide(ce.Op), hide(ce.Message)
+	return err
 }
 
 func retryable(err error) bool {
@@ -277,7 +309,8 @@ func (t *transport) once(ctx context.Context, r *request) (*response, error) {
 
 // open sends the request once and returns a 2xx response with its body
 // unread (the caller closes it), or a classified error.
-func (t *transport) open(ctx context.Context, r *request) (*http.Response, error) {
+func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err error) {
+	defer func() { err = t.redact(err) }()
 	var body io.Reader
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
@@ -546,7 +579,10 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 
 var notFoundText = regexp.MustCompile(`(?i)\b(agent|conversation)\b[^.]*\bnot found\b`)
 
-// parseRetryAfter reads delta-seconds or an HTTP date.
+// maxRetryAfter bounds a server's Retry-After hint, in either form.
+const maxRetryAfter = 24 * time.Hour
+
+// parseRetryAfter reads delta-seconds or an HTTP date, at most maxRetryAfter.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
@@ -556,14 +592,14 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		if secs < 0 {
 			return 0
 		}
-		if secs > 24*3600 {
-			secs = 24 * 3600
+		if secs > int(maxRetryAfter/time.Second) {
+			return maxRetryAfter
 		}
 		return time.Duration(secs) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {
-			return d
+			return min(d, maxRetryAfter)
 		}
 	}
 	return 0

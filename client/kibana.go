@@ -79,7 +79,7 @@ func NewKibana(cfg KibanaConfig) (*Kibana, error) {
 		sleep:        sleepCtx,
 	}
 	if key := NormalizeAPIKey(cfg.APIKey.Reveal()); key != "" {
-		t.authValue = Secret("ApiKey " + key)
+		t.authValue, t.secret = Secret("ApiKey "+key), Secret(key)
 	}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
@@ -290,7 +290,8 @@ func (k *Kibana) SendMessage(ctx context.Context, agentID string, m OutgoingMess
 	if err != nil {
 		return nil, err
 	}
-	return decodeSendV03(op, resp, reqID)
+	res, err := decodeSendV03(op, resp, reqID)
+	return res, k.t.redact(err)
 }
 
 // Conversation is one stored conversation document, read lazily with gjson

@@ -279,7 +279,7 @@ func (s *Store) Create(r *Record) error {
 		r.CreatedAt = now
 	}
 	r.UpdatedAt = now
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := encodeRecord(r)
 	if err != nil {
 		return err
 	}
@@ -308,6 +308,9 @@ func (s *Store) load(path string) (*Record, error) {
 	}
 	return decodeRecord(path, b)
 }
+
+// encodeRecord is the one encoding of a record file; decodeRecord reads it.
+func encodeRecord(r *Record) ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
 
 func decodeRecord(path string, b []byte) (*Record, error) {
 	var r Record
@@ -400,7 +403,7 @@ func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
 		return nil, err
 	}
 	r.UpdatedAt = h.s.now().UTC()
-	b, err := json.MarshalIndent(r, "", "  ")
+	b, err := encodeRecord(r)
 	if err != nil {
 		return nil, err
 	}

@@ -424,3 +424,51 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 	}
 	walk(root)
 }
+
+// TestConfigSecretInACaseVariantKey: viper folds keys that differ only in
+// case and keeps one value, so the permission check reads the YAML itself.
+// Found by FuzzReadConfigFile.
+func TestConfigSecretInACaseVariantKey(t *testing.T) {
+	t.Parallel()
+	for _, doc := range []string{
+		"profiles:\n  p:\n    api_key: abc\nPROFILES:\n  p:\n    kibana_url: https://x\n",
+		"peers:\n  lab:\n    url: https://x\n    token: t0k\nPeers:\n  lab:\n    url: https://y\n",
+	} {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(path, 0o644)
+		_, err := readConfigFile(path)
+		if err == nil || !strings.Contains(err.Error(), "other users can read it") {
+			t.Errorf("%q: got %v, want the file refused", doc, err)
+		}
+	}
+}
+
+// TestConfigDurationsArePositiveWithAUnit: a bare number used to load as
+// nanoseconds (poll_interval: 20 polled every 20ns) and a negative
+// duration loaded too. Found by FuzzReadConfigFile.
+func TestConfigDurationsArePositiveWithAUnit(t *testing.T) {
+	t.Parallel()
+	for doc, ok := range map[string]bool{
+		"profiles:\n  p:\n    poll_interval: 20\n":       false,
+		"profiles:\n  p:\n    max_wait: -5m\n":           false,
+		"profiles:\n  p:\n    send_timeout: 0s\n":        false,
+		"profiles:\n  p:\n    wait_timeout: soon\n":      false,
+		"profiles:\n  p:\n    poll_interval: 1h2m3.5s\n": true,
+		"profiles:\n  p:\n    poll_interval: ~\n":        true,
+	} {
+		path := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := readConfigFile(path)
+		if ok != (err == nil) {
+			t.Errorf("%q: got %v", doc, err)
+		}
+		if err != nil && !strings.Contains(err.(*cliError).hint, "positive durations with a unit") {
+			t.Errorf("%q: hint %q", doc, err.(*cliError).hint)
+		}
+	}
+}
