@@ -61,6 +61,7 @@ var (
 	sizes     = flag.String("sizes", "1,10,100", "conversation sizes in MiB for the show section")
 	encodings = flag.String("encodings", "gzip,identity", "encodings for the show section: gzip (as Kibana sends) and/or identity")
 	cutAfter  = flag.Duration("cut-after", time.Second, "when the simulated proxy cuts a running send, in the recovery section")
+	binFlag   = flag.String("bin", "", "measure this a2a-courier binary instead of building ./cmd/a2a-courier (to compare builds)")
 )
 
 // Targets of tracker issue 8, on this machine.
@@ -125,10 +126,16 @@ func run() (code int) {
 			code = 1
 		}
 	}()
-	progress("building the binary")
-	build := exec.Command("go", "build", "-o", b.bin, "./cmd/a2a-courier")
-	build.Stderr = os.Stderr
-	check(build.Run())
+	if *binFlag != "" {
+		abs, err := filepath.Abs(*binFlag)
+		check(err)
+		b.bin = abs
+	} else {
+		progress("building the binary")
+		build := exec.Command("go", "build", "-o", b.bin, "./cmd/a2a-courier")
+		build.Stderr = os.Stderr
+		check(build.Run())
+	}
 
 	fmt.Printf("# a2a-courier benchmark\n\n")
 	fmt.Printf("%s\n\n", machine())
