@@ -262,8 +262,15 @@ func errorInfo(err error) *store.ErrorInfo {
 }
 
 // httpClients returns a function that gives one shared HTTP client per TLS
-// setting, so a worker serving many tasks reuses connections.
+// setting, the same for the whole process: send's card read and its POST
+// share a connection (one TLS handshake, not two), and a worker serving
+// many tasks reuses connections.
 func (a *App) httpClients() func(store.Target) (*http.Client, error) {
+	a.clientsOnce.Do(func() { a.clients = a.newHTTPClients() })
+	return a.clients
+}
+
+func (a *App) newHTTPClients() func(store.Target) (*http.Client, error) {
 	var mu sync.Mutex
 	cache := map[string]*http.Client{}
 	return func(t store.Target) (*http.Client, error) {
