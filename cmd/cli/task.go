@@ -28,7 +28,22 @@ type taskRunner struct {
 	now     func() time.Time
 	logf    func(format string, args ...any)
 	onEvent func(client.Event)
+	// working is how long after the request reached the server the record
+	// is written as working, when no outcome came first (default 100 ms).
+	working time.Duration
 }
+
+func (r *taskRunner) workingDelay() time.Duration {
+	if r.working > 0 {
+		return r.working
+	}
+	return defaultWorkingDelay
+}
+
+// defaultWorkingDelay: the working state is informational (sending and
+// working are recovered alike, by reading), so it may wait for an answer
+// that would make it stale at once.
+const defaultWorkingDelay = 100 * time.Millisecond
 
 // run works on the task until its outcome is final, until the maximum wait
 // passes (state expired), or until ctx ends (errHandedOff; the state stays,
@@ -91,12 +106,22 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 
 	id := rec.ContextID
 	// Events arrive on the HTTP client's goroutines: one record write at a
-	// time, and rec is only touched under mu.
+	// time, and rec and written are only touched under mu.
 	var mu sync.Mutex
+	// written: the request reached the server, so the record is due to say
+	// working. Every write carries that change; on its own it is written
+	// after workingDelay, so that an answer arriving sooner (a quick agent)
+	// makes one write, with its fsyncs, instead of two.
+	written := false
+	apply := func(x *store.Record) {
+		if written && x.State == store.Sending {
+			x.State = store.Working
+		}
+	}
 	update := func(fn func(*store.Record)) {
 		mu.Lock()
 		defer mu.Unlock()
-		if nr, err := h.Update(func(x *store.Record) error { fn(x); return nil }); err == nil {
+		if nr, err := h.Update(func(x *store.Record) error { apply(x); fn(x); return nil }); err == nil {
 			rec = nr
 		} else {
 			r.logf("%s: cannot write the record: %v", id, err)
@@ -107,6 +132,20 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		defer mu.Unlock()
 		return rec
 	}
+	// markWorking writes the working state if no other write carried it.
+	markWorking := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !written || rec.State != store.Sending {
+			return
+		}
+		if nr, err := h.Update(func(x *store.Record) error { apply(x); return nil }); err == nil {
+			rec = nr
+		} else {
+			r.logf("%s: cannot write the record: %v", id, err)
+		}
+	}
+	var workingTimer *time.Timer
 
 	if r.st.CancelRequested(id) {
 		update(func(x *store.Record) { markCanceled(x, r.now()) })
@@ -151,11 +190,12 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		case "task":
 			update(func(x *store.Record) { x.TaskID = e.TaskID })
 		case "written":
-			update(func(x *store.Record) {
-				if x.State == store.Sending {
-					x.State = store.Working
-				}
-			})
+			mu.Lock()
+			if !written {
+				written = true
+				workingTimer = time.AfterFunc(r.workingDelay(), markWorking)
+			}
+			mu.Unlock()
 		case "connection_lost", "poll_error":
 			update(func(x *store.Record) {
 				x.LastError = errorInfo(e.Err)
@@ -175,6 +215,14 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			r.onEvent(e)
 		}
 	})
+	mu.Lock()
+	if workingTimer != nil {
+		workingTimer.Stop()
+	}
+	mu.Unlock()
+	if !out.Final() {
+		markWorking()
+	}
 	switch {
 	case out.Final():
 		update(func(x *store.Record) {
