@@ -28,6 +28,9 @@ type taskRunner struct {
 	now     func() time.Time
 	logf    func(format string, args ...any)
 	onEvent func(client.Event)
+	// text is the message of a record this process created in state
+	// sending (send in the foreground); empty in a worker.
+	text string
 	// working is how long after the request reached the server the record
 	// is written as working, when no outcome came first (default 100 ms).
 	working time.Duration
@@ -152,8 +155,15 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		r.st.ClearCancel(id)
 		return current(), nil
 	}
-	send := rec.State == store.Queued
+	// createdSending: this process created the record already sending
+	// (send in the foreground), so the creation was the sending write and
+	// the text is in r.text, never on disk.
+	createdSending := r.text != "" && rec.State == store.Sending && rec.Workers == 1
+	send := rec.State == store.Queued || createdSending
 	text := rec.Message
+	if createdSending {
+		text = r.text
+	}
 	if send && text == "" {
 		update(func(x *store.Record) {
 			finish(x, r.now(), store.Failed)
@@ -161,7 +171,10 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		})
 		return current(), nil
 	}
-	if send {
+	switch {
+	case createdSending:
+		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
+	case send:
 		// Past this write the task is never sent again by anyone: the
 		// text leaves the record and only its hash and size stay.
 		update(func(x *store.Record) {
@@ -172,7 +185,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			x.Workers++
 		})
 		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
-	} else {
+	default:
 		update(func(x *store.Record) { x.Workers++ })
 		r.logf("%s: recovering (state %s): reading the conversation, never sending again", id, rec.State)
 	}
