@@ -379,6 +379,20 @@ func readRound(i int, raw string) Round {
 	return rd
 }
 
+// roundInput reads a round's input message, walking its keys only as far
+// as "input" (which Kibana writes before the steps).
+func roundInput(raw string) string {
+	var in string
+	eachKey(raw, func(k, v string) bool {
+		if k == "input" {
+			in = gjson.Get(v, "message").String()
+			return false
+		}
+		return true
+	})
+	return in
+}
+
 // eachKey calls fn with each key of the JSON object s and the text of its
 // value, until fn returns false or the object ends. Keys written with
 // escapes are passed as written.
