@@ -62,6 +62,7 @@ var (
 	encodings = flag.String("encodings", "gzip,identity", "encodings for the show section: gzip (as Kibana sends) and/or identity")
 	cutAfter  = flag.Duration("cut-after", time.Second, "when the simulated proxy cuts a running send, in the recovery section")
 	binFlag   = flag.String("bin", "", "measure this a2a-courier binary instead of building ./cmd/a2a-courier with CGO_ENABLED=0 (to compare builds)")
+	simFlag   = flag.String("sim", "", "run the simulator (dev-server) from this binary instead of the one measured, so that two builds meet the same server")
 )
 
 // Targets of tracker issue 8, on this machine.
@@ -97,6 +98,7 @@ func sectionNames() []string {
 type bench struct {
 	dir     string
 	bin     string
+	simBin  string
 	sims    []*sim
 	summary []string // one Markdown table row per target
 }
@@ -138,6 +140,12 @@ func run() (code int) {
 		build.Env = append(os.Environ(), "CGO_ENABLED=0")
 		build.Stderr = os.Stderr
 		check(build.Run())
+	}
+	b.simBin = b.bin
+	if *simFlag != "" {
+		abs, err := filepath.Abs(*simFlag)
+		check(err)
+		b.simBin = abs
 	}
 
 	fmt.Printf("# a2a-courier benchmark\n\n")
@@ -197,7 +205,7 @@ type sim struct {
 func (b *bench) startSim(name, config string) *sim {
 	cfg := filepath.Join(b.dir, name+".yaml")
 	check(os.WriteFile(cfg, []byte(config), 0o600))
-	s := &sim{proc: exec.Command(b.bin, "dev-server", "--addr", "127.0.0.1:0", "--config", cfg, "--json")}
+	s := &sim{proc: exec.Command(b.simBin, "dev-server", "--addr", "127.0.0.1:0", "--config", cfg, "--json")}
 	out, err := s.proc.StdoutPipe()
 	check(err)
 	s.proc.Stderr = os.Stderr
