@@ -379,30 +379,30 @@ func (c *Conversation) Outcome(inputSHA256 string, roundsBefore int, fresh bool)
 // findOutcome looks for this message's round among the rounds added since
 // the send, and reports its outcome once it is final.
 func findOutcome(conv *Conversation, o DeliverOptions) (Outcome, bool) {
-	var mine *Round
-	var first *Round
-	conv.EachRound(func(r Round) bool {
-		if r.Index < o.RoundsBefore {
+	// Only each round's input is read on the way (roundInput stops at it,
+	// before the round's steps); the whole round only once it is found.
+	mine, first := -1, -1
+	var mineRaw, firstRaw string
+	conv.eachRoundRaw(func(i int, raw string) bool {
+		if i < o.RoundsBefore {
 			return true
 		}
-		if first == nil {
-			rr := r
-			first = &rr
+		if first < 0 {
+			first, firstRaw = i, raw
 		}
-		if HashText(r.Input) == o.InputSHA256 {
-			rr := r
-			mine = &rr
+		if HashText(roundInput(raw)) == o.InputSHA256 {
+			mine, mineRaw = i, raw
 			return false
 		}
 		return true
 	})
-	if mine == nil && o.FreshContext {
-		mine = first
+	if mine < 0 && o.FreshContext {
+		mine, mineRaw = first, firstRaw
 	}
-	if mine == nil {
+	if mine < 0 {
 		return Outcome{}, false
 	}
-	return roundOutcome(*mine)
+	return roundOutcome(readRound(mine, mineRaw))
 }
 
 func roundOutcome(r Round) (Outcome, bool) {

@@ -2,7 +2,6 @@ package client
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -22,6 +21,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/tidwall/gjson"
 )
 

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -60,7 +59,7 @@ func NewKibana(cfg KibanaConfig) (*Kibana, error) {
 	if space == "default" {
 		space = ""
 	}
-	if space != "" && !spaceRE.MatchString(space) {
+	if space != "" && !ValidSpace(space) {
 		return nil, fmt.Errorf("invalid Kibana space id %q: use lower-case letters, digits, '-' and '_'", space)
 	}
 	hc := cfg.HTTPClient
@@ -100,10 +99,21 @@ func NewKibana(cfg KibanaConfig) (*Kibana, error) {
 	return &Kibana{t: t, space: space, maxCV: maxCV}, nil
 }
 
-var spaceRE = regexp.MustCompile(`^[a-z0-9_-]{1,128}$`)
-
-// ValidSpace reports whether s is a well-formed Kibana space id.
-func ValidSpace(s string) bool { return spaceRE.MatchString(s) }
+// ValidSpace reports whether s is a well-formed Kibana space id: 1 to 128
+// of lower-case letters, digits, '-' and '_'. Checks are written out rather
+// than as regular expressions with bounded repetition, whose compilation
+// every command paid for at start-up.
+func ValidSpace(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // ParseKibanaURL checks a Kibana URL and returns it without a trailing
 // slash, query or fragment. A trailing /s/<space> or /app/… path copied from
@@ -188,13 +198,25 @@ func (k *Kibana) apiPathRaw(prefix, id string) string {
 	return p
 }
 
-// idRE accepts agent ids, conversation ids and context ids: no slashes, no
+// ValidID reports whether id is safe to place in a URL path or a file name:
+// agent ids, conversation ids and context ids are 1 to 255 of letters,
+// digits and . _ ~ : @ + -, not starting with '.' or ':', so no slashes, no
 // dot segments, no whitespace or control characters. Anything else is
 // refused before it can reach a URL path or a file name.
-var idRE = regexp.MustCompile(`^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$`)
-
-// ValidID reports whether id is safe to place in a URL path or a file name.
-func ValidID(id string) bool { return idRE.MatchString(id) }
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > 255 || id[0] == '.' || id[0] == ':' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == '~', c == ':', c == '@', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // CheckID returns an error naming what is wrong with id, or nil.
 func CheckID(what, id string) error {

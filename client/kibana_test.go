@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -233,5 +234,27 @@ func TestFailedRoundIsNeverStored(t *testing.T) {
 	}
 	if _, err := k.GetConversation(context.Background(), "a2a-c-b"); KindOf(err) != KindNotFound {
 		t.Errorf("a failed round was stored: %v", err)
+	}
+}
+
+// TestIDChecksAgreeWithThePatterns checks the written-out id and space
+// checks against the regular expressions they replace.
+func TestIDChecksAgreeWithThePatterns(t *testing.T) {
+	t.Parallel()
+	idRE := regexp.MustCompile(`^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$`)
+	spaceRE := regexp.MustCompile(`^[a-z0-9_-]{1,128}$`)
+	cases := []string{"", "a", ".", ":", "..", "a.b", ".a", ":a", "a:", "a/b", "a b", "a\n", "é", "Prod", "prod-1", "x_y",
+		"elastic-ai-agent", "a2a-3f6c2e1a-9b7d-4c1e-8f2a-0d5b6c7e8f90", "~x", "@x", "+x", "-x", "_x", "x$",
+		strings.Repeat("a", 128), strings.Repeat("a", 129), strings.Repeat("a", 255), strings.Repeat("a", 256)}
+	for c := 0; c < 256; c++ {
+		cases = append(cases, string([]byte{byte(c)}), "a"+string([]byte{byte(c)}))
+	}
+	for _, s := range cases {
+		if got, want := ValidID(s), idRE.MatchString(s); got != want {
+			t.Errorf("ValidID(%q) = %v, the pattern says %v", s, got, want)
+		}
+		if got, want := ValidSpace(s), spaceRE.MatchString(s); got != want {
+			t.Errorf("ValidSpace(%q) = %v, the pattern says %v", s, got, want)
+		}
 	}
 }

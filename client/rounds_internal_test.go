@@ -64,3 +64,75 @@ func TestEachRoundRawAgreesWithGjson(t *testing.T) {
 		}
 	}
 }
+
+// readRoundGjson is the reference: the fields as gjson's walk over the
+// round's keys reads them.
+func readRoundGjson(i int, r gjson.Result) Round {
+	rd := Round{Index: i}
+	r.ForEach(func(k, v gjson.Result) bool {
+		switch k.Str {
+		case "id":
+			rd.ID = v.String()
+		case "status":
+			rd.Status = v.String()
+		case "started_at":
+			rd.StartedAt = v.String()
+		case "input":
+			rd.Input = v.Get("message").String()
+		case "response":
+			if m := v.Get("message"); m.Exists() {
+				rd.Response = m.String()
+				rd.HasResponse = true
+			}
+		}
+		return true
+	})
+	if rd.Status == "awaiting_prompt" {
+		for _, p := range []string{"pending_prompts.0.message", "pending_prompts.0.title", "pending_prompt.message", "pending_prompt.title"} {
+			if v := r.Get(p).String(); v != "" {
+				rd.Prompt = v
+				break
+			}
+		}
+	}
+	return rd
+}
+
+// TestReadRoundAgreesWithGjson checks the round reader, which walks keys
+// with the string-skipping scanner, against gjson's own walk.
+func TestReadRoundAgreesWithGjson(t *testing.T) {
+	t.Parallel()
+	seeded := string(agentbuildertest.SeedDocument(agentbuildertest.SeedConversation{ID: "a2a-x", Rounds: 5, Bytes: 200 << 10}, true))
+	var rounds []string
+	NewConversation([]byte(seeded)).eachRoundRaw(func(_ int, raw string) bool {
+		rounds = append(rounds, raw)
+		return true
+	})
+	var v any
+	if err := json.Unmarshal([]byte(rounds[0]), &v); err != nil {
+		t.Fatal(err)
+	}
+	pretty, _ := json.MarshalIndent(v, "", "  ")
+	rounds = append(rounds,
+		string(pretty),
+		`{}`,
+		` { } `,
+		`{"id":"r1","input":{"message":"q \"quoted\" \\ back"},"response":{"message":"a\nb \u00e9"},"status":"completed","started_at":"2026-11-03T10:00:00Z"}`,
+		`{"steps":[{"type":"reasoning","reasoning":"}]{[\"\\"}],"response":{"message":""},"input":{"attachments":[{"x":[1,2,{"y":"}"}]}],"message":"last"}}`,
+		`{"response":{},"id":7,"status":null,"started_at":true,"input":{"message":123}}`,
+		`{"status":"awaiting_prompt","pending_prompts":[{"message":"Delete 3 indices?","title":"Confirm"}],"response":{"message":""}}`,
+		`{"status":"awaiting_prompt","pending_prompt":{"title":"Only a title"}}`,
+		`{"id":"dup","id":"second","input":{"message":"a"},"input":{"message":"b"}}`,
+		`{"n":-1.5e3,"t":true,"f":false,"z":null,"a":[],"o":{},"id":"after scalars"}`,
+		`{"rounds_inside":{"status":"no"},"status":"in_progress"}`,
+	)
+	for _, raw := range rounds {
+		if !gjson.Valid(raw) {
+			t.Fatalf("test round is not JSON: %.80s", raw)
+		}
+		got, want := readRound(3, raw), readRoundGjson(3, gjson.Parse(raw))
+		if got != want {
+			t.Errorf("round %.80q:\n got %+v\nwant %+v", raw, got, want)
+		}
+	}
+}

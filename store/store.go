@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -238,7 +237,24 @@ func ensurePrivateDir(d string) error {
 	return nil
 }
 
-var ctxIDRE = regexp.MustCompile(`^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$`)
+// validID accepts 1 to 255 of letters, digits and . _ ~ : @ + -, not
+// starting with '.' or ':'. It is the regular expression
+// ^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$ written out: compiling that
+// expression cost every command 1.5 ms at start-up, for its 255 states.
+func validID(id string) bool {
+	if len(id) == 0 || len(id) > 255 || id[0] == '.' || id[0] == ':' {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		switch c := id[i]; {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case c == '.', c == '_', c == '~', c == ':', c == '@', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // CheckContextID refuses ids that could escape the state directory or do
 // not look like a contextId at all.
@@ -246,7 +262,7 @@ func CheckContextID(id string) error {
 	if id == "" {
 		return errors.New("the contextId is empty")
 	}
-	if !ctxIDRE.MatchString(id) {
+	if !validID(id) {
 		return fmt.Errorf("invalid contextId %q: use letters, digits and . _ ~ : @ + - (at most 255, not starting with '.')", shorten(id, 60))
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -296,5 +297,23 @@ func TestDeadline(t *testing.T) {
 	r.SentAt = &sent
 	if !r.Deadline().Equal(sent.Add(time.Hour)) {
 		t.Error(r.Deadline())
+	}
+}
+
+// TestValidIDAgreesWithThePattern checks the written-out id check against
+// the regular expression it replaces.
+func TestValidIDAgreesWithThePattern(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$`)
+	cases := []string{"", "a", ".", ":", "..", "a.b", ".a", ":a", "a:", "a/b", "a b", "a\n", "a\x00", "é", "a\u00e9",
+		"3f6c2e1a-9b7d-4c1e-8f2a-0d5b6c7e8f90", "a2a-x", "~x", "@x", "+x", "-x", "_x", "x$", "x\\y",
+		strings.Repeat("a", 255), strings.Repeat("a", 256), "." + strings.Repeat("a", 254)}
+	for c := 0; c < 256; c++ {
+		cases = append(cases, string([]byte{byte(c)}), "a"+string([]byte{byte(c)}))
+	}
+	for _, id := range cases {
+		if got, want := validID(id), re.MatchString(id); got != want {
+			t.Errorf("validID(%q) = %v, the pattern says %v", id, got, want)
+		}
 	}
 }

@@ -425,12 +425,23 @@ func acceptsGzip(r *http.Request) bool {
 	return false
 }
 
+// gzipWriters keeps compressors for reuse: each holds about a megabyte of
+// tables, and allocating one per response made the simulator collect
+// garbage on the CPUs that the client under test (scripts/bench) shares.
+var gzipWriters = sync.Pool{New: func() any {
+	zw, _ := gzip.NewWriterLevel(io.Discard, gzip.BestSpeed)
+	return zw
+}}
+
 func gzipBytes(b []byte) []byte {
 	var buf bytes.Buffer
 	buf.Grow(len(b) / 4)
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	zw := gzipWriters.Get().(*gzip.Writer)
+	zw.Reset(&buf)
 	zw.Write(b)
 	zw.Close()
+	zw.Reset(io.Discard)
+	gzipWriters.Put(zw)
 	return buf.Bytes()
 }
 

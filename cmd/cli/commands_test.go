@@ -217,6 +217,12 @@ func TestSendSync(t *testing.T) {
 		if strings.Contains(string(b), `"message":`) || strings.Contains(string(b), testKey) {
 			t.Errorf("record holds the text or the key: %s", b)
 		}
+		// send sends at once, so its record was created sending: the text
+		// was never written.
+		audit, _ := os.ReadFile(st.AuditPath())
+		if first, _, _ := strings.Cut(string(audit), "\n"); !strings.Contains(first, `"command":"send"`) || !strings.Contains(first, `"state":"sending"`) {
+			t.Errorf("first audit line %s", first)
+		}
 	})
 	t.Run("dash reads stdin", func(t *testing.T) {
 		t.Parallel()

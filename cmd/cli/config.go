@@ -511,14 +511,11 @@ func durationFlag(flagVal time.Duration, flagSet bool, setting time.Duration) ti
 }
 
 func (a *App) httpClient(s *settings) (*http.Client, error) {
-	if a.p.HTTPClient != nil {
-		return a.p.HTTPClient, nil
-	}
-	tlsCfg, err := client.TLSConfig(s.CAFile, s.Insecure)
+	hc, err := a.httpClients()(store.Target{CAFile: s.CAFile, Insecure: s.Insecure})
 	if err != nil {
 		return nil, configErr("A2A_COURIER_CA_CERT must name a PEM file of CA certificates", "%s", err.Error())
 	}
-	return client.NewHTTPClient(tlsCfg), nil
+	return hc, nil
 }
 
 func userAgent() string { return "a2a-courier/" + versionString() }

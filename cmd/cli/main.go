@@ -15,11 +15,14 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // Version is set at build time with -ldflags "-X …/cmd/cli.Version=v1.2.3".
@@ -177,6 +180,9 @@ type App struct {
 	out     *printer
 	flags   globalFlags
 	cached  *settings
+
+	clientsOnce sync.Once
+	clients     func(store.Target) (*http.Client, error)
 }
 
 func (a *App) printer() *printer {

@@ -146,13 +146,19 @@ func (pr *printer) table(headers []string, rows [][]string, flexCol int) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if !pr.outTTY {
+		// One write for the whole table: a reader on the other end of the
+		// pipe wakes once, not once a row.
+		var b strings.Builder
 		for _, r := range rows {
-			cells := make([]string, len(r))
 			for i, c := range r {
-				cells[i] = tsvCell(c)
+				if i > 0 {
+					b.WriteByte('\t')
+				}
+				b.WriteString(tsvCell(c))
 			}
-			fmt.Fprintln(pr.out, strings.Join(cells, "\t"))
+			b.WriteByte('\n')
 		}
+		io.WriteString(pr.out, b.String())
 		return
 	}
 	cells := make([][]string, len(rows))

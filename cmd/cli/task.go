@@ -32,7 +32,25 @@ type taskRunner struct {
 	onEvent func(client.Event)
 	// write replaces Handle.Update, for tests that make a write fail.
 	write func(*store.Handle, func(*store.Record) error) (*store.Record, error)
+	// text is the message of a record this process created in state
+	// sending (send in the foreground); empty in a worker.
+	text string
+	// working is how long after the request reached the server the record
+	// is written as working, when no outcome came first (default 100 ms).
+	working time.Duration
 }
+
+func (r *taskRunner) workingDelay() time.Duration {
+	if r.working > 0 {
+		return r.working
+	}
+	return defaultWorkingDelay
+}
+
+// defaultWorkingDelay: the working state is informational (sending and
+// working are recovered alike, by reading), so it may wait for an answer
+// that would make it stale at once.
+const defaultWorkingDelay = 100 * time.Millisecond
 
 // run works on the task until its outcome is final, until the maximum wait
 // passes (state expired), or until ctx ends (errHandedOff; the state stays,
@@ -95,8 +113,18 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 
 	id := rec.ContextID
 	// Events arrive on the HTTP client's goroutines: one record write at a
-	// time, and rec is only touched under mu.
+	// time, and rec and written are only touched under mu.
 	var mu sync.Mutex
+	// written: the request reached the server, so the record is due to say
+	// working. Every write carries that change; on its own it is written
+	// after workingDelay, so that an answer arriving sooner (a quick agent)
+	// makes one write, with its fsyncs, instead of two.
+	written := false
+	apply := func(x *store.Record) {
+		if written && x.State == store.Sending {
+			x.State = store.Working
+		}
+	}
 	update := func(fn func(*store.Record)) error {
 		mu.Lock()
 		defer mu.Unlock()
@@ -104,7 +132,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		if write == nil {
 			write = (*store.Handle).Update
 		}
-		nr, err := write(h, func(x *store.Record) error { fn(x); return nil })
+		nr, err := write(h, func(x *store.Record) error { apply(x); fn(x); return nil })
 		if err != nil {
 			r.logf("%s: cannot write the record: %v", id, err)
 			return err
@@ -117,14 +145,35 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		defer mu.Unlock()
 		return rec
 	}
+	// markWorking writes the working state if no other write carried it.
+	markWorking := func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if !written || rec.State != store.Sending {
+			return
+		}
+		if nr, err := h.Update(func(x *store.Record) error { apply(x); return nil }); err == nil {
+			rec = nr
+		} else {
+			r.logf("%s: cannot write the record: %v", id, err)
+		}
+	}
+	var workingTimer *time.Timer
 
 	if r.st.CancelRequested(id) {
 		update(func(x *store.Record) { markCanceled(x, r.now()) })
 		r.st.ClearCancel(id)
 		return current(), nil
 	}
-	send := rec.State == store.Queued
+	// createdSending: this process created the record already sending
+	// (send in the foreground), so the creation was the sending write and
+	// the text is in r.text, never on disk.
+	createdSending := r.text != "" && rec.State == store.Sending && rec.Workers == 1
+	send := rec.State == store.Queued || createdSending
 	text := rec.Message
+	if createdSending {
+		text = r.text
+	}
 	if send && text == "" {
 		update(func(x *store.Record) {
 			finish(x, r.now(), store.Failed)
@@ -132,7 +181,10 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		})
 		return current(), nil
 	}
-	if send {
+	switch {
+	case createdSending:
+		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
+	case send:
 		// Past this write the task is never sent again by anyone: the
 		// text leaves the record and only its hash and size stay. If the
 		// write fails, nothing is sent: a record still queued would be
@@ -147,7 +199,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			return current(), fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", id, err)
 		}
 		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
-	} else {
+	default:
 		update(func(x *store.Record) { x.Workers++ })
 		r.logf("%s: recovering (state %s): reading the conversation, never sending again", id, rec.State)
 	}
@@ -165,20 +217,18 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		case "task":
 			update(func(x *store.Record) { x.TaskID = e.TaskID })
 		case "written":
-			update(func(x *store.Record) {
-				if x.State == store.Sending {
-					x.State = store.Working
-				}
-			})
+			mu.Lock()
+			if !written {
+				written = true
+				workingTimer = time.AfterFunc(r.workingDelay(), markWorking)
+			}
+			mu.Unlock()
 		case "connection_lost", "poll_error":
-			update(func(x *store.Record) {
-				x.LastError = errorInfo(e.Err)
-				if x.State == store.Sending && e.Kind == "connection_lost" {
-					// The request may or may not have arrived; the
-					// state says so, and recovery is by reading.
-					x.LastError.Message = "connection lost: " + x.LastError.Message
-				}
-			})
+			info := errorInfo(e.Err)
+			if cur := current(); cur.LastError != nil && info != nil && *cur.LastError == *info {
+				break // the same problem again: no need to rewrite the record
+			}
+			update(func(x *store.Record) { x.LastError = info })
 		}
 		if e.Err != nil {
 			r.logf("%s: %s: %s: %v", id, e.Kind, e.Message, e.Err)
@@ -189,6 +239,14 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			r.onEvent(e)
 		}
 	})
+	mu.Lock()
+	if workingTimer != nil {
+		workingTimer.Stop()
+	}
+	mu.Unlock()
+	if !out.Final() {
+		markWorking()
+	}
 	switch {
 	case out.Final():
 		err := update(func(x *store.Record) {
@@ -314,8 +372,15 @@ func errorInfo(err error) *store.ErrorInfo {
 }
 
 // httpClients returns a function that gives one shared HTTP client per TLS
-// setting, so a worker serving many tasks reuses connections.
+// setting, the same for the whole process: send's card read and its POST
+// share a connection (one TLS handshake, not two), and a worker serving
+// many tasks reuses connections.
 func (a *App) httpClients() func(store.Target) (*http.Client, error) {
+	a.clientsOnce.Do(func() { a.clients = a.newHTTPClients() })
+	return a.clients
+}
+
+func (a *App) newHTTPClients() func(store.Target) (*http.Client, error) {
 	var mu sync.Mutex
 	cache := map[string]*http.Client{}
 	return func(t store.Target) (*http.Client, error) {
