@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -264,6 +265,25 @@ func (k *Kibana) ListAgents(ctx context.Context) ([]Agent, error) {
 type Card struct {
 	// Raw is the card document, unchanged.
 	Raw []byte
+	// MaxAge is how long the server says the card may be reused
+	// (Cache-Control max-age; Kibana sends an hour), 0 when it says nothing.
+	MaxAge time.Duration
+}
+
+// cacheMaxAge reads max-age from a Cache-Control header.
+func cacheMaxAge(h http.Header) time.Duration {
+	for _, part := range strings.Split(h.Get("Cache-Control"), ",") {
+		part = strings.TrimSpace(part)
+		if strings.EqualFold(part, "no-store") || strings.EqualFold(part, "no-cache") {
+			return 0
+		}
+		if v, ok := strings.CutPrefix(strings.ToLower(part), "max-age="); ok {
+			if n, err := strconv.Atoi(v); err == nil && n > 0 {
+				return time.Duration(min(n, 86400)) * time.Second
+			}
+		}
+	}
+	return 0
 }
 
 // Get reads one field of the card with a gjson path.
@@ -282,7 +302,7 @@ func (k *Kibana) AgentCard(ctx context.Context, agentID string) (Card, error) {
 	if !gjson.GetBytes(resp.body, "name").Exists() {
 		return Card{}, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response is not an agent card (no name)"}
 	}
-	return Card{Raw: resp.body}, nil
+	return Card{Raw: resp.body, MaxAge: cacheMaxAge(resp.header)}, nil
 }
 
 // OutgoingMessage is one user message for message/send.

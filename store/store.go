@@ -519,3 +519,51 @@ func (s *Store) CancelRequested(id string) bool {
 
 // ClearCancel removes a task's cancel marker.
 func (s *Store) ClearCancel(id string) { os.Remove(s.cancelPath(id)) }
+
+// cardEntry is a cached agent card.
+type cardEntry struct {
+	FetchedAt time.Time       `json:"fetched_at"`
+	MaxAge    Duration        `json:"max_age"`
+	Card      json.RawMessage `json:"card"`
+}
+
+func (s *Store) cardPath(key string) string { return filepath.Join(s.dir, "cards", key+".json") }
+
+// LoadCard returns a cached card while it is fresh (its server's max-age).
+func (s *Store) LoadCard(key string) ([]byte, bool) {
+	if CheckContextID(key) != nil {
+		return nil, false
+	}
+	b, err := os.ReadFile(s.cardPath(key))
+	if err != nil {
+		return nil, false
+	}
+	var e cardEntry
+	if json.Unmarshal(b, &e) != nil || len(e.Card) == 0 {
+		return nil, false
+	}
+	age := s.now().Sub(e.FetchedAt)
+	if age < 0 || age > time.Duration(e.MaxAge) {
+		return nil, false
+	}
+	return e.Card, true
+}
+
+// SaveCard caches a card for maxAge; a card with no max-age is not kept.
+func (s *Store) SaveCard(key string, card []byte, maxAge time.Duration) error {
+	if maxAge <= 0 || CheckContextID(key) != nil || !json.Valid(card) {
+		return nil
+	}
+	dir := filepath.Join(s.dir, "cards")
+	if err := ensurePrivateDir(dir); err != nil {
+		return err
+	}
+	b, err := json.Marshal(cardEntry{FetchedAt: s.now().UTC(), MaxAge: Duration(maxAge), Card: card})
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(dir, key+".json", b)
+}
+
+// ForgetCard drops a cached card (its agent turned out not to exist).
+func (s *Store) ForgetCard(key string) { os.Remove(s.cardPath(key)) }

@@ -384,3 +384,23 @@ func TestCredentialStaysWithTheCardsOrigin(t *testing.T) {
 		t.Errorf("stderr %q, %d requests elsewhere", r.stderr, hits.Load())
 	}
 }
+
+// Sends reuse an agent's card for the max-age Kibana gives it (an hour):
+// one request fewer per send. get-card always asks.
+func TestSendsReuseTheCard(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	h.run("send", "elastic-ai-agent", "one").expect(t, ExitOK)
+	sim.SetFaults(agentbuildertest.Faults{Statuses: []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteCard, Status: 500}}})
+	r := h.run("send", "elastic-ai-agent", "two")
+	r.expect(t, ExitOK)
+	if r.stdout != "Echo: two\n" {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	h.run("get-card", "elastic-ai-agent").expect(t, ExitUnexpected)
+	// Another key does not reuse this key's card.
+	h.env["KIBANA_API_KEY"] = "bm9zcGFjZTprZXk="
+	h.env["KIBANA_SPACE_ID"] = "prod"
+	h.run("send", "elastic-ai-agent", "three").expect(t, ExitUnexpected)
+}

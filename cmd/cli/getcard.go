@@ -49,6 +49,7 @@ skills (on Agent Builder, one per tool the agent may use).
 func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
+	opts.agentFlags.freshCard = true
 	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
 	if err != nil {
 		return err

@@ -372,5 +372,10 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
 		}
 	}
+	if final.State == store.Rejected && final.Error != nil && final.Error.Kind == "not_found" && final.Target.Kind == "kibana" {
+		if s, err := a.loadSettings(); err == nil {
+			st.ForgetCard(cardCacheKey(s, final.Agent))
+		}
+	}
 	return a.reportRecord(final, opts.maxChars, st)
 }

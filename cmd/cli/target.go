@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/url"
 	"strings"
 
@@ -28,6 +30,8 @@ type agentFlags struct {
 	url      string
 	protocol string
 	noStream bool
+	// freshCard asks for the card even when a cached one is fresh.
+	freshCard bool
 }
 
 func addAgentFlags(cmd *cobra.Command, af *agentFlags) {
@@ -121,16 +125,47 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 		return nil, err
 	}
 	// The card says whether the agent streams (Kibana 9.6+), and proves the
-	// agent exists before any task is recorded.
-	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
-	defer cancel()
-	card, err := k.AgentCard(rctx, name)
+	// agent exists before any task is recorded. Kibana says a card may be
+	// reused for an hour: sends reuse it, get-card always asks.
+	card, err := a.kibanaCard(ctx, s, k, name, af.freshCard)
 	if err != nil {
 		return nil, err
 	}
 	return &target{Name: name, Kind: "kibana", S: s, Cred: s.APIKey, Card: card,
 		Store: store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
 			Streaming: card.Get("capabilities.streaming").Bool() && !af.noStream, NonBlocking: s.NonBlocking}}, nil
+}
+
+// cardCacheKey names a cached Kibana card: per origin, credential, space
+// and agent, since what one key may see another may not.
+func cardCacheKey(s *settings, agent string) string {
+	sum := sha256.Sum256([]byte(identity(targetOrigin(s.URL), s.APIKey.Reveal()) + "\x00" + s.Space + "\x00" + agent))
+	return "kibana-" + hex.EncodeToString(sum[:12])
+}
+
+// kibanaCard returns an agent's card, from the state directory's cache
+// while the server's max-age lasts, else from Kibana.
+func (a *App) kibanaCard(ctx context.Context, s *settings, k *client.Kibana, agent string, fresh bool) (client.Card, error) {
+	st, stErr := a.openStore()
+	key := cardCacheKey(s, agent)
+	if stErr == nil && !fresh {
+		if raw, ok := st.LoadCard(key); ok {
+			return client.Card{Raw: raw}, nil
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
+	defer cancel()
+	card, err := k.AgentCard(rctx, agent)
+	if err != nil {
+		if stErr == nil && client.IsKind(err, client.KindNotFound) {
+			st.ForgetCard(key)
+		}
+		return client.Card{}, err
+	}
+	if stErr == nil {
+		st.SaveCard(key, card.Raw, card.MaxAge)
+	}
+	return card, nil
 }
 
 // remoteTarget resolves a generic agent from its card.
