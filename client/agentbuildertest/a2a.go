@@ -275,6 +275,13 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		}
 	}
 	runTime := agent.RunTime + s.faults.ExtraRunTime
+	// An agent with a prompt asks in the first round of a conversation;
+	// the answer (the next round) completes, so the HITL round trip can be
+	// played through.
+	asks := agent.AwaitPrompt != ""
+	if c := s.conversations[s.conversationKey(space, convID)]; c != nil && len(c.Rounds) > 0 {
+		asks = false
+	}
 	if s.opts.PrecreateEmpty && s.conversations[s.conversationKey(space, convID)] == nil {
 		ts := s.now().UTC().Format(time.RFC3339Nano)
 		s.conversations[s.conversationKey(space, convID)] = &conversation{
@@ -321,7 +328,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		defer s.runWG.Done()
 		started := s.now()
 		answer := "" // the reply streamed as the run goes: none on failure or prompt
-		if fail == "" && (agent.AwaitPrompt == "" || !s.opts.roundStatus()) {
+		if fail == "" && (!asks || !s.opts.roundStatus()) {
 			answer = applyReply(agent, input)
 		}
 		if !s.play(rn, agent, input, runTime, answer) {
@@ -349,7 +356,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		status, prompt := "", ""
 		if s.opts.roundStatus() {
 			status = "completed"
-			if agent.AwaitPrompt != "" {
+			if asks {
 				// The round stops on a prompt: no final message, the
 				// question in pending_prompts, and an empty A2A reply.
 				status, prompt, reply = "awaiting_prompt", agent.AwaitPrompt, ""

@@ -135,7 +135,9 @@ type Agent struct {
 	// Fail makes every run fail with this reason: the reply is
 	// "Error: <Fail>" and no round is written, as Kibana does.
 	Fail string `yaml:"fail"`
-	// AwaitPrompt makes the round stop on a confirmation prompt (HITL):
+	// AwaitPrompt (a string: the question) makes the first round of a
+	// conversation stop on a confirmation prompt (HITL); the next round, the
+	// answer, completes:
 	// status awaiting_prompt when RoundStatus is on.
 	AwaitPrompt string `yaml:"await_prompt"`
 }

@@ -404,3 +404,30 @@ func TestSendsReuseTheCard(t *testing.T) {
 	h.env["KIBANA_SPACE_ID"] = "prod"
 	h.run("send", "elastic-ai-agent", "three").expect(t, ExitUnexpected)
 }
+
+// The Agent Builder HITL round trip: the agent asks (exit 7, the answer
+// command in the document), the answer goes in the same conversation and
+// completes.
+func TestAnsweringAnAgentBuilderPrompt(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	r := h.run("send", "asks", "clean up old indices", "--json")
+	r.expect(t, ExitInputRequired)
+	d := decodeTask(t, r.stdout)
+	want := `a2a-courier send asks --context ` + d.ContextID + ` "<your answer>"`
+	if *d.Reply != "Delete 3 indices?" || d.Answer != want {
+		t.Fatalf("%+v", d)
+	}
+	r = h.run("send", "asks", "--context", d.ContextID, "yes, delete them", "--json")
+	r.expect(t, ExitOK)
+	got := decodeTask(t, r.stdout)
+	if got.ContextID != d.ContextID || *got.Reply != "Echo: yes, delete them" || sim.Runs(d.ContextID) != 2 {
+		t.Fatalf("%+v runs %d", got, sim.Runs(d.ContextID))
+	}
+	// The first exchange is archived, not lost.
+	entries, _ := os.ReadDir(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "archive"))
+	if len(entries) != 1 {
+		t.Errorf("archive holds %d records", len(entries))
+	}
+}
