@@ -562,7 +562,22 @@ func (s *Store) SaveCard(key string, card []byte, maxAge time.Duration) error {
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(dir, key+".json", b)
+	// A cache needs no fsync: a file a crash damages reads as a miss.
+	f, err := os.CreateTemp(dir, "."+key+".tmp-*")
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), s.cardPath(key))
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+	}
+	return werr
 }
 
 // ForgetCard drops a cached card (its agent turned out not to exist).
