@@ -20,6 +20,8 @@ type SendResult struct {
 	MessageID string
 	// State is the task state as sent ("working", "completed", …); empty for a Message.
 	State string
+	// Timestamp is the task status's timestamp, as sent.
+	Timestamp string
 }
 
 // AgentErrorPrefix starts the text of a reply that reports an agent failure

@@ -23,8 +23,7 @@ type A2AConfig struct {
 	Dialect  Dialect
 	Tenant   string
 	Auth     Auth
-	// Credential is sent as Auth says; with no Auth header it goes as a
-	// bearer token.
+	// Credential is sent as Auth says; with no Auth header it is not sent.
 	Credential       Secret
 	HTTPClient       *http.Client
 	UserAgent        string
@@ -187,27 +186,38 @@ func (c *A2A) taskCall(ctx context.Context, op, method, id string, idempotent bo
 	return ev.result(), nil
 }
 
-// FindTask looks for the newest task of a context (v1.0 ListTasks). It
-// returns "" when the dialect has no task list or none matches.
-func (c *A2A) FindTask(ctx context.Context, contextID string) (string, error) {
-	if c.dialect != V10 {
+// FindTask looks for the task a message started (v1.0 ListTasks by
+// context, keeping only a task whose history holds messageID: an earlier
+// task of the same context is never taken for it). It returns "" when the
+// dialect or the server cannot list tasks, or none matches.
+func (c *A2A) FindTask(ctx context.Context, contextID, messageID string) (string, error) {
+	if c.dialect != V10 || contextID == "" || messageID == "" {
 		return "", nil
 	}
-	p := map[string]any{"contextId": contextID, "pageSize": 10}
+	p := map[string]any{"contextId": contextID, "pageSize": 20, "historyLength": 100}
 	if c.tenant != "" {
 		p["tenant"] = c.tenant
 	}
 	res, err := c.call(ctx, "list tasks of context "+contextID, "ListTasks", p, true)
 	if err != nil {
+		if code := rpcCode(err); code == -32601 || code == -32004 {
+			return "", nil // no task list on this server
+		}
 		return "", err
 	}
 	id := ""
 	res.Get("tasks").ForEach(func(_, t gjson.Result) bool {
-		if t.Get("contextId").String() == contextID || t.Get("contextId").String() == "" {
-			id = t.Get("id").String()
-			return false
+		if t.Get("contextId").String() != contextID {
+			return true
 		}
-		return true
+		t.Get("history").ForEach(func(_, m gjson.Result) bool {
+			if m.Get("messageId").String() == messageID {
+				id = t.Get("id").String()
+				return false
+			}
+			return true
+		})
+		return id == ""
 	})
 	return id, nil
 }
@@ -222,6 +232,8 @@ type StreamEvent struct {
 	MessageID string
 	// State is normalised to the v0.3 names ("working", "input-required").
 	State string
+	// Timestamp is the status's timestamp, as sent.
+	Timestamp string
 	// Text is the message's text, or the status message's.
 	Text string
 	// Artifacts holds a task snapshot's artifacts, in order.
@@ -241,7 +253,7 @@ type Artifact struct {
 }
 
 func (e *StreamEvent) result() *SendResult {
-	r := &SendResult{Kind: e.Kind, ContextID: e.ContextID, TaskID: e.TaskID, MessageID: e.MessageID, State: e.State, Text: e.Text}
+	r := &SendResult{Kind: e.Kind, ContextID: e.ContextID, TaskID: e.TaskID, MessageID: e.MessageID, State: e.State, Text: e.Text, Timestamp: e.Timestamp}
 	if e.Kind == "task" {
 		var acc artifacts
 		acc.reset(e.Artifacts)
@@ -290,6 +302,7 @@ func parseEvent(r gjson.Result) StreamEvent {
 	case "task":
 		ev.TaskID = body.Get("id").String()
 		ev.State = normState(body.Get("status.state"))
+		ev.Timestamp = body.Get("status.timestamp").String()
 		ev.Text = partsText(body.Get("status.message.parts"), "\n")
 		body.Get("artifacts").ForEach(func(_, a gjson.Result) bool {
 			ev.Artifacts = append(ev.Artifacts, Artifact{ID: a.Get("artifactId").String(), Text: partsText(a.Get("parts"), "")})
@@ -298,6 +311,7 @@ func parseEvent(r gjson.Result) StreamEvent {
 	case "status":
 		ev.TaskID = body.Get("taskId").String()
 		ev.State = normState(body.Get("status.state"))
+		ev.Timestamp = body.Get("status.timestamp").String()
 		ev.Text = partsText(body.Get("status.message.parts"), "\n")
 		ev.Final = body.Get("final").Bool()
 	case "artifact":
@@ -475,7 +489,10 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		if !fn(ev) {
 			return false, nil
 		}
-		done := ev.Kind == "message" || ev.Final || (ev.Kind != "artifact" && finalState(ev.State))
+		// The callback decides when a terminal or interrupted state ends
+		// the stream (an answer's follow-up restates the question first);
+		// a message and v0.3's final flag always end it.
+		done := ev.Kind == "message" || ev.Final
 		return !done, nil
 	})
 }

@@ -130,6 +130,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 	// gotConn is the conservative sign that bytes may have left: until a
 	// connection is obtained, nothing can have reached the server.
 	var gotConn atomic.Bool
+	var streamTask string // the task a stream named, once
 	if o.Send {
 		postOpen = true
 		go func() {
@@ -145,10 +146,11 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			})
 			if o.Stream {
 				var acc artifacts
-				out, final, err := k.a2a(o.AgentID).follow(tctx, false, func(fn func(StreamEvent) bool) error {
+				out, final, err := k.a2a(o.AgentID).follow(tctx, nil, func(fn func(StreamEvent) bool) error {
 					return k.a2a(o.AgentID).Stream(tctx, o.Message, fn)
 				}, &acc, func(id string) {
-					if id != "" {
+					if id != "" && id != streamTask && ValidID(id) {
+						streamTask = id
 						emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
 					}
 				})
@@ -209,7 +211,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			if pr.out != nil {
 				return *pr.out
 			}
-			if pr.res != nil && pr.res.Kind == "task" && pr.res.TaskID != "" {
+			if pr.res != nil && pr.res.Kind == "task" && ValidID(pr.res.TaskID) {
 				taskID = pr.res.TaskID
 				emit(Event{Kind: "task", TaskID: taskID, Message: "the server named the task " + taskID})
 			}

@@ -18,6 +18,9 @@ type A2ADeliverOptions struct {
 	Send bool
 	// TaskID is the task to follow in recovery mode.
 	TaskID string
+	// Question is the question a message that answers a task (Message.TaskID)
+	// answers: until the task moves on, a state that still asks it is stale.
+	Question string
 	// Streaming is the card's capabilities.streaming: follow tasks with
 	// streams instead of polling.
 	Streaming bool
@@ -55,7 +58,9 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 	var acc artifacts
 	var lastErr error
 	noteTask := func(id string) {
-		if id != "" && id != taskID {
+		// A server's id goes into records, file names and commands shown to
+		// callers: one that is not a plain id is not kept.
+		if id != "" && id != taskID && ValidID(id) {
 			taskID = id
 			emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
 		}
@@ -73,11 +78,11 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 	// An answer to a task that asked for input may be met first by the
 	// task as it was (a2a-js restates it, still input-required): that
 	// state is stale until the task has moved on.
-	answering := o.Message.TaskID != ""
+	guard := &staleGuard{active: o.Message.TaskID != "", text: o.Question}
 	if o.Send {
 		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
 		if o.Streaming {
-			out, final, err := c.follow(traced, answering, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc, noteTask)
+			out, final, err := c.follow(traced, guard, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc, noteTask)
 			if final {
 				return out
 			}
@@ -98,7 +103,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 				return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}
 			default:
 				noteTask(res.TaskID)
-				if answering && interrupted(res.State) {
+				if guard.stale(res.State, res.Text, res.Timestamp) {
 					break
 				}
 				if out, ok := taskOutcome(res.State, res.Text, "reply", res.TaskID); ok {
@@ -111,18 +116,25 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 	if o.Send && ctx.Err() != nil && !gotConn.Load() {
 		return Outcome{Err: lastErr, notSent: true}
 	}
-	if taskID == "" {
-		id, err := c.FindTask(ctx, o.Message.ContextID)
-		if err != nil || id == "" {
-			if err == nil {
-				err = ErrNoTask
-				if lastErr == nil && !o.Send {
-					err = ErrNoTask
-				}
-			}
-			return Outcome{Err: errors.Join(err, lastErr)}
+	// Lost before the server named the task: look for it, for as long as
+	// the caller waits, when the protocol can list tasks.
+	for taskID == "" {
+		id, err := c.FindTask(ctx, o.Message.ContextID, o.Message.MessageID)
+		switch {
+		case err == nil && id != "":
+			noteTask(id)
+			continue
+		case err == nil:
+			return Outcome{Err: errors.Join(ErrNoTask, lastErr)}
+		case IsKind(err, KindAuth, KindForbidden):
+			return Outcome{Err: err}
 		}
-		noteTask(id)
+		lastErr = err
+		select {
+		case <-ctx.Done():
+			return Outcome{Err: lastErr}
+		case <-time.After(o.PollInterval):
+		}
 	}
 
 	subscribeTries := 0
@@ -132,7 +144,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 		}
 		if o.Streaming && subscribeTries < 3 {
 			subscribeTries++
-			out, final, err := c.follow(ctx, false, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask)
+			out, final, err := c.follow(ctx, guard, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask)
 			if final {
 				if out.State == StateCompleted {
 					// Chunks sent while no stream was open are not sent
@@ -161,14 +173,19 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			if res.State == "completed" && res.Text == "" {
 				res.Text = acc.String()
 			}
-			if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
+			if guard.stale(res.State, res.Text, res.Timestamp) {
+				emit(Event{Kind: "poll", Message: "task " + taskID + " has not taken the answer in yet"})
+			} else if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
 				return out
 			}
 			emit(Event{Kind: "poll", Message: "task " + taskID + " is " + res.State})
 		case IsKind(err, KindRPC) && rpcCode(err) == -32001:
 			return Outcome{Err: errors.Join(ErrTaskGone, err)}
-		case IsKind(err, KindAuth, KindForbidden, KindBadRequest):
+		case IsKind(err, KindAuth, KindForbidden):
 			return Outcome{Err: err}
+		case IsKind(err, KindBadRequest, KindRPC):
+			// The server will not show this task: nothing left to follow.
+			return Outcome{Err: errors.Join(ErrTaskGone, err)}
 		default:
 			if ctx.Err() != nil {
 				return Outcome{Err: lastErr}
@@ -184,20 +201,45 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 	}
 }
 
+// staleGuard recognises the question an answer answers while the task has
+// not moved on: a2a-js restates the task (still input-required) at the start
+// of the follow-up, and a poll may come before the agent took the answer in.
+type staleGuard struct {
+	active   bool
+	text, ts string
+}
+
+// stale reports whether an observed state is the old question.
+func (g *staleGuard) stale(state, text, ts string) bool {
+	if g == nil || !g.active {
+		return false
+	}
+	if !interrupted(state) {
+		if state != "" {
+			g.active = false // the task moved on: later questions are new
+		}
+		return false
+	}
+	switch {
+	case g.ts == "" && (g.text == "" || g.text == text):
+		g.text, g.ts = text, ts // the question being answered, as the server shows it
+		return true
+	case text == g.text && ts == g.ts:
+		return true
+	}
+	g.active = false
+	return false
+}
+
 // follow reads one stream into acc and reports the outcome if the stream
-// reached one. With skipStale, interrupted states are ignored until the
-// task has been seen moving (see Deliver).
-func (c *A2A) follow(ctx context.Context, skipStale bool, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string)) (Outcome, bool, error) {
+// reached one. Interrupted states the guard calls stale are passed over.
+func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string)) (Outcome, bool, error) {
 	var out Outcome
 	final := false
 	err := open(func(ev StreamEvent) bool {
-		if skipStale {
-			if ev.State != "" && !interrupted(ev.State) {
-				skipStale = false
-			} else if interrupted(ev.State) {
-				noteTask(ev.TaskID)
-				return true
-			}
+		if guard.stale(ev.State, ev.Text, ev.Timestamp) {
+			noteTask(ev.TaskID)
+			return true
 		}
 		noteTask(ev.TaskID)
 		switch ev.Kind {

@@ -146,6 +146,12 @@ type Record struct {
 	// AnswersTask is the task this message answers (a generic agent's
 	// input-required), sent as message.taskId.
 	AnswersTask string `json:"answers_task,omitempty"`
+	// Question is the question that message answers, so that the task
+	// restating it before taking the answer in is not taken for a new one.
+	Question string `json:"question,omitempty"`
+	// LocalContext says the contextId only names the record: the server's
+	// context was unknown, so the message carries none.
+	LocalContext bool `json:"local_context,omitempty"`
 
 	PollInterval Duration `json:"poll_interval"`
 	MaxWait      Duration `json:"max_wait"`
@@ -503,18 +509,20 @@ func (s *Store) cancelPath(id string) string { return filepath.Join(s.tasksDir()
 
 // RequestCancel asks whoever works on a task to stop and mark it canceled:
 // only the lock holder writes a record, so the request is a marker file
-// that the worker notices.
-func (s *Store) RequestCancel(id string) error {
+// that the worker notices. The marker names the message it cancels, so a
+// marker left behind never cancels a later message of the same context.
+func (s *Store) RequestCancel(id, messageID string) error {
 	if err := CheckContextID(id); err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.tasksDir(), id+".cancel", nil)
+	return WriteFileAtomic(s.tasksDir(), id+".cancel", []byte(messageID))
 }
 
-// CancelRequested reports whether a cancel was requested for a task.
-func (s *Store) CancelRequested(id string) bool {
-	_, err := os.Stat(s.cancelPath(id))
-	return err == nil
+// CancelRequested reports whether a cancel was requested for the message
+// messageID of a task.
+func (s *Store) CancelRequested(id, messageID string) bool {
+	b, err := os.ReadFile(s.cancelPath(id))
+	return err == nil && string(b) == messageID
 }
 
 // ClearCancel removes a task's cancel marker.

@@ -116,11 +116,11 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	}
 	// The worker holding the record marks it canceled; with no worker,
 	// this process does.
-	if err := st.RequestCancel(rec.ContextID); err != nil {
+	if err := st.RequestCancel(rec.ContextID, rec.MessageID); err != nil {
 		return err
 	}
 	if h, err := st.Lock(rec.ContextID); err == nil {
-		rec, err = h.Update(func(x *store.Record) error {
+		updated, err := h.Update(func(x *store.Record) error {
 			if !x.State.Terminal() {
 				markCanceled(x, a.p.Now())
 			}
@@ -131,6 +131,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if err != nil {
 			return err
 		}
+		rec = updated
 	} else {
 		rec, err = a.waitRecord(ctx, st, rec)
 		if err != nil {
@@ -149,8 +150,9 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 }
 
 func cancelError(err error) error {
-	if client.IsKind(err, client.KindRPC) {
-		ce := fromClientError(err.(*client.Error))
+	var rerr *client.Error
+	if errors.As(err, &rerr) && rerr.Kind == client.KindRPC {
+		ce := fromClientError(rerr)
 		switch rpcCodeOf(err) {
 		case -32002:
 			ce.exit, ce.code, ce.hint = ExitTaskFailed, "not_cancelable", "the agent says the task can no longer be canceled (it has finished)"

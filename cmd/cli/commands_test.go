@@ -378,6 +378,7 @@ func TestCredentialStaysWithTheCardsOrigin(t *testing.T) {
 	defer cards.Close()
 	h := newHarness(t, nil)
 	h.env["A2A_COURIER_TOKEN"] = "tok-should-not-travel"
+	h.env["A2A_COURIER_TOKEN_ORIGIN"] = cards.URL
 	r := h.run("send", "--url", cards.URL, "hello")
 	r.expect(t, ExitUsage)
 	if !strings.Contains(r.stderr, "another origin") || hits.Load() != 0 {
@@ -429,5 +430,49 @@ func TestAnsweringAnAgentBuilderPrompt(t *testing.T) {
 	entries, _ := os.ReadDir(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "archive"))
 	if len(entries) != 1 {
 		t.Errorf("archive holds %d records", len(entries))
+	}
+}
+
+// A token goes only to an agent whose card asks for one, at the origin the
+// token is bound to; an unbound token is refused with a hint.
+func TestTokenGoesOnlyWhereItIsMeant(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Value
+	agent := func(security string) *httptest.Server {
+		var srv *httptest.Server
+		srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				io.WriteString(w, `{"name":"A","protocolVersion":"0.3.0","url":"`+srv.URL+`/","capabilities":{}`+security+`}`)
+				return
+			}
+			seen.Store(r.Header.Get("Authorization"))
+			io.WriteString(w, `{"jsonrpc":"2.0","id":null,"result":{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"ok"}]}}`)
+		}))
+		t.Cleanup(srv.Close)
+		return srv
+	}
+	open := agent("")
+	secure := agent(`,"securitySchemes":{"b":{"type":"http","scheme":"bearer"}}`)
+	h := newHarness(t, nil)
+	h.env["A2A_COURIER_TOKEN"] = "tok-for-the-secure-one"
+	h.env["A2A_COURIER_TOKEN_ORIGIN"] = open.URL
+	h.run("send", "--url", open.URL, "hi").expect(t, ExitOK)
+	if v, _ := seen.Load().(string); v != "" {
+		t.Errorf("an agent that asks for no credential got %q", v)
+	}
+	h.run("send", "--url", secure.URL, "hi").expect(t, ExitOK)
+	if v, _ := seen.Load().(string); v != "" {
+		t.Errorf("a token bound to another origin was sent: %q", v)
+	}
+	h.env["A2A_COURIER_TOKEN_ORIGIN"] = secure.URL
+	h.run("send", "--url", secure.URL, "hi").expect(t, ExitOK)
+	if v, _ := seen.Load().(string); v != "Bearer tok-for-the-secure-one" {
+		t.Errorf("the bound token was not sent: %q", v)
+	}
+	delete(h.env, "A2A_COURIER_TOKEN_ORIGIN")
+	r := h.run("send", "--url", secure.URL, "hi")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, "A2A_COURIER_TOKEN_ORIGIN") {
+		t.Errorf("stderr %q", r.stderr)
 	}
 }

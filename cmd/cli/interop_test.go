@@ -239,6 +239,7 @@ func interopBearer(t *testing.T, s interopServer, h *harness) {
 		t.Errorf("no warning about the missing credential: %q", r.stderr)
 	}
 	h.env["A2A_COURIER_TOKEN"] = s.srv.Token
+	h.env["A2A_COURIER_TOKEN_ORIGIN"] = s.srv.Origin
 	r = h.run("send", "--url", url, "who goes there")
 	r.expect(t, ExitOK)
 	if !strings.Contains(r.stdout, "who goes there") {

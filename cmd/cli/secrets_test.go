@@ -131,6 +131,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 	srv := interoptest.StartGo(t)
 	h := newHarness(t, nil)
 	h.env["A2A_COURIER_TOKEN"] = srv.Token
+	h.env["A2A_COURIER_TOKEN_ORIGIN"] = srv.Origin
 	l := &leakChecker{t: t, secrets: []string{srv.Token, "Bearer " + srv.Token}}
 	url := srv.URL(interoptest.MountGo, interoptest.AgentSecure)
 	for _, args := range [][]string{

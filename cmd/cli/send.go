@@ -264,9 +264,15 @@ func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record,
 		return usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
 	case opts.taskID != "":
 		rec.AnswersTask, rec.TaskID = opts.taskID, opts.taskID
-		rec.ContextID = opts.contextID
+		ctxID, question := a.contextOfTask(ctx, tg, opts.taskID, opts.contextID)
+		rec.ContextID, rec.Question = opts.contextID, question
 		if rec.ContextID == "" {
-			rec.ContextID = a.contextOfTask(ctx, tg, opts.taskID)
+			rec.ContextID = ctxID
+		}
+		if rec.ContextID == "" {
+			// Unknown: the server infers it from the task; the record
+			// still needs a name.
+			rec.ContextID, rec.LocalContext = uuid.NewString(), true
 		}
 		return nil
 	case opts.contextID == "":
@@ -293,30 +299,36 @@ func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record,
 	return nil
 }
 
-// contextOfTask finds the contextId of a task: from a local record, else
-// from the server.
-func (a *App) contextOfTask(ctx context.Context, tg *target, taskID string) string {
+// contextOfTask finds the contextId of a task and the question it asked:
+// from a local record, else from the server. It returns "" for a context it
+// cannot find.
+func (a *App) contextOfTask(ctx context.Context, tg *target, taskID, contextID string) (string, string) {
 	if st, err := a.openStore(); err == nil {
 		recs, _ := st.List()
 		for _, r := range recs {
-			if r.TaskID == taskID {
-				return r.ContextID
+			if r.TaskID == taskID || contextID != "" && r.ContextID == contextID {
+				question := ""
+				if r.State == store.InputRequired {
+					question = r.Reply
+				}
+				return r.ContextID, question
 			}
 		}
 	}
 	if c, err := a.a2aClient(tg.Store, tg.Cred); err == nil {
 		rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
 		defer cancel()
-		if res, err := c.GetTask(rctx, taskID); err == nil && res.ContextID != "" {
-			return res.ContextID
+		if res, err := c.GetTask(rctx, taskID); err == nil && store.CheckContextID(res.ContextID) == nil {
+			return res.ContextID, res.Text
 		}
 	}
-	return uuid.NewString()
+	return "", ""
 }
 
 // createRecord writes a new record; when continuing a conversation whose
 // last exchange is finished, that exchange's record is archived first.
 func (a *App) createRecord(st *store.Store, h *store.Handle, rec *store.Record) error {
+	st.ClearCancel(rec.ContextID) // a marker of an earlier message never applies
 	err := st.Create(rec)
 	if !errors.Is(err, store.ErrExists) {
 		return err
@@ -340,6 +352,24 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	pr := a.printer()
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
+	// `cancel` from another terminal reaches a foreground send too.
+	ctx, cancelCause := context.WithCancelCause(ctx)
+	defer cancelCause(nil)
+	go func() {
+		t := time.NewTicker(300 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if st.CancelRequested(rec.ContextID, rec.MessageID) {
+					cancelCause(errCancelRequested)
+					return
+				}
+			}
+		}
+	}()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
 	runner := &taskRunner{command: "send", st: st, key: cred, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {}, text: text,
 		onEvent: func(e client.Event) {

@@ -186,10 +186,6 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 		}
 		noStream = noStream || p.NoStream
 	}
-	cred, err := a.credentialFor(st)
-	if err != nil {
-		return nil, err
-	}
 	hc, err := a.httpClients()(st)
 	if err != nil {
 		return nil, configErr("check the CA bundle", "%v", err)
@@ -210,6 +206,15 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	default:
 		return nil, usageErr("use 0.3 or 1.0", "unknown protocol %q", protocol)
 	}
+	st.Endpoint, st.Dialect, st.Tenant = ra.Endpoint, string(ra.Dialect), ra.Tenant
+	st.Streaming = ra.Streaming && !noStream
+	st.AuthHeader, st.AuthPrefix = ra.Auth.Header, ra.Auth.Prefix
+	// The card decides whether a credential goes at all: none to an agent
+	// that declares no security scheme.
+	cred, err := a.credentialFor(st)
+	if err != nil {
+		return nil, err
+	}
 	if ra.Moved {
 		if cred != "" {
 			return nil, configErr("address that origin directly with --url if you trust it",
@@ -217,9 +222,6 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 		}
 		a.printer().warn("the card sends requests to %s, another origin than the card's", originOf(ra.Endpoint))
 	}
-	st.Endpoint, st.Dialect, st.Tenant = ra.Endpoint, string(ra.Dialect), ra.Tenant
-	st.Streaming = ra.Streaming && !noStream
-	st.AuthHeader, st.AuthPrefix = ra.Auth.Header, ra.Auth.Prefix
 	if cred == "" && ra.Auth.Header != "" {
 		a.printer().warn("the agent's card asks for a credential (%s) and none is configured", ra.Auth.Scheme)
 	}
@@ -248,6 +250,9 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 		return s.APIKey, nil
 	}
 	if t.Peer != "" {
+		if t.AuthHeader == "" {
+			return "", nil // the card asks for no credential: none is sent
+		}
 		p, ok, err := a.peer(t.Peer)
 		if err != nil {
 			return "", err
@@ -267,10 +272,27 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 		}
 		return client.Secret(strings.TrimSpace(p.Token)), nil
 	}
+	if t.AuthHeader == "" {
+		return "", nil // the card asks for no credential: none is sent
+	}
 	if a.flags.tokenFile != "" {
 		return readKeyFile(a.flags.tokenFile)
 	}
-	return client.Secret(strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN"))), nil
+	tok := strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN"))
+	if tok == "" {
+		return "", nil
+	}
+	// An ambient token is bound to one origin, so that it never reaches an
+	// agent it was not meant for.
+	bound := strings.TrimRight(strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN_ORIGIN")), "/")
+	switch {
+	case bound == "":
+		return "", configErr("set A2A_COURIER_TOKEN_ORIGIN="+originOf(t.URL)+" if the token is for this agent; or name the agent as a peer of the config file; or pass --token-file",
+			"A2A_COURIER_TOKEN is set but not bound to an origin (A2A_COURIER_TOKEN_ORIGIN)")
+	case !strings.EqualFold(originOf(bound), originOf(t.URL)):
+		return "", nil // meant for another agent
+	}
+	return client.Secret(tok), nil
 }
 
 // a2aClient builds the JSON-RPC client of a stored generic target.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -80,8 +81,13 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			return rec, err
 		}
 		deliver = func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome {
+			contextID := x.ContextID
+			if x.LocalContext {
+				contextID = ""
+			}
 			return c.Deliver(ctx, client.A2ADeliverOptions{
-				Message:      client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: x.ContextID, TaskID: x.AnswersTask},
+				Message:      client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: contextID, TaskID: x.AnswersTask},
+				Question:     x.Question,
 				Send:         send,
 				TaskID:       x.TaskID,
 				Streaming:    t.Streaming,
@@ -160,9 +166,13 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	}
 	var workingTimer *time.Timer
 
-	if r.st.CancelRequested(id) {
+	defer func() {
+		if cur := current(); cur != nil && cur.State.Terminal() {
+			r.st.ClearCancel(id) // a finished task's marker has nothing left to cancel
+		}
+	}()
+	if r.st.CancelRequested(id, rec.MessageID) {
 		update(func(x *store.Record) { markCanceled(x, r.now()) })
-		r.st.ClearCancel(id)
 		return current(), nil
 	}
 	// createdSending: this process created the record already sending
@@ -312,11 +322,23 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		r.logf("%s: expired", id)
 		r.audit(current())
 		return current(), nil
-	default:
-		// Reading was refused and no answer is coming on the POST.
+	case client.IsKind(out.Err, client.KindAuth, client.KindForbidden):
+		// Reading was refused and no answer is coming on the POST: the task
+		// stays open (a fixed key may read it with fetch), reported as such.
 		update(func(x *store.Record) { x.LastError = errorInfo(out.Err) })
 		r.logf("%s: stopped: %v", id, out.Err)
 		return current(), out.Err
+	default:
+		// Nothing more can be read (a page that is not the server's, a
+		// request it refuses): end it rather than leave it open for ever.
+		update(func(x *store.Record) {
+			finish(x, r.now(), store.Expired)
+			x.Reason = "following the task stopped: " + oneLineErr(out.Err)
+			x.LastError = errorInfo(out.Err)
+		})
+		r.logf("%s: expired: %v", id, out.Err)
+		r.audit(current())
+		return current(), nil
 	}
 }
 
@@ -346,10 +368,15 @@ func (r *taskRunner) audit(rec *store.Record) {
 
 // markCanceled ends a task canceled with the cancel command.
 func markCanceled(x *store.Record, now time.Time) {
+	sent := x.State != store.Queued
 	finish(x, now, store.Canceled)
-	x.Reason = "canceled on request"
-	if x.Target.Kind != "a2a" {
-		x.Reason += "; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
+	switch {
+	case !sent:
+		x.Reason = "canceled on request, before it was sent: nothing ran"
+	case x.Target.Kind != "a2a":
+		x.Reason = "canceled on request; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
+	default:
+		x.Reason = "canceled on request"
 	}
 }
 
@@ -434,22 +461,38 @@ func readingRefused(rec *store.Record) bool {
 // answerCommand is the command that answers an agent's question.
 func answerCommand(rec *store.Record) string {
 	if rec.Target.Kind == "a2a" {
-		agent := rec.Target.Peer
-		if agent == "" {
-			agent = "--url " + rec.Target.URL
+		agent := shellQuote(rec.Target.Peer)
+		if rec.Target.Peer == "" {
+			agent = "--url " + shellQuote(rec.Target.URL)
 		}
-		return fmt.Sprintf("a2a-courier send %s --task %s \"<your answer>\"", agent, rec.TaskID)
+		return fmt.Sprintf("a2a-courier send %s --task %s \"<your answer>\"", agent, shellQuote(rec.TaskID))
 	}
-	return fmt.Sprintf("a2a-courier send %s --context %s \"<your answer>\"", rec.Agent, rec.ContextID)
+	return fmt.Sprintf("a2a-courier send %s --context %s \"<your answer>\"", shellQuote(rec.Agent), shellQuote(rec.ContextID))
+}
+
+// shellQuote makes a value safe to paste into a POSIX shell: commands in
+// documents are run by assistants as they are.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,~", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // resumeCommand is the exact command that continues a task.
 func resumeCommand(rec *store.Record) string {
 	if rec.State == store.Expired {
-		return "a2a-courier fetch " + rec.ContextID
+		return "a2a-courier fetch " + shellQuote(rec.ContextID)
 	}
 	if !rec.State.Terminal() {
-		return "a2a-courier result " + rec.ContextID + " --wait"
+		return "a2a-courier result " + shellQuote(rec.ContextID) + " --wait"
 	}
 	return ""
 }

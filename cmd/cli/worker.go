@@ -366,7 +366,11 @@ func (w *worker) claim(ctx context.Context, id string) {
 // cancelIfAsked stops an active task whose cancel was requested; the
 // runner then marks it canceled.
 func (w *worker) cancelIfAsked(id string) {
-	if cancel := w.active[id]; cancel != nil && w.st.CancelRequested(id) {
+	cancel := w.active[id]
+	if cancel == nil {
+		return
+	}
+	if rec, err := w.st.Load(id); err == nil && w.st.CancelRequested(id, rec.MessageID) {
 		w.logger.Printf("%s: cancel requested", id)
 		cancel(errCancelRequested)
 	}
