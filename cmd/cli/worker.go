@@ -112,7 +112,9 @@ func workerEnv(env []string) []string {
 		name, _, _ := strings.Cut(kv, "=")
 		upper := strings.ToUpper(name)
 		switch {
-		case name == "A2A_COURIER_TOKEN":
+		case name == "A2A_COURIER_TOKEN", secretName(upper) && name != "A2A_COURIER_TOKEN_ORIGIN":
+			// The worker's credential comes on descriptor 3; whatever else
+			// is named like a secret stays behind.
 		case strings.HasPrefix(name, "A2A_COURIER_"),
 			name == "PATH", name == "HOME", name == "USER", name == "LOGNAME", name == "LANG", strings.HasPrefix(name, "LC_"),
 			name == "TZ", name == "TMPDIR", strings.HasPrefix(name, "XDG_"),
@@ -122,6 +124,17 @@ func workerEnv(env []string) []string {
 		}
 	}
 	return out
+}
+
+// secretName reports whether an environment variable's name says it holds
+// a secret.
+func secretName(upper string) bool {
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // ensureWorker makes sure a worker serves ident. A running worker picks a
