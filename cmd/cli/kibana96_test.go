@@ -106,3 +106,28 @@ func TestCancelOnAgentBuilder(t *testing.T) {
 		t.Error("the cancel marker stayed behind")
 	}
 }
+
+// TestKibana96StreamCutAbortsRun plays the unverified worst case of 9.6: a
+// proxy cuts the stream and Kibana aborts the run with the request. The
+// reply is lost on the server; the client must say so honestly (never
+// completed, never a second send).
+func TestKibana96StreamCutAbortsRun(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = agentbuildertest.V96
+		o.Streaming = on()
+		o.AbortOnDisconnect = on()
+		o.Faults.ProxyCutAfter = 300 * time.Millisecond
+	})
+	h := newHarness(t, sim)
+	h.env["A2A_COURIER_MAX_WAIT"] = "3s"
+	r := h.run("send", "audit-agent", "cut and aborted", "--poll-interval", "100ms", "--timeout", "20s", "--json")
+	d := decodeTask(t, r.stdout)
+	r.expect(t, ExitStillRunning)
+	if d.State != "expired" || d.Reply != nil && *d.Reply != "" || !strings.Contains(d.Reason, "maximum wait") {
+		t.Fatalf("an aborted run reported as %q (%q)", d.State, d.Reason)
+	}
+	if sim.Runs(d.ContextID) != 1 {
+		t.Fatalf("%d runs, want 1", sim.Runs(d.ContextID))
+	}
+}
