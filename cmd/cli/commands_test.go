@@ -416,11 +416,18 @@ func TestAnsweringAnAgentBuilderPrompt(t *testing.T) {
 	r := h.run("send", "asks", "clean up old indices", "--json")
 	r.expect(t, ExitInputRequired)
 	d := decodeTask(t, r.stdout)
-	want := `a2a-courier send asks --context ` + d.ContextID + ` "<your answer>"`
+	want := `a2a-courier send asks --context ` + d.ContextID + ` --json -`
 	if *d.Reply != "Delete 3 indices?" || d.Answer != want {
 		t.Fatalf("%+v", d)
 	}
-	r = h.run("send", "asks", "--context", d.ContextID, "yes, delete them", "--json")
+	// The placeholder of the text hint, pasted as it is, is refused.
+	r = h.run("send", "asks", "--context", d.ContextID, "<your answer>")
+	r.expect(t, ExitUsage)
+	if sim.Runs(d.ContextID) != 1 || !strings.Contains(r.stderr, "placeholder") {
+		t.Fatalf("runs %d, stderr %q", sim.Runs(d.ContextID), r.stderr)
+	}
+	// The document's command, run as it is, with the answer on stdin.
+	r = h.runAnswer(t, d.Answer, "yes, delete them")
 	r.expect(t, ExitOK)
 	got := decodeTask(t, r.stdout)
 	if got.ContextID != d.ContextID || *got.Reply != "Echo: yes, delete them" || sim.Runs(d.ContextID) != 2 {

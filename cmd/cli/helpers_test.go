@@ -91,6 +91,20 @@ type result struct {
 	code           int
 }
 
+// runAnswer runs the command of a document's answer field as it is (its
+// words are plain tokens in tests), with the answer on stdin.
+func (h *harness) runAnswer(t *testing.T, command, answer string) result {
+	t.Helper()
+	words := strings.Fields(command)
+	if len(words) < 2 || words[0] != "a2a-courier" || words[len(words)-1] != "-" {
+		t.Fatalf("answer command %q is not an a2a-courier command reading stdin", command)
+	}
+	saved := h.stdin
+	h.stdin = answer
+	defer func() { h.stdin = saved }()
+	return h.run(words[1:]...)
+}
+
 func (h *harness) run(args ...string) result {
 	h.t.Helper()
 	var out, errb bytes.Buffer

@@ -89,7 +89,12 @@ func hsRound(input, reply, status string) json.RawMessage {
 		},
 		"started_at": hsBase.Format(time.RFC3339Nano),
 	}
-	if reply != "\x00" {
+	switch {
+	case status == "awaiting_prompt":
+		// As Kibana stores it: the question in pending_prompts, no reply.
+		m["response"] = map[string]string{"message": ""}
+		m["pending_prompts"] = []map[string]string{{"id": "p1", "type": "confirmation", "title": "Confirmation required", "message": reply}}
+	case reply != "\x00":
 		m["response"] = map[string]string{"message": reply}
 	}
 	if status != "" {

@@ -188,10 +188,10 @@ func interopInputRequired(t *testing.T, s interopServer, h *harness) {
 	r.expect(t, ExitInputRequired)
 	d := decodeTask(t, r.stdout)
 	if d.State != "input_required" || *d.Reply != interoptest.AskQuestion || d.TaskID == "" ||
-		d.Answer != fmt.Sprintf(`a2a-courier send --url %s --task %s "<your answer>"`, url, d.TaskID) {
+		d.Answer != fmt.Sprintf(`a2a-courier send --url %s --task %s --json -`, url, d.TaskID) {
 		t.Fatalf("%+v", d)
 	}
-	r = h.run("send", "--url", url, "--task", d.TaskID, "Ada", "--json")
+	r = h.runAnswer(t, d.Answer, "Ada")
 	r.expect(t, ExitOK)
 	got := decodeTask(t, r.stdout)
 	if got.State != "completed" || !strings.Contains(*got.Reply, "Hello, Ada!") || got.ContextID != d.ContextID {

@@ -126,6 +126,9 @@ func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
 	var text string
 	if len(args) == 1 && args[0] != "-" {
 		text = args[0]
+		if strings.TrimSpace(text) == answerPlaceholder {
+			return "", usageErr("give the answer itself as the argument, or pass - and the answer on stdin", "the message is the placeholder %s; nothing was sent", answerPlaceholder)
+		}
 	} else {
 		if a.p.StdinTTY {
 			a.printer().info("type the message, then Ctrl-D on a line of its own")

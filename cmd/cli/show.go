@@ -197,6 +197,16 @@ func roundState(r client.Round) string {
 	return roundNoReply
 }
 
+// roundReply is what a round has to show: its reply, or for a round
+// awaiting a prompt the question (Kibana keeps it in pending_prompts and
+// leaves the reply empty).
+func roundReply(r client.Round, state string) string {
+	if state == roundAwaiting && r.Prompt != "" {
+		return r.Prompt
+	}
+	return r.Response
+}
+
 func roundExit(state string) int {
 	switch state {
 	case roundDone:
@@ -266,7 +276,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		}
 		return exitWith(ExitStillRunning)
 	}
-	reply := r.Response
+	reply := roundReply(r, state)
 	cut, file, total, err := cutText("reply", reply, opts.maxChars, roundFileName(convID, number, ""), st)
 	if err != nil {
 		return err
@@ -299,7 +309,7 @@ func (a *App) awaitingHint(conv *client.Conversation, convID string, number int)
 	pr := a.printer()
 	pr.info("the agent awaits an answer or a confirmation (round %d of conversation %s).", number, convID)
 	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok {
-		pr.info("answer in the same conversation: a2a-courier send %s --context %s \"<your answer>\"", conv.AgentID(), ctxID)
+		pr.info("answer in the same conversation (the answer on stdin): a2a-courier send %s --context %s -", shellQuote(conv.AgentID()), shellQuote(ctxID))
 	}
 }
 
@@ -327,7 +337,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 		}
 		if state == roundDone || state == roundAwaiting {
 			var reply string
-			if reply, file, total, err = cutText("reply", r.Response, opts.maxChars, roundFileName(convID, number, ""), st); err != nil {
+			if reply, file, total, err = cutText("reply", roundReply(r, state), opts.maxChars, roundFileName(convID, number, ""), st); err != nil {
 				cutErr = err
 				return false
 			}

@@ -95,9 +95,13 @@ func TestShow(t *testing.T) {
 			"the last round is still in progress; look again later: a2a-courier show a2a-running --all-rounds\n", 8},
 		{"awaiting a prompt", []string{"show", "a2a-awaiting"}, "Confirm the deletion of index logs-1?\n",
 			"the agent awaits an answer or a confirmation (round 1 of conversation a2a-awaiting).\n" +
-				"answer in the same conversation: a2a-courier send audit-agent --context awaiting \"<your answer>\"\n", 7},
+				"answer in the same conversation (the answer on stdin): a2a-courier send audit-agent --context awaiting -\n", 7},
 		{"awaiting a prompt, json", []string{"show", "a2a-awaiting", "--json"},
 			"{\n  \"conversation_id\": \"a2a-awaiting\",\n  \"round\": 1,\n  \"reply\": \"Confirm the deletion of index logs-1?\",\n  \"status\": \"awaiting_prompt\",\n  \"round_count\": 1\n}\n", "", 7},
+		{"awaiting a prompt, all rounds", []string{"show", "a2a-awaiting", "--all-rounds"},
+			"[round 1 of 1: input]\ndelete the index?\n[round 1 of 1: reply, awaiting an answer or a confirmation]\nConfirm the deletion of index logs-1?\n",
+			"the agent awaits an answer or a confirmation (round 1 of conversation a2a-awaiting).\n" +
+				"answer in the same conversation (the answer on stdin): a2a-courier send audit-agent --context awaiting -\n", 7},
 		{"failed round", []string{"show", "a2a-failed"}, "",
 			"a2a-courier: round 1 of conversation a2a-failed failed (status failed) and holds no reply\nhint: a failed run keeps no reply; sending the message again starts a new run\n", 6},
 		{"finished round without a reply", []string{"show", "a2a-noreply"}, "",

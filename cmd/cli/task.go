@@ -458,16 +458,29 @@ func readingRefused(rec *store.Record) bool {
 	return !rec.State.Terminal() && rec.LastError != nil && (rec.LastError.Kind == "auth" || rec.LastError.Kind == "forbidden")
 }
 
-// answerCommand is the command that answers an agent's question.
-func answerCommand(rec *store.Record) string {
+// answerPlaceholder stands for the answer in commands shown to people; a
+// message that is this text was pasted without being filled in.
+const answerPlaceholder = "<your answer>"
+
+// answerCommand is the command that answers an agent's question, reading
+// the answer from stdin ("-"): a document's command runs as it is, with no
+// placeholder to fill in. asJSON adds --json (the command of a JSON
+// document, read by programs).
+func answerCommand(rec *store.Record, asJSON bool) string {
+	var cmd string
 	if rec.Target.Kind == "a2a" {
 		agent := shellQuote(rec.Target.Peer)
 		if rec.Target.Peer == "" {
 			agent = "--url " + shellQuote(rec.Target.URL)
 		}
-		return fmt.Sprintf("a2a-courier send %s --task %s \"<your answer>\"", agent, shellQuote(rec.TaskID))
+		cmd = fmt.Sprintf("a2a-courier send %s --task %s", agent, shellQuote(rec.TaskID))
+	} else {
+		cmd = fmt.Sprintf("a2a-courier send %s --context %s", shellQuote(rec.Agent), shellQuote(rec.ContextID))
 	}
-	return fmt.Sprintf("a2a-courier send %s --context %s \"<your answer>\"", shellQuote(rec.Agent), shellQuote(rec.ContextID))
+	if asJSON {
+		cmd += " --json"
+	}
+	return cmd + " -"
 }
 
 // shellQuote makes a value safe to paste into a POSIX shell: commands in
@@ -545,7 +558,7 @@ func recordDoc(rec *store.Record) taskDoc {
 		d.Reply = &reply
 	}
 	if rec.State == store.InputRequired {
-		d.Answer = answerCommand(rec)
+		d.Answer = answerCommand(rec, true)
 	}
 	d.TaskID = rec.TaskID
 	if rec.LastError != nil && !rec.State.Terminal() {
@@ -656,13 +669,13 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 		if *doc.Reply != "" {
 			pr.payload(*doc.Reply)
 		}
-		pr.info("the agent needs input before it can finish (task %s).", rec.ContextID)
-		pr.info("answer with: %s", answerCommand(rec))
+		pr.info("the agent needs input before it can finish (context %s).", rec.ContextID)
+		pr.info("answer with (the answer on stdin): %s", answerCommand(rec, false))
 	case code == ExitStillRunning && rec.State == store.Expired:
-		pr.info("no reply within the maximum wait; nothing is lost and the server may still finish (task %s).", rec.ContextID)
+		pr.info("no reply within the maximum wait; nothing is lost and the server may still finish (context %s).", rec.ContextID)
 		pr.info("look again later: %s", resumeCommand(rec))
 	case code == ExitStillRunning:
-		pr.info("still running: %s has not answered yet (task %s, state %s). Nothing is lost.", rec.Agent, rec.ContextID, rec.State)
+		pr.info("still running: %s has not answered yet (context %s, state %s). Nothing is lost.", rec.Agent, rec.ContextID, rec.State)
 		if rec.LastError != nil {
 			pr.info("last problem: %s", rec.LastError.Message)
 		}
