@@ -399,20 +399,31 @@ func profileList(cf *fileConfig) string {
 
 // readKeyFile reads an API key from a file that only its owner can read.
 func readKeyFile(path string) (client.Secret, error) {
+	return readSecretFile("API key file", "the API key's encoded value", path)
+}
+
+// readTokenFile reads an A2A agent's token from a file that only its
+// owner can read.
+func readTokenFile(path string) (client.Secret, error) {
+	return readSecretFile("token file", "the token", path)
+}
+
+func readSecretFile(what, holds, path string) (client.Secret, error) {
+	oneLine := "the " + what + " holds " + holds + " on one line"
 	fi, err := os.Stat(path)
 	if err != nil {
-		return "", configErr("the key file holds the API key's encoded value on one line", "API key file: %v", err)
+		return "", configErr(oneLine, "%s: %v", what, err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
-		return "", configErr("run: chmod 600 "+path, "API key file %s can be read by other users (mode %04o)", path, fi.Mode().Perm())
+		return "", configErr("run: chmod 600 "+path, "%s %s can be read by other users (mode %04o)", what, path, fi.Mode().Perm())
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return "", configErr("check the file", "API key file: %v", err)
+		return "", configErr("check the file", "%s: %v", what, err)
 	}
 	key := strings.TrimSpace(string(b))
 	if key == "" || strings.ContainsAny(key, "\n\r") {
-		return "", configErr("the key file holds the API key's encoded value on one line", "API key file %s is empty or has several lines", path)
+		return "", configErr(oneLine, "%s %s is empty or has several lines", what, path)
 	}
 	return client.Secret(key), nil
 }

@@ -82,6 +82,29 @@ func classify(err error) *cliError {
 	return &cliError{exit: ExitUnexpected, code: "unexpected", message: oneLineErr(err), err: err}
 }
 
+// remoteHint rewrites the hints that speak of Kibana for an error met
+// with a generic A2A agent (--url or a peer).
+func remoteHint(ce *cliError) *cliError {
+	hint := map[string]string{
+		"unreachable": "check the agent's URL and that the agent is up and reachable from this machine",
+		"auth": "the agent refused the credential: check its token (A2A_COURIER_TOKEN with A2A_COURIER_TOKEN_ORIGIN, " +
+			"--token-file, or the peer's token_env/token_file) and that it has not expired",
+		"forbidden":    "the agent refused this credential the operation: check the token's rights on the agent",
+		"not_found":    "check the agent's URL (get-card shows the endpoint its card names) and the task or context id",
+		"server_error": "the agent's server failed; try again, and check its logs if it persists",
+		"protocol":     "the answer was not A2A JSON-RPC: check the agent's URL with get-card",
+	}[ce.code]
+	if hint == "" {
+		return ce
+	}
+	out := *ce
+	out.hint = hint
+	if ce.code == "not_found" && strings.Contains(ce.hint, "does not know that task") {
+		out.hint = ce.hint
+	}
+	return &out
+}
+
 func oneLineErr(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }

@@ -238,6 +238,16 @@ func interopBearer(t *testing.T, s interopServer, h *harness) {
 	if !strings.Contains(r.stderr, "asks for a credential") {
 		t.Errorf("no warning about the missing credential: %q", r.stderr)
 	}
+	if !strings.Contains(r.stderr, "A2A_COURIER_TOKEN") || strings.Contains(r.stderr, "KIBANA_API_KEY") {
+		t.Errorf("the hint does not speak of the agent's token: %q", r.stderr)
+	}
+	h.env["A2A_COURIER_TOKEN"] = "wrong-token"
+	h.env["A2A_COURIER_TOKEN_ORIGIN"] = s.srv.Origin
+	r = h.run("send", "--url", url, "who goes there", "--json")
+	r.expect(t, ExitAuth)
+	if !strings.Contains(r.stdout, "A2A_COURIER_TOKEN") || strings.Contains(r.stdout, "KIBANA_API_KEY") {
+		t.Errorf("the hint does not speak of the agent's token: %q", r.stdout)
+	}
 	h.env["A2A_COURIER_TOKEN"] = s.srv.Token
 	h.env["A2A_COURIER_TOKEN_ORIGIN"] = s.srv.Origin
 	r = h.run("send", "--url", url, "who goes there")

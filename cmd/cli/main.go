@@ -106,6 +106,9 @@ func Run(ctx context.Context, p *Process) int {
 		err = usageErr("run `a2a-courier --help` for the commands and flags", "%s", firstLine(err.Error()))
 	}
 	ce := classify(err)
+	if app.remote {
+		ce = remoteHint(ce)
+	}
 	app.printError(ce)
 	return ce.exit
 }
@@ -180,6 +183,10 @@ type App struct {
 	out     *printer
 	flags   globalFlags
 	cached  *settings
+
+	// remote is set once the command deals with a generic A2A agent, so
+	// that hints speak of it, not of Kibana.
+	remote bool
 
 	clientsOnce sync.Once
 	clients     func(store.Target) (*http.Client, error)

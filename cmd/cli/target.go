@@ -170,6 +170,7 @@ func (a *App) kibanaCard(ctx context.Context, s *settings, k *client.Kibana, age
 
 // remoteTarget resolves a generic agent from its card.
 func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *filePeer, af agentFlags) (*target, error) {
+	a.remote = true
 	s, err := a.loadSettings()
 	if err != nil {
 		return nil, err
@@ -242,6 +243,9 @@ func otherDialect(p string) string {
 // credentialFor returns the credential of a stored target: the Kibana API
 // key, a peer's token, or for --url agents A2A_COURIER_TOKEN / --token-file.
 func (a *App) credentialFor(t store.Target) (client.Secret, error) {
+	if t.Kind == "a2a" {
+		a.remote = true
+	}
 	if t.Kind != "a2a" {
 		s, err := a.kibanaSettings()
 		if err != nil {
@@ -262,7 +266,7 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 		}
 		switch {
 		case p.TokenFile != "":
-			return readKeyFile(expandHome(p.TokenFile, a.p.getenv("HOME")))
+			return readTokenFile(expandHome(p.TokenFile, a.p.getenv("HOME")))
 		case p.TokenEnv != "":
 			v := strings.TrimSpace(a.p.getenv(p.TokenEnv))
 			if v == "" {
@@ -276,7 +280,7 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 		return "", nil // the card asks for no credential: none is sent
 	}
 	if a.flags.tokenFile != "" {
-		return readKeyFile(a.flags.tokenFile)
+		return readTokenFile(a.flags.tokenFile)
 	}
 	tok := strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN"))
 	if tok == "" {

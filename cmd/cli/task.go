@@ -580,11 +580,17 @@ func recordError(rec *store.Record) *cliError {
 	switch rec.State {
 	case store.Failed:
 		ce.hint = "the agent's run failed and nothing was stored; sending again starts a new run"
+		if rec.Target.Kind == "a2a" {
+			ce.hint = "the agent's task failed; sending again starts a new run"
+		}
 	case store.Rejected:
 		if rec.Error != nil {
 			ce.code = rec.Error.Kind
 			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
 			from := fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus, RPCCode: rec.Error.RPCCode, Message: rec.Error.Message})
+			if rec.Target.Kind == "a2a" {
+				from = remoteHint(from)
+			}
 			ce.hint, ce.code = from.hint, from.code
 		}
 		if rec.Error != nil && rec.Error.Kind == "busy" {
@@ -594,7 +600,10 @@ func recordError(rec *store.Record) *cliError {
 			ce.hint = "nothing ran on the server; it is safe to send again"
 		}
 	case store.Canceled:
-		ce.hint = "the task was canceled on the server"
+		ce.hint = "the task was canceled on request; sending again starts a new run"
+		if rec.Target.Kind != "a2a" && !strings.Contains(rec.Reason, "nothing ran") {
+			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"
+		}
 	}
 	return ce
 }
