@@ -122,6 +122,14 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	case opts.maxChars < 0:
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
+	// A task of this machine: show reads Kibana's conversations, which
+	// hold nothing of a generic agent's task or of a first round still
+	// running.
+	local := a.localRecord(opts.target)
+	if local != nil && local.Target.Kind == "a2a" {
+		return usageErr("`a2a-courier result "+shellQuote(local.ContextID)+"` shows it",
+			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
+	}
 	k, err := a.kibanaClient()
 	if err != nil {
 		return err
@@ -136,12 +144,52 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	defer cancel()
 	conv, convID, err := a.findConversation(ctx, k, opts.target)
 	if err != nil {
+		if local != nil && (!local.State.Terminal() || local.State == store.Expired) && classify(err).exit == ExitNotFound {
+			return a.showNotYetStored(local)
+		}
 		return err
 	}
 	if opts.allRounds {
 		return a.showAllRounds(conv, convID, opts, st)
 	}
 	return a.showRound(conv, convID, opts, st)
+}
+
+// localRecord is this machine's record of a contextId (or a2a-<contextId>),
+// or nil.
+func (a *App) localRecord(target string) *store.Record {
+	ctxID := strings.TrimPrefix(target, "a2a-")
+	if client.CheckID("contextId", ctxID) != nil {
+		return nil
+	}
+	st, err := a.openStore()
+	if err != nil {
+		return nil
+	}
+	rec, err := st.Load(ctxID)
+	if err != nil {
+		return nil
+	}
+	return rec
+}
+
+// showNotYetStored reports a task this machine sent whose conversation
+// Kibana has not stored yet: it is running, not missing.
+func (a *App) showNotYetStored(rec *store.Record) error {
+	convID := client.ConversationIDForContext(rec.ContextID)
+	doc := showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning,
+		Reason: fmt.Sprintf("task %s is still %s: Kibana stores its conversation once the first round completes", rec.ContextID, rec.State),
+		Resume: resumeCommand(rec)}
+	if rec.State == store.Expired {
+		doc.Reason = fmt.Sprintf("task %s had no reply within the maximum wait, and Kibana has stored no conversation for it yet", rec.ContextID)
+	}
+	pr := a.printer()
+	if pr.json {
+		pr.writeJSON(doc)
+	} else {
+		pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
+	}
+	return exitWith(ExitStillRunning)
 }
 
 // findConversation reads the conversation the argument names: a2a-<arg>

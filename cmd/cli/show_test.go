@@ -294,3 +294,42 @@ func TestNoReasoningOrToolOutput(t *testing.T) {
 		})
 	}
 }
+
+// TestShowOfALocalTask: show of a task this machine sent says "still
+// running" (exit 8) while Kibana has not stored its conversation, and
+// points a generic agent's task to result.
+func TestShowOfALocalTask(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 3 * time.Second })
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send-async", "audit-agent", "a long one", "--poll-interval", "100ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	r = p.run("show", ctxID, "--json")
+	r.expect(t, ExitStillRunning)
+	var doc showDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Status != "in_progress" ||
+		!strings.Contains(doc.Reason, "still") || doc.Resume != "a2a-courier result "+ctxID+" --wait" {
+		t.Fatalf("%v %+v", err, doc)
+	}
+	r = p.run("result", ctxID, "--wait", "--timeout", "30s")
+	r.expect(t, ExitOK)
+	r = p.run("show", ctxID)
+	r.expect(t, ExitOK)
+	if r.stdout != "Report for a long one: 14 escalations.\n" {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+
+	st := p.store()
+	now := time.Now().UTC()
+	if err := st.Create(&store.Record{ContextID: "5b0e7c1e-7f3a-4c55-9d5e-2f0c3c8e9a11", Agent: "research", State: store.Completed,
+		Target: store.Target{Kind: "a2a", URL: "http://127.0.0.1:9/a2a"}, Reply: "r", FinishedAt: &now}); err != nil {
+		t.Fatal(err)
+	}
+	r = p.run("show", "5b0e7c1e-7f3a-4c55-9d5e-2f0c3c8e9a11")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, "generic A2A agent") || !strings.Contains(r.stderr, "a2a-courier result 5b0e7c1e") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+}
