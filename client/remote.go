@@ -176,6 +176,59 @@ func chooseInterface(card Card, cardURL string) (*RemoteAgent, error) {
 	return ra, nil
 }
 
+// Use switches to dialect d (a --protocol the user gave). It takes the
+// card's JSON-RPC interface of that version when it offers one, and
+// reports whether it did; otherwise the card's endpoint is kept and spoken
+// to in d, as asked.
+func (r *RemoteAgent) Use(d Dialect) (offered bool) {
+	if r.Dialect == d {
+		return true
+	}
+	prefix := "1."
+	if d == V03 {
+		prefix = "0.3"
+	}
+	endpoint, tenant := "", ""
+	r.Card.Get("supportedInterfaces").ForEach(func(_, i gjson.Result) bool {
+		if strings.ToUpper(i.Get("protocolBinding").String()) == "JSONRPC" && strings.HasPrefix(i.Get("protocolVersion").String(), prefix) && i.Get("url").String() != "" {
+			endpoint, tenant = i.Get("url").String(), i.Get("tenant").String()
+			return false
+		}
+		return true
+	})
+	if endpoint == "" && d == V03 {
+		if u := r.Card.Get("url").String(); u != "" && r.Card.Get("protocolVersion").Exists() {
+			pt := strings.ToUpper(r.Card.Get("preferredTransport").String())
+			if pt == "" || pt == "JSONRPC" {
+				endpoint = u
+			}
+		}
+	}
+	if endpoint == "" && d == V03 {
+		r.Card.Get("additionalInterfaces").ForEach(func(_, i gjson.Result) bool {
+			if strings.ToUpper(i.Get("transport").String()) == "JSONRPC" && i.Get("url").String() != "" {
+				endpoint = i.Get("url").String()
+				return false
+			}
+			return true
+		})
+	}
+	r.Dialect = d
+	if endpoint == "" {
+		return false
+	}
+	if ep, err := url.Parse(endpoint); err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
+		return false
+	}
+	r.Endpoint, r.Tenant = endpoint, tenant
+	if ep, err := url.Parse(endpoint); err == nil {
+		if cu, err := url.Parse(r.CardURL); err == nil {
+			r.Moved = !sameOriginLoose(ep, cu)
+		}
+	}
+	return true
+}
+
 // sameOriginLoose is SameOrigin, with every loopback name equal to every
 // other: SDK servers put "localhost" in cards served on 127.0.0.1.
 func sameOriginLoose(a, b *url.URL) bool {

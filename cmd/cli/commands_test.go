@@ -482,4 +482,23 @@ func TestTokenGoesOnlyWhereItIsMeant(t *testing.T) {
 	if !strings.Contains(r.stderr, "A2A_COURIER_TOKEN_ORIGIN") {
 		t.Errorf("stderr %q", r.stderr)
 	}
+
+	// A peer whose token variable is not set: its card is still read
+	// (without a credential), a send is refused before anything goes out.
+	dir := t.TempDir()
+	h.env["A2A_COURIER_CONFIG_DIR"] = dir
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("peers:\n  lab:\n    url: "+secure.URL+"\n    token_env: LAB_TOKEN\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	seen.Store("none")
+	r = h.run("get-card", "lab")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stdout, "A") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	r = h.run("send", "lab", "hi")
+	r.expect(t, ExitUsage)
+	if v, _ := seen.Load().(string); v != "none" || !strings.Contains(r.stderr, "LAB_TOKEN") {
+		t.Errorf("sent %q; stderr %q", v, r.stderr)
+	}
 }

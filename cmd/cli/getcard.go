@@ -50,6 +50,7 @@ func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
 	opts.agentFlags.freshCard = true
+	opts.agentFlags.cardOnly = true
 	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
 	if err != nil {
 		return err

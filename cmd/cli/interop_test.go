@@ -264,8 +264,12 @@ func interopMismatch(t *testing.T, s interopServer, h *harness) {
 	other := map[string]string{"0.3": "1.0", "1.0": "0.3"}[s.dialect]
 	r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentEcho), "hi", "--protocol", other, "--json")
 	if s.name == "a2a-js compat" {
-		// The compat mount speaks both versions: no mismatch to report.
+		// The compat mount's card offers both versions: no mismatch to
+		// report, and no warning that it offers only the other.
 		r.expect(t, ExitOK)
+		if strings.Contains(r.stderr, "offers only") {
+			t.Errorf("stderr %q", r.stderr)
+		}
 		return
 	}
 	if r.code == ExitOK {

@@ -32,6 +32,9 @@ type agentFlags struct {
 	noStream bool
 	// freshCard asks for the card even when a cached one is fresh.
 	freshCard bool
+	// cardOnly: only the card is read (get-card), so a generic agent's
+	// credential is not needed and a missing one is no error.
+	cardOnly bool
 }
 
 func addAgentFlags(cmd *cobra.Command, af *agentFlags) {
@@ -200,9 +203,8 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	switch protocol {
 	case "":
 	case "0.3", "1.0":
-		if string(ra.Dialect) != protocol {
-			ra.Dialect = client.Dialect(protocol)
-			a.printer().warn("speaking A2A %s as asked, although the card offers %s", protocol, otherDialect(protocol))
+		if string(ra.Dialect) != protocol && !ra.Use(client.Dialect(protocol)) {
+			a.printer().warn("speaking A2A %s as asked, although the card offers only %s", protocol, otherDialect(protocol))
 		}
 	default:
 		return nil, usageErr("use 0.3 or 1.0", "unknown protocol %q", protocol)
@@ -214,7 +216,10 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	// that declares no security scheme.
 	cred, err := a.credentialFor(st)
 	if err != nil {
-		return nil, err
+		if !af.cardOnly {
+			return nil, err
+		}
+		cred = "" // the card is read without a credential
 	}
 	if ra.Moved {
 		if cred != "" {
@@ -223,7 +228,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 		}
 		a.printer().warn("the card sends requests to %s, another origin than the card's", originOf(ra.Endpoint))
 	}
-	if cred == "" && ra.Auth.Header != "" {
+	if cred == "" && ra.Auth.Header != "" && !af.cardOnly {
 		a.printer().warn("the agent's card asks for a credential (%s) and none is configured", ra.Auth.Scheme)
 	}
 	name := peerName
