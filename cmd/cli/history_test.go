@@ -92,7 +92,7 @@ func TestHistory(t *testing.T) {
 		{"bad agent id", e, false, []string{"history", "--agent", "../x"}, "",
 			"a2a-courier: invalid agent id \"../x\": use letters, digits and . _ ~ : @ + - (at most 255, not starting with '.')\nhint: agent ids are listed by `a2a-courier discover`\n", 2},
 		{"an argument", e, false, []string{"history", "a2a-new"}, "",
-			"a2a-courier: history needs no arguments\nhint: usage: a2a-courier history [flags]\n", 2},
+			"a2a-courier: history takes no arguments, and 1 argument was given\nhint: usage: a2a-courier history [flags]\n", 2},
 		{"bad limit, json", e, false, []string{"history", "--limit", "x", "--json"},
 			"{\n  \"error\": {\n    \"code\": \"usage\",\n    \"message\": \"invalid argument \\\"x\\\" for \\\"--limit\\\" flag: strconv.ParseInt: parsing \\\"x\\\": invalid syntax\",\n    \"hint\": \"run `a2a-courier history --help` for its flags\"\n  }\n}\n", "", 2},
 	}

@@ -271,14 +271,51 @@ With --json, stdout carries exactly one JSON document, errors included.
 		humanOnly(newDevServerCmd(app)),
 		newWorkerCmd(app),
 	)
+	root.InitDefaultCompletionCmd()
+	rejectUnknownSubcommands(root)
 	return root
+}
+
+// rejectUnknownSubcommands makes a command that only groups others (config,
+// skill, completion) refuse an unknown subcommand with exit 2, instead of
+// printing its help and exiting 0.
+func rejectUnknownSubcommands(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		rejectUnknownSubcommands(sub)
+	}
+	if c == c.Root() || !c.HasSubCommands() || c.Runnable() {
+		return
+	}
+	c.Args = cobra.ArbitraryArgs
+	c.RunE = func(cmd *cobra.Command, args []string) error {
+		if len(args) == 0 {
+			return cmd.Help()
+		}
+		var names []string
+		for _, sub := range cmd.Commands() {
+			if sub.IsAvailableCommand() {
+				names = append(names, sub.Name())
+			}
+		}
+		return usageErr("run `"+cmd.CommandPath()+" --help`", "unknown %s subcommand %q: use one of %s", commandName(cmd), args[0], strings.Join(names, ", "))
+	}
 }
 
 // exactArgs is cobra.ExactArgs with a usage error that names the command.
 func exactArgs(n int, what string) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if len(args) != n {
+		if len(args) < n {
 			return usageErr("usage: "+cmd.UseLine(), "%s needs %s", commandName(cmd), what)
+		}
+		if len(args) > n && n == 0 && cmd.HasSubCommands() {
+			return usageErr("run `"+cmd.CommandPath()+" --help`", "%s has no subcommand %q: it takes %s", commandName(cmd), args[0], what)
+		}
+		if len(args) > n {
+			hint := "usage: " + cmd.UseLine()
+			if n > 0 {
+				hint += " (quote an argument that holds spaces)"
+			}
+			return usageErr(hint, "%s takes %s, and %s given", commandName(cmd), what, plural(len(args), "argument")+map[bool]string{true: " was", false: " were"}[len(args) == 1])
 		}
 		return nil
 	}

@@ -549,7 +549,10 @@ func recordDoc(rec *store.Record) taskDoc {
 	d := taskDoc{
 		ContextID: rec.ContextID, Agent: rec.Agent, State: string(rec.State), Reason: rec.Reason,
 		Resume: resumeCommand(rec), MessageID: rec.MessageID, FinishedAt: rec.FinishedAt,
-		ConversationID: client.ConversationIDForContext(rec.ContextID),
+	}
+	if rec.Target.Kind != "a2a" {
+		// Only Agent Builder keeps a conversation under this id.
+		d.ConversationID = client.ConversationIDForContext(rec.ContextID)
 	}
 	created := rec.CreatedAt
 	d.CreatedAt = &created
