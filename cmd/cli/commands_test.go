@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net"
@@ -500,5 +501,63 @@ func TestTokenGoesOnlyWhereItIsMeant(t *testing.T) {
 	r.expect(t, ExitUsage)
 	if v, _ := seen.Load().(string); v != "none" || !strings.Contains(r.stderr, "LAB_TOKEN") {
 		t.Errorf("sent %q; stderr %q", v, r.stderr)
+	}
+}
+
+// TestCtrlCBeforeSending: Ctrl-C while the message has not left (here the
+// TLS handshake with the agent hangs) drops the task: nothing ran, and no
+// worker sends it later.
+func TestCtrlCBeforeSending(t *testing.T) {
+	t.Parallel()
+	// An endpoint that takes connections and never answers the TLS
+	// handshake: the request cannot have left.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"name":"H","protocolVersion":"0.3.0","url":"https://`+ln.Addr().String()+`/","capabilities":{}}`)
+	}))
+	t.Cleanup(card.Close)
+
+	h := newHarness(t, nil)
+	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		// Ctrl-C once the task is recorded and on its way.
+		for ctx.Err() == nil {
+			if recs, _ := st.List(); len(recs) == 1 && recs[0].State == store.Sending {
+				cancel(&signalError{os.Interrupt})
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	r := h.runCtx(ctx, "send", "--url", card.URL, "never mind", "--json")
+	r.expect(t, ExitTaskFailed)
+	d := decodeTask(t, r.stdout)
+	if d.State != "canceled" || !strings.Contains(d.Reason, "nothing ran") {
+		t.Fatalf("%+v", d)
+	}
+	rec, err := st.Load(d.ContextID)
+	if err != nil || rec.State != store.Canceled || rec.Message != "" {
+		t.Fatalf("record %+v %v", rec, err)
+	}
+	if st.WorkerRunning(rec.Identity) {
+		t.Error("a worker was started for a dropped task")
 	}
 }

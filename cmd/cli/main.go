@@ -55,12 +55,17 @@ type Process struct {
 // Main runs the program with the real process and returns its exit code.
 func Main() int {
 	// SIGINT, SIGTERM and SIGHUP (a closed terminal) cancel the command's
-	// context: a waiting send hands its task to a worker, a worker leaves
-	// its tasks for the next one. A second signal kills the process.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	// context, with the signal as its cause: a waiting send hands its task
+	// to a worker (or, on Ctrl-C before anything was sent, drops it), a
+	// worker leaves its tasks for the next one. A second signal kills the
+	// process.
+	ctx, cancel := context.WithCancelCause(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	go func() {
-		<-ctx.Done()
-		stop()
+		sig := <-sigs
+		cancel(&signalError{sig})
+		signal.Stop(sigs)
 	}()
 	p := &Process{
 		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
@@ -81,6 +86,18 @@ func Main() int {
 		ExtraFile:  func(fd uintptr) *os.File { return os.NewFile(fd, "inherited") },
 	}
 	return Run(ctx, p)
+}
+
+// signalError is the cause of a context a signal canceled.
+type signalError struct{ sig os.Signal }
+
+func (e *signalError) Error() string { return "interrupted by " + e.sig.String() }
+
+// userInterrupted reports whether ctx ended because the user pressed
+// Ctrl-C (SIGINT), as opposed to a timeout, SIGTERM or a closed terminal.
+func userInterrupted(ctx context.Context) bool {
+	var se *signalError
+	return errors.As(context.Cause(ctx), &se) && se.sig == os.Interrupt
 }
 
 // Run executes one command line and returns the exit code.

@@ -398,6 +398,19 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 			return err
 		}
 	}
+	if final.State == store.Queued && userInterrupted(ctx) {
+		// Ctrl-C before the message left: the user stopped the send, and
+		// nothing ran, so there is nothing to hand over.
+		if dropped, derr := h.Update(func(x *store.Record) error {
+			if x.State == store.Queued {
+				finish(x, a.p.Now(), store.Canceled)
+				x.Reason = "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe"
+			}
+			return nil
+		}); derr == nil {
+			final = dropped
+		}
+	}
 	if !final.State.Terminal() {
 		// The wait ran out or the caller interrupted: hand the task over.
 		h.Release()
