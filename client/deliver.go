@@ -146,23 +146,38 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			})
 			if o.Stream {
 				var acc artifacts
+				accepted := false // an event came: the server took the message in
 				out, final, err := k.a2a(o.AgentID).follow(tctx, nil, func(fn func(StreamEvent) bool) error {
 					return k.a2a(o.AgentID).Stream(tctx, o.Message, fn)
 				}, &acc, func(id string) {
+					accepted = true
 					if id != "" && id != streamTask && ValidID(id) {
 						streamTask = id
 						emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
 					}
 				})
-				if final {
+				switch {
+				case final:
 					postDone <- postResult{out: &out}
 					return
+				case !accepted && IsKind(err, KindRPC) && rpcCode(err) == -32004:
+					// The card said streaming but the server does not
+					// stream (an older card kept in a cache): it ran
+					// nothing, so the message goes once by message/send.
+					emit(Event{Kind: "stream_unsupported", Message: "the server does not stream; sending by message/send", Err: err})
+				case accepted && IsKind(err, KindRPC):
+					// Kibana ends a stream whose run failed with an error
+					// event; the failed round is not stored.
+					postDone <- postResult{out: &Outcome{State: StateFailed, Via: "stream", HTTPStatus: 200, TaskID: streamTask,
+						Reason: "the agent's run ended with an error: " + nonEmpty(strings.TrimPrefix(rpcMessage(err), AgentErrorPrefix), "no message")}}
+					return
+				default:
+					if errors.Is(err, errStreamCut) {
+						err = &Error{Kind: KindConnection, Op: "stream message to agent " + o.AgentID, Message: errStreamCut.Error(), Err: err}
+					}
+					postDone <- postResult{err: err}
+					return
 				}
-				if errors.Is(err, errStreamCut) {
-					err = &Error{Kind: KindConnection, Op: "stream message to agent " + o.AgentID, Message: errStreamCut.Error(), Err: err}
-				}
-				postDone <- postResult{err: err}
-				return
 			}
 			m := o.Message
 			m.Blocking = !o.NonBlocking

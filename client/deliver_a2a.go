@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http/httptrace"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -82,11 +83,15 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 	if o.Send {
 		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
 		if o.Streaming {
-			out, final, err := c.follow(traced, guard, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc, noteTask)
+			// Any event means the server took the message in: an error
+			// after it (an error event, a broken read) is never a refusal.
+			accepted := false
+			out, final, err := c.follow(traced, guard, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc,
+				func(id string) { accepted = true; noteTask(id) })
 			if final {
 				return out
 			}
-			if err != nil && (!gotConn.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && ctx.Err() == nil {
+			if err != nil && !accepted && (!gotConn.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && ctx.Err() == nil {
 				return rejectedOutcome(err)
 			}
 			lastErr = err
@@ -278,7 +283,8 @@ func taskOutcome(state, text, via, taskID string) (Outcome, bool) {
 	case "completed":
 		o.State, o.Reply = StateCompleted, text
 	case "failed":
-		o.State, o.Reason = StateFailed, nonEmpty(text, "the agent reported the task failed")
+		// Kibana words its failures "Error: …"; the state already says it.
+		o.State, o.Reason = StateFailed, nonEmpty(strings.TrimPrefix(text, AgentErrorPrefix), "the agent reported the task failed")
 	case "rejected":
 		o.State, o.Reason = StateRejected, nonEmpty(text, "the agent rejected the task")
 	case "canceled":
@@ -302,6 +308,15 @@ func rejectedOutcome(err error) Outcome {
 		status = ce.StatusCode
 	}
 	return Outcome{State: StateRejected, Reason: err.Error(), Err: err, Via: "reply", HTTPStatus: status}
+}
+
+// rpcMessage is the server's message of a JSON-RPC error.
+func rpcMessage(err error) string {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.Message
+	}
+	return ""
 }
 
 func rpcCode(err error) int {

@@ -3,14 +3,18 @@ package client
 import (
 	"context"
 	"errors"
+	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/tidwall/gjson"
 )
 
 func deliverOpts(agent, ctxID, text string) DeliverOptions {
@@ -292,5 +296,42 @@ func TestTwoPhasePersistence(t *testing.T) {
 	out = k.Deliver(context.Background(), deliverOpts("slow", "c-2p-fail", "fails"))
 	if out.State != StateFailed || out.Reason != "model overloaded" {
 		t.Fatalf("got %+v", out)
+	}
+}
+
+// TestStreamErrorAfterAcceptIsNotARefusal: a stream that named a task and
+// then ends with an error event leaves a task that runs; it is followed
+// (here by tasks/get), never reported as rejected, never sent again.
+func TestStreamErrorAfterAcceptIsNotARefusal(t *testing.T) {
+	var sends, gets atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id := gjson.GetBytes(body, "id").Raw
+		switch gjson.GetBytes(body, "method").String() {
+		case "message/stream":
+			sends.Add(1)
+			w.Header().Set("Content-Type", "text/event-stream")
+			io.WriteString(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"t-1","contextId":"c-1","status":{"state":"working"}}}`+"\n\n")
+			io.WriteString(w, "event: error\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+id+",\"error\":{\"code\":-32603,\"message\":\"internal error\"}}\n\n")
+		case "tasks/resubscribe":
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32004,"message":"no"}}`)
+		case "tasks/get":
+			gets.Add(1)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"t-1","contextId":"c-1","status":{"state":"completed","message":{"kind":"message","role":"agent","messageId":"r","parts":[{"kind":"text","text":"done anyway"}]}}}}`)
+		default:
+			http.Error(w, "unexpected", 400)
+		}
+	}))
+	defer srv.Close()
+	c, err := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := c.Deliver(ctx, A2ADeliverOptions{Message: OutgoingMessage{Text: "hi", MessageID: "m-1", ContextID: "c-1"},
+		Send: true, Streaming: true, PollInterval: 10 * time.Millisecond})
+	if out.State != StateCompleted || out.Reply != "done anyway" || sends.Load() != 1 || gets.Load() == 0 {
+		t.Fatalf("outcome %+v, %d sends, %d gets", out, sends.Load(), gets.Load())
 	}
 }

@@ -131,3 +131,52 @@ func TestKibana96StreamCutAbortsRun(t *testing.T) {
 		t.Fatalf("%d runs, want 1", sim.Runs(d.ContextID))
 	}
 }
+
+// TestKibanaStreamEdges: a streamed run that fails ends failed at once
+// (Kibana stores no failed round to wait for); a cached card that says
+// streaming while the server does not stream falls back to message/send
+// once, and the card is read anew next time.
+func TestKibanaStreamEdges(t *testing.T) {
+	t.Parallel()
+	t.Run("failing run", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96; o.Streaming = on() })
+		h := newHarness(t, sim)
+		r := h.run("send", "flaky-agent", "break", "--json")
+		r.expect(t, ExitTaskFailed)
+		d := decodeTask(t, r.stdout)
+		if d.State != "failed" || !strings.Contains(d.Reason, "No complete response received from chat service") ||
+			strings.Contains(d.Reason, "Error: ") || sim.Runs(d.ContextID) != 1 {
+			t.Fatalf("%+v runs %d", d, sim.Runs(d.ContextID))
+		}
+	})
+	t.Run("stale card says streaming", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, nil) // 9.5: no streaming
+		h := newHarness(t, sim)
+		h.run("send", "elastic-ai-agent", "cache the card").expect(t, ExitOK)
+		cards, _ := filepath.Glob(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "cards", "*.json"))
+		if len(cards) != 1 {
+			t.Fatalf("%d cached cards", len(cards))
+		}
+		b, _ := os.ReadFile(cards[0])
+		stale := strings.Replace(string(b), `"streaming":false`, `"streaming":true`, 1)
+		if stale == string(b) {
+			t.Fatalf("no streaming:false in the cached card: %s", b)
+		}
+		os.WriteFile(cards[0], []byte(stale), 0o600)
+		r := h.run("send", "elastic-ai-agent", "stream please", "--json")
+		r.expect(t, ExitOK)
+		d := decodeTask(t, r.stdout)
+		if sim.Runs(d.ContextID) != 1 || !strings.Contains(*d.Reply, "stream please") && *d.Reply == "" {
+			t.Fatalf("%+v runs %d", d, sim.Runs(d.ContextID))
+		}
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		if rec, _ := st.Load(d.ContextID); rec.Target.Streaming || rec.Via != "reply" {
+			t.Errorf("streaming %v via %q", rec.Target.Streaming, rec.Via)
+		}
+		if _, err := os.Stat(cards[0]); err == nil {
+			t.Error("the stale card is still cached")
+		}
+	})
+}

@@ -142,7 +142,11 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 // cardCacheKey names a cached Kibana card: per origin, credential, space
 // and agent, since what one key may see another may not.
 func cardCacheKey(s *settings, agent string) string {
-	sum := sha256.Sum256([]byte(identity(targetOrigin(s.URL), s.APIKey.Reveal()) + "\x00" + s.Space + "\x00" + agent))
+	return kibanaCardKey(s.URL, s.APIKey, s.Space, agent)
+}
+
+func kibanaCardKey(kibanaURL string, key client.Secret, space, agent string) string {
+	sum := sha256.Sum256([]byte(identity(targetOrigin(kibanaURL), key.Reveal()) + "\x00" + space + "\x00" + agent))
 	return "kibana-" + hex.EncodeToString(sum[:12])
 }
 

@@ -233,6 +233,12 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 				workingTimer = time.AfterFunc(r.workingDelay(), markWorking)
 			}
 			mu.Unlock()
+		case "stream_unsupported":
+			// The cached card said streaming; the next send reads it anew.
+			if rec.Target.Kind == "kibana" {
+				r.st.ForgetCard(kibanaCardKey(rec.Target.URL, r.key, rec.Target.Space, rec.Agent))
+			}
+			update(func(x *store.Record) { x.Target.Streaming = false })
 		case "connection_lost", "poll_error":
 			info := errorInfo(e.Err)
 			if cur := current(); cur.LastError != nil && info != nil && *cur.LastError == *info {
