@@ -161,8 +161,12 @@ type Record struct {
 	SentAt     *time.Time `json:"sent_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 
-	Reply      string     `json:"reply,omitempty"`
-	Reason     string     `json:"reason,omitempty"`
+	Reply  string `json:"reply,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Lost marks an expired task the server can no longer show (it forgot
+	// the task, or the answer that named it was lost and the protocol
+	// cannot look it up): no command reads its reply back.
+	Lost       bool       `json:"lost,omitempty"`
 	Error      *ErrorInfo `json:"error,omitempty"`
 	LastError  *ErrorInfo `json:"last_error,omitempty"`
 	HTTPStatus int        `json:"http_status,omitempty"`

@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/store"
+	"github.com/tidwall/gjson"
 )
 
 func TestDiscover(t *testing.T) {
@@ -560,4 +561,68 @@ func TestCtrlCBeforeSending(t *testing.T) {
 	if st.WorkerRunning(rec.Identity) {
 		t.Error("a worker was started for a dropped task")
 	}
+}
+
+// TestLostTasks: a task the agent can no longer show is reported as lost
+// (exit 6, code task_lost, no resume command) at once, not "still running"
+// for the caller to wait on for ever; nothing is sent twice.
+func TestLostTasks(t *testing.T) {
+	t.Parallel()
+	agent := func(t *testing.T, send func(w http.ResponseWriter, id string), get func(w http.ResponseWriter, id string)) (*httptest.Server, *atomic.Int32) {
+		var sends atomic.Int32
+		var srv *httptest.Server
+		srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				io.WriteString(w, `{"name":"L","protocolVersion":"0.3.0","url":"`+srv.URL+`/","capabilities":{}}`)
+				return
+			}
+			body, _ := io.ReadAll(r.Body)
+			id := gjson.GetBytes(body, "id").Raw
+			switch gjson.GetBytes(body, "method").String() {
+			case "message/send":
+				sends.Add(1)
+				send(w, id)
+			case "tasks/get":
+				get(w, id)
+			default:
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32601,"message":"Method not found"}}`)
+			}
+		}))
+		t.Cleanup(srv.Close)
+		return srv, &sends
+	}
+	check := func(t *testing.T, r result, sends *atomic.Int32) {
+		t.Helper()
+		r.expect(t, ExitTaskFailed)
+		d := decodeTask(t, r.stdout)
+		if d.State != "expired" || d.Resume != "" || d.Error == nil || d.Error.Code != "task_lost" || sends.Load() != 1 {
+			t.Fatalf("%+v error %+v, %d sends", d, d.Error, sends.Load())
+		}
+	}
+	t.Run("answer lost before the task was named, A2A 0.3", func(t *testing.T) {
+		t.Parallel()
+		srv, sends := agent(t, func(w http.ResponseWriter, id string) {
+			// The request arrived; the answer never comes back.
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close()
+		}, func(w http.ResponseWriter, id string) {})
+		h := newHarness(t, nil)
+		check(t, h.run("send", "--url", srv.URL, "analyse", "--poll-interval", "50ms", "--json"), sends)
+	})
+	t.Run("the server forgot the task", func(t *testing.T) {
+		t.Parallel()
+		srv, sends := agent(t, func(w http.ResponseWriter, id string) {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"t-1","contextId":"c","status":{"state":"working"}}}`)
+		}, func(w http.ResponseWriter, id string) {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32001,"message":"Task not found"}}`)
+		})
+		h := newHarness(t, nil)
+		r := h.run("send", "--url", srv.URL, "analyse", "--poll-interval", "50ms", "--json")
+		check(t, r, sends)
+		r = h.run("result", decodeTask(t, r.stdout).ContextID)
+		r.expect(t, ExitTaskFailed)
+		if !strings.Contains(r.stderr, "is lost") || strings.Contains(r.stderr, "look again") {
+			t.Errorf("stderr %q", r.stderr)
+		}
+	})
 }

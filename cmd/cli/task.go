@@ -313,6 +313,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			finish(x, r.now(), store.Expired)
 			x.Reason = oneLineErr(out.Err)
 			x.LastError = errorInfo(out.Err)
+			x.Lost = true
 		})
 		r.logf("%s: expired: %v", id, out.Err)
 		r.audit(current())
@@ -507,6 +508,9 @@ func shellQuote(s string) string {
 
 // resumeCommand is the exact command that continues a task.
 func resumeCommand(rec *store.Record) string {
+	if rec.Lost {
+		return "" // nothing reads it back
+	}
 	if rec.State == store.Expired {
 		return "a2a-courier fetch " + shellQuote(rec.ContextID)
 	}
@@ -526,6 +530,12 @@ func exitCodeFor(rec *store.Record) int {
 		return ExitInputRequired
 	case store.Failed, store.Canceled:
 		return ExitTaskFailed
+	case store.Expired:
+		if rec.Lost {
+			// Not "still running" as far as anyone can tell: waiting
+			// longer cannot help.
+			return ExitTaskFailed
+		}
 	case store.Rejected:
 		if rec.Error != nil {
 			switch rec.Error.Kind {
@@ -583,7 +593,7 @@ func recordDoc(rec *store.Record) taskDoc {
 // recordError describes a failed, rejected or canceled task.
 func recordError(rec *store.Record) *cliError {
 	ce := &cliError{exit: exitCodeFor(rec)}
-	what := map[store.State]string{store.Failed: "failed", store.Rejected: "was not accepted", store.Canceled: "was canceled"}[rec.State]
+	what := map[store.State]string{store.Failed: "failed", store.Rejected: "was not accepted", store.Canceled: "was canceled", store.Expired: "is lost"}[rec.State]
 	ce.message = fmt.Sprintf("task %s %s: %s", rec.ContextID, what, nonEmptyStr(rec.Reason, "no reason given"))
 	ce.code = "task_" + string(rec.State)
 	switch rec.State {
@@ -608,6 +618,9 @@ func recordError(rec *store.Record) *cliError {
 		if ce.hint == "" {
 			ce.hint = "nothing ran on the server; it is safe to send again"
 		}
+	case store.Expired:
+		ce.code = "task_lost"
+		ce.hint = "the agent can no longer show this task, so its reply cannot be read back; sending again runs the whole task again: ask before doing so"
 	case store.Canceled:
 		ce.hint = "the task was canceled on request; sending again starts a new run"
 		if rec.Target.Kind != "a2a" && !strings.Contains(rec.Reason, "nothing ran") {
