@@ -421,6 +421,10 @@ func (h *Handle) Load() (*Record, error) { return h.s.Load(h.id) }
 
 // Update reads the record, lets fn change it, and writes it atomically.
 func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
+	if h.lock == nil {
+		// Another process may hold the record now: writing would race it.
+		return nil, fmt.Errorf("task record %s: update after the lock was released", h.id)
+	}
 	r, err := h.Load()
 	if err != nil {
 		return nil, err

@@ -120,6 +120,9 @@ func TestLocksAreExclusive(t *testing.T) {
 	if s.Locked("ctx-l") {
 		t.Error("Locked = true after release")
 	}
+	if _, err := h.Update(func(*Record) error { return nil }); err == nil {
+		t.Error("Update after Release succeeded")
+	}
 	w, err := s.AcquireWorker("abcdef0123456789")
 	if err != nil {
 		t.Fatal(err)
