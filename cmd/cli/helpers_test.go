@@ -93,6 +93,15 @@ type result struct {
 
 func (h *harness) run(args ...string) result {
 	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return h.runCtx(ctx, args...)
+}
+
+// runCtx runs a command with ctx as the process's context: canceling it is
+// the interrupt (SIGINT) Main turns into a canceled context.
+func (h *harness) runCtx(ctx context.Context, args ...string) result {
+	h.t.Helper()
 	var out, errb bytes.Buffer
 	env := h.env
 	p := &Process{
@@ -112,8 +121,6 @@ func (h *harness) run(args ...string) result {
 		Executable: func() (string, error) { return os.Args[0], nil },
 		Now:        time.Now,
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	code := Run(ctx, p)
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
 }
