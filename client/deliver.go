@@ -247,10 +247,19 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 				// Kibana 9.6+ keeps non-blocking tasks: their state is the
 				// quickest answer, and the only one when the conversation
 				// cannot be read.
-				if res, err := k.a2a(o.AgentID).GetTask(ctx, taskID); err == nil {
+				res, err := k.a2a(o.AgentID).GetTask(ctx, taskID)
+				if err == nil {
 					if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
 						return out
 					}
+				} else if IsKind(err, KindBusy) && ctx.Err() == nil {
+					// Rate limited: the conversation is on the same server;
+					// come back when it says, not at once.
+					failures++
+					lastErr = err
+					emit(Event{Kind: "poll_error", Message: "the server is busy; reading again later", Err: err})
+					timer.Reset(readRetryWait(nextPoll(), err))
+					continue
 				}
 			}
 			conv, err := k.GetConversation(ctx, convID)
@@ -282,9 +291,23 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 				lastErr = err
 				emit(Event{Kind: "poll_error", Message: "reading the conversation failed; will try again", Err: err})
 			}
-			timer.Reset(nextPoll())
+			timer.Reset(readRetryWait(nextPoll(), err))
 		}
 	}
+}
+
+// maxReadRetryAfter bounds how long a read waits on a server's Retry-After:
+// a reply may be ready long before a generous hint runs out.
+const maxReadRetryAfter = 10 * time.Minute
+
+// readRetryWait is the wait before the next read: d, or longer when the
+// server answered err with a Retry-After (429, 503), so that a rate-limited
+// server is not asked again before it said to.
+func readRetryWait(d time.Duration, err error) time.Duration {
+	if ra := min(RetryAfterOf(err), maxReadRetryAfter); ra > d {
+		return ra
+	}
+	return d
 }
 
 // a2a returns a JSON-RPC client of one agent's A2A endpoint on the
@@ -320,7 +343,7 @@ func (k *Kibana) confirm(ctx context.Context, o DeliverOptions, verdict Outcome)
 		case attempt == 4:
 			return verdict, true
 		}
-		if sleepCtx(ctx, wait) != nil {
+		if sleepCtx(ctx, readRetryWait(wait, err)) != nil {
 			return Outcome{}, false
 		}
 		wait *= 2

@@ -135,10 +135,8 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			return Outcome{Err: err}
 		}
 		lastErr = err
-		select {
-		case <-ctx.Done():
+		if sleepCtx(ctx, readRetryWait(o.PollInterval, err)) != nil {
 			return Outcome{Err: lastErr}
-		case <-time.After(o.PollInterval):
 		}
 	}
 
@@ -171,6 +169,11 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			if err != nil {
 				lastErr = err
 			}
+			if IsKind(err, KindBusy) && sleepCtx(ctx, readRetryWait(0, err)) != nil {
+				// Rate limited: the task is read when the server said,
+				// not at once.
+				return Outcome{Err: lastErr}
+			}
 		}
 		res, err := c.GetTask(ctx, taskID)
 		switch {
@@ -198,10 +201,9 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			lastErr = err
 			emit(Event{Kind: "poll_error", Message: "reading the task failed; will try again", Err: err})
 		}
-		select {
-		case <-ctx.Done():
+		// A rate-limited read (429, 503) waits as long as the server asked.
+		if sleepCtx(ctx, readRetryWait(o.PollInterval, err)) != nil {
 			return Outcome{Err: lastErr}
-		case <-time.After(o.PollInterval):
 		}
 	}
 }

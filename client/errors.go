@@ -169,6 +169,29 @@ func MayHaveArrived(err error) bool {
 	return false
 }
 
+// RetryLater reports whether a refused request may be sent again after a
+// wait, even one that must never be sent twice: the server answered HTTP 429
+// (rate limited), or 503 with a Retry-After (unavailable, come back then).
+// Either proves that the server did not take the request in. A 503 without
+// Retry-After, often a proxy's page, is only reported.
+func RetryLater(err error) bool {
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Kind != KindBusy {
+		return false
+	}
+	return ce.StatusCode == 429 || ce.StatusCode == 503 && ce.RetryAfter > 0
+}
+
+// RetryAfterOf returns the server's Retry-After hint carried by err, 0 when
+// there is none.
+func RetryAfterOf(err error) time.Duration {
+	var ce *Error
+	if errors.As(err, &ce) && ce.Kind == KindBusy {
+		return ce.RetryAfter
+	}
+	return 0
+}
+
 // oneLine squeezes s onto a single line of at most max runes: servers and
 // proxies send multi-line HTML and stack traces that must not reach a
 // terminal or a log as they are.

@@ -203,6 +203,11 @@ func (t *transport) do(ctx context.Context, r *request) (_ *response, err error)
 			if wait > t.maxRetryWait {
 				return nil, lastErr
 			}
+			if dl, ok := ctx.Deadline(); ok && time.Until(dl) <= wait {
+				// The caller would give up before the wait ends: report
+				// the refusal now rather than sleep to the deadline.
+				return nil, lastErr
+			}
 			if err := t.sleep(ctx, wait); err != nil {
 				return nil, lastErr
 			}

@@ -123,6 +123,9 @@ type ErrorInfo struct {
 	Message    string `json:"message"`
 	HTTPStatus int    `json:"http_status,omitempty"`
 	RPCCode    int    `json:"rpc_code,omitempty"`
+	// RetryAfterSeconds is the wait the server asked for (Retry-After on a
+	// 429 or 503), rounded up to whole seconds; 0 when it named none.
+	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
 }
 
 // Record is one task. It holds the message text only until the request
@@ -175,6 +178,13 @@ type Record struct {
 
 	// Workers counts the worker processes that took the task.
 	Workers int `json:"workers"`
+	// Refusals counts the sends of this message the server refused before
+	// taking anything in (HTTP 429, or 503 with Retry-After); each is sent
+	// again, a bounded number of times, after the wait the server asked.
+	Refusals int `json:"refusals,omitempty"`
+	// RetryAt is when a message the server refused may be sent again; set
+	// while the record is queued after a refusal.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
 }
 
 // RecordVersion is the record format written by this build.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -48,6 +49,8 @@ type cliError struct {
 	err     error
 	// setup lists the set-up steps for --json when nothing is configured.
 	setup []string
+	// retryAfter is the wait a busy server asked for (Retry-After).
+	retryAfter time.Duration
 }
 
 func (e *cliError) Error() string { return e.message }
@@ -140,8 +143,9 @@ func fromClientError(e *client.Error) *cliError {
 	case client.KindBusy:
 		out.exit = ExitBusy
 		out.hint = "the server is busy or rate limiting; try again later"
+		out.retryAfter = e.RetryAfter
 		if e.RetryAfter > 0 {
-			out.hint = fmt.Sprintf("the server asked to retry after %s", e.RetryAfter)
+			out.hint = fmt.Sprintf("the server asked to retry after %s", waitText(e.RetryAfter))
 		}
 	case client.KindServer:
 		out.exit = ExitUnexpected
@@ -185,4 +189,29 @@ func fromClientError(e *client.Error) *cliError {
 		out.exit = ExitUnexpected
 	}
 	return out
+}
+
+// wholeSeconds rounds a wait up to whole seconds: a Retry-After given as a
+// date is not a whole number of seconds away, and waiting less than asked
+// would be refused again.
+func wholeSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int((d + time.Second - 1) / time.Second)
+}
+
+// waitText writes a wait the way people read it: 7s, 1.2s, 1m30s, 2m, 1h.
+func waitText(d time.Duration) string {
+	if d > 0 && d < time.Minute && d%time.Second != 0 {
+		return d.Round(100 * time.Millisecond).String()
+	}
+	s := (time.Duration(wholeSeconds(d)) * time.Second).String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+	}
+	if t, ok := strings.CutSuffix(s, "h0m"); ok {
+		s = t + "h"
+	}
+	return s
 }

@@ -123,11 +123,14 @@ type errorDoc struct {
 	Message string   `json:"message"`
 	Hint    string   `json:"hint,omitempty"`
 	Setup   []string `json:"setup,omitempty"`
+	// RetryAfterSeconds is the wait a busy server asked for (code busy).
+	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
 }
 
 func (pr *printer) printError(e *cliError) {
 	if pr.json {
-		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: e.hint, Setup: e.setup}})
+		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: e.hint, Setup: e.setup,
+			RetryAfterSeconds: wholeSeconds(e.retryAfter)}})
 		return
 	}
 	pr.mu.Lock()

@@ -48,7 +48,13 @@ the request leaves; if the connection is cut (proxy 502, Kibana's idle
 timeout, a network drop) the reply is read back from the conversation
 store. A task that reached "sending" is never sent again, not even when
 its worker died before it knew whether the request arrived: to ask again,
-send a new message.`
+send a new message.
+
+A server that refuses the message as busy (HTTP 429, or 503 with
+Retry-After) has not taken it in: it is sent again at most 3 times, after
+the wait the server asks for (at most 60s), only while that fits in the
+time left (send's --timeout, the task's --max-wait); then exit 9, and the
+hint says how long the server asked to wait.`
 
 func newSendCmd(app *App) *cobra.Command {
 	opts := &sendOptions{}
@@ -376,8 +382,16 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
 	runner := &taskRunner{command: "send", st: st, key: cred, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {}, text: text,
 		onEvent: func(e client.Event) {
-			if e.Kind == "connection_lost" {
+			switch e.Kind {
+			case "connection_lost":
 				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
+			case "busy":
+				spin.setLabel(e.Message)
+				if !pr.errTTY {
+					pr.info("%s", e.Message)
+				}
+			case "sent":
+				spin.setLabel("waiting for " + rec.Agent)
 			}
 		}}
 	final, err := runner.run(ctx, h)

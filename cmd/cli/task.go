@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"sync"
@@ -191,6 +192,23 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		})
 		return current(), nil
 	}
+	if send && !createdSending && rec.RetryAt != nil {
+		// The server refused this message earlier and said when to come
+		// back: not before then (and never longer than a send waits).
+		if d := min(rec.RetryAt.Sub(r.now()), maxSendRetryWait); d > 0 {
+			r.logf("%s: the server asked to wait; sending in %s", id, waitText(d))
+			if sleepCtx(ctx, d) != nil {
+				if errors.Is(context.Cause(ctx), errCancelRequested) {
+					update(func(x *store.Record) { markCanceled(x, r.now()) })
+					r.st.ClearCancel(id)
+					r.logf("%s: canceled on request", id)
+					r.audit(current())
+					return current(), nil
+				}
+				return current(), errHandedOff
+			}
+		}
+	}
 	switch {
 	case createdSending:
 		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
@@ -204,6 +222,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			x.State = store.Sending
 			x.Message = ""
 			x.SentAt = &now
+			x.RetryAt = nil
 			x.Workers++
 		}); err != nil {
 			return current(), fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", id, err)
@@ -222,7 +241,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	}
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	out := deliver(dctx, start, send, text, func(e client.Event) {
+	onEvent := func(e client.Event) {
 		switch e.Kind {
 		case "task":
 			update(func(x *store.Record) { x.TaskID = e.TaskID })
@@ -254,21 +273,83 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		if r.onEvent != nil {
 			r.onEvent(e)
 		}
-	})
-	mu.Lock()
-	if workingTimer != nil {
-		workingTimer.Stop()
 	}
-	mu.Unlock()
-	if !out.Final() {
+	// refusals counts the sends the server refused before taking anything
+	// in (429, 503 with Retry-After), across the processes that sent it.
+	refusals := start.Refusals
+	// unsent: the last send was refused and the wait before the next one
+	// was cut short, so nothing is on the server.
+	unsent := false
+	refusedNote := ""
+	var out client.Outcome
+	for {
+		out = deliver(dctx, current(), send, text, onEvent)
+		mu.Lock()
+		if workingTimer != nil {
+			workingTimer.Stop()
+		}
+		mu.Unlock()
+		if !send || out.State != client.StateRejected || !client.RetryLater(out.Err) {
+			break
+		}
+		// The server refused the message before taking it in: sending it
+		// again is safe, after the wait it asked for, a bounded number of
+		// times and only within the time left.
+		refusals++
+		dl, hasDL := dctx.Deadline()
+		wait, why := sendRetryWait(out.Err, refusals, r.now(), dl, hasDL)
+		if why != "" {
+			refusedNote = why
+			break
+		}
+		// Until it is sent again, the record says what is true: queued,
+		// its text back in it, not before RetryAt. A process that dies
+		// meanwhile leaves it for a worker, which sends it once, then.
+		mu.Lock()
+		written = false
+		mu.Unlock()
+		retryAt := r.now().Add(wait).UTC()
+		update(func(x *store.Record) {
+			x.State, x.Message, x.SentAt, x.RetryAt = store.Queued, text, nil, &retryAt
+			x.Refusals = refusals
+			x.LastError = errorInfo(out.Err)
+		})
+		r.logf("%s: refused (%v); sending again in %s (retry %d of %d)", id, out.Err, waitText(wait), refusals, maxSendRetries)
+		if r.onEvent != nil {
+			r.onEvent(client.Event{Kind: "busy", Err: out.Err,
+				Message: fmt.Sprintf("the server is busy or rate limiting; sending again in %s (retry %d of %d)", waitText(wait), refusals, maxSendRetries)})
+		}
+		if sleepCtx(dctx, wait) != nil {
+			if ctx.Err() != nil {
+				unsent = true
+				out = client.Outcome{Err: out.Err}
+			}
+			// Else the maximum wait ran out: the refusal stands.
+			break
+		}
+		// Past this write the message is never sent again by anyone but
+		// this process, and only after another refusal.
+		if err := update(func(x *store.Record) {
+			now := r.now().UTC()
+			x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
+		}); err != nil {
+			return current(), fmt.Errorf("task %s not sent again: cannot record that it is being sent: %w", id, err)
+		}
+		r.logf("%s: sending to agent %s again (%d bytes)", id, rec.Agent, rec.MessageSize)
+	}
+	if !out.Final() && !unsent {
 		markWorking()
 	}
 	switch {
 	case out.Final():
+		if refusedNote != "" {
+			out.Reason += "; " + refusedNote
+		}
 		err := update(func(x *store.Record) {
 			finish(x, r.now(), store.State(out.State))
 			x.Reply = out.Reply
 			x.Reason = out.Reason
+			x.Refusals = refusals
 			x.Error = errorInfo(out.Err)
 			x.HTTPStatus = out.HTTPStatus
 			x.Via = out.Via
@@ -293,10 +374,11 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		r.logf("%s: canceled on request", id)
 		r.audit(current())
 		return current(), nil
-	case ctx.Err() != nil && out.NotSent():
-		// The wait ended before a connection was even made: nothing left,
-		// so the task goes back to queued, text included, and the next
-		// worker sends it (once).
+	case ctx.Err() != nil && (out.NotSent() || unsent):
+		// The wait ended before a connection was even made, or while the
+		// server's refusal was being waited out: nothing left, so the task
+		// goes back to queued, text included, and the next worker sends it
+		// (once).
 		update(func(x *store.Record) {
 			x.State, x.Message, x.SentAt = store.Queued, text, nil
 		})
@@ -392,6 +474,42 @@ func finish(x *store.Record, now time.Time, st store.State) {
 	x.State = st
 	x.FinishedAt = &t
 	x.Message = ""
+	x.RetryAt = nil
+}
+
+// Sends the server refused (HTTP 429, or 503 with Retry-After) are sent again
+// at most maxSendRetries times, each after the server's Retry-After, else
+// after a backoff of about 1s, 2s, 4s (±20%, at most 30s); never after a wait
+// longer than maxSendRetryWait, nor one that leaves less than
+// sendRetryReserve of the time the command or the task may take.
+const (
+	maxSendRetries   = 3
+	maxSendRetryWait = 60 * time.Second
+	sendRetryReserve = time.Second
+)
+
+// sendRetryWait says how long to wait before sending again a message the
+// server refused for the n-th time (n from 1), or why it is not sent again.
+func sendRetryWait(err error, n int, now, deadline time.Time, hasDeadline bool) (time.Duration, string) {
+	if n > maxSendRetries {
+		return 0, fmt.Sprintf("refused %d times in a row", n)
+	}
+	ra := client.RetryAfterOf(err)
+	wait := ra
+	if wait <= 0 {
+		wait = min(time.Second<<(n-1), 30*time.Second)
+		wait = max(time.Duration(float64(wait)*(0.8+0.4*rand.Float64())), time.Second)
+	}
+	if wait > maxSendRetryWait {
+		return 0, fmt.Sprintf("the server asked to retry after %s, longer than the %s a send waits", waitText(wait), waitText(maxSendRetryWait))
+	}
+	if left := deadline.Sub(now); hasDeadline && wait+sendRetryReserve > left {
+		if ra > 0 {
+			return 0, fmt.Sprintf("the server asked to retry after %s, more than the time left to wait (%s)", waitText(ra), waitText(max(left, 0)))
+		}
+		return 0, fmt.Sprintf("no time left to wait for another try (%s)", waitText(max(left, 0)))
+	}
+	return wait, ""
 }
 
 func errorInfo(err error) *store.ErrorInfo {
@@ -400,7 +518,11 @@ func errorInfo(err error) *store.ErrorInfo {
 	}
 	var ce *client.Error
 	if errors.As(err, &ce) {
-		return &store.ErrorInfo{Kind: ce.Kind.String(), Message: ce.Error(), HTTPStatus: ce.StatusCode, RPCCode: ce.RPCCode}
+		info := &store.ErrorInfo{Kind: ce.Kind.String(), Message: ce.Error(), HTTPStatus: ce.StatusCode, RPCCode: ce.RPCCode}
+		if ce.Kind == client.KindBusy {
+			info.RetryAfterSeconds = wholeSeconds(ce.RetryAfter)
+		}
+		return info
 	}
 	return &store.ErrorInfo{Kind: "unexpected", Message: oneLineErr(err)}
 }
@@ -581,11 +703,11 @@ func recordDoc(rec *store.Record) taskDoc {
 	}
 	d.TaskID = rec.TaskID
 	if rec.LastError != nil && !rec.State.Terminal() {
-		d.LastError = &errorDoc{Code: rec.LastError.Kind, Message: rec.LastError.Message}
+		d.LastError = &errorDoc{Code: rec.LastError.Kind, Message: rec.LastError.Message, RetryAfterSeconds: rec.LastError.RetryAfterSeconds}
 	}
 	if code := exitCodeFor(rec); code != ExitOK && code != ExitStillRunning && code != ExitInputRequired {
 		ce := recordError(rec)
-		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
+		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint, RetryAfterSeconds: wholeSeconds(ce.retryAfter)}
 	}
 	return d
 }
@@ -613,7 +735,8 @@ func recordError(rec *store.Record) *cliError {
 			ce.hint, ce.code = from.hint, from.code
 		}
 		if rec.Error != nil && rec.Error.Kind == "busy" {
-			ce.hint = "the server refused the message for now (rate limit or unavailable); nothing ran, so sending it again later is safe"
+			ce.retryAfter = time.Duration(rec.Error.RetryAfterSeconds) * time.Second
+			ce.hint = busyHint(rec)
 		}
 		if ce.hint == "" {
 			ce.hint = "nothing ran on the server; it is safe to send again"
@@ -628,6 +751,34 @@ func recordError(rec *store.Record) *cliError {
 		}
 	}
 	return ce
+}
+
+// busyHint says how long the server asked to wait, why the message was not
+// sent again, and that it did not run (429, 503).
+func busyHint(rec *store.Record) string {
+	var b strings.Builder
+	refused := "it refused the message for now (rate limit or overload)"
+	if rec.Refusals > 1 {
+		refused = fmt.Sprintf("it refused the message %d times in a row (rate limit or overload)", rec.Refusals)
+	}
+	secs := rec.Error.RetryAfterSeconds
+	if secs <= 0 {
+		b.WriteString("the server is busy or rate limiting: " + refused + " and nothing ran, so sending it again later is safe")
+		return b.String()
+	}
+	wait := time.Duration(secs) * time.Second
+	fmt.Fprintf(&b, "the server asked to retry after %s", waitText(wait))
+	switch {
+	case rec.Refusals == 0 || rec.Refusals > maxSendRetries:
+		// Not sent again (an older record), or sent again as often as a
+		// send is.
+	case wait > maxSendRetryWait:
+		fmt.Fprintf(&b, ", longer than the %s a send waits", waitText(maxSendRetryWait))
+	default:
+		b.WriteString(", more than the time left to wait")
+	}
+	b.WriteString("; " + refused + " and nothing ran, so sending it again after that is safe")
+	return b.String()
 }
 
 func kindFromName(name string) client.Kind {
@@ -708,7 +859,11 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 	case code == ExitStillRunning:
 		pr.info("still running: %s has not answered yet (context %s, state %s). Nothing is lost.", rec.Agent, rec.ContextID, rec.State)
 		if rec.LastError != nil {
-			pr.info("last problem: %s", rec.LastError.Message)
+			if secs := rec.LastError.RetryAfterSeconds; secs > 0 {
+				pr.info("last problem: %s (the server asked to retry after %s)", rec.LastError.Message, waitText(time.Duration(secs)*time.Second))
+			} else {
+				pr.info("last problem: %s", rec.LastError.Message)
+			}
 		}
 		pr.info("resume with: %s", resumeCommand(rec))
 	default:
@@ -722,4 +877,16 @@ func exitWith(code int) error {
 		return nil
 	}
 	return &exitError{code: code}
+}
+
+// sleepCtx waits d, or less when ctx ends first (then it returns ctx's error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
