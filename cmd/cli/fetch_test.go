@@ -186,6 +186,32 @@ func TestFetchGenericAgent(t *testing.T) {
 		}
 	})
 
+	t.Run("credentials as send resolves them", func(t *testing.T) {
+		t.Parallel()
+		h := newHarness(t, nil)
+		url := js.URL(interoptest.MountV1, interoptest.AgentSecure)
+		ctxID := "3f6c2e1a-0000-4000-8000-000000000001"
+		r := h.run("fetch", ctxID, "--url", url)
+		r.expect(t, ExitAuth)
+		tok := filepath.Join(t.TempDir(), "token")
+		if err := os.WriteFile(tok, []byte(js.Token+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Accepted: the echo agent answers with messages, so the context
+		// holds no task, and fetch says why.
+		r = h.run("fetch", ctxID, "--url", url, "--token-file", tok)
+		r.expect(t, ExitNotFound)
+		if !strings.Contains(r.stderr, "answered with a message") {
+			t.Errorf("stderr %q", r.stderr)
+		}
+		h.env["A2A_COURIER_TOKEN"], h.env["A2A_COURIER_TOKEN_ORIGIN"] = js.Token, js.Origin
+		r = h.run("fetch", ctxID, "--url", url)
+		r.expect(t, ExitNotFound)
+		if strings.Contains(r.stdout+r.stderr, js.Token) {
+			t.Error("the token reached the output")
+		}
+	})
+
 	t.Run("a 0.3 record without its task id", func(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
