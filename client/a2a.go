@@ -24,6 +24,17 @@ type SendResult struct {
 	Timestamp string
 }
 
+// Outcome maps the result to an outcome as a delivery does: a Message is
+// the final reply; a task's state gives the outcome (its artifacts, or its
+// status message, as the reply, the question or the reason). ok is false
+// while the task is still going.
+func (r *SendResult) Outcome() (Outcome, bool) {
+	if r.Kind == "message" {
+		return Outcome{State: StateCompleted, Reply: r.Text, Via: "reply", HTTPStatus: 200, TaskID: r.TaskID}, true
+	}
+	return taskOutcome(r.State, r.Text, "task", r.TaskID)
+}
+
 // AgentErrorPrefix starts the text of a reply that reports an agent failure
 // on Kibana: the executor catches the failure and answers an ordinary
 // Message "Error: <reason>".

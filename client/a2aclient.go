@@ -10,6 +10,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -35,6 +37,8 @@ type A2A struct {
 	t       *transport
 	dialect Dialect
 	tenant  string
+	// pageSize is the ListTasks page size (tests make it small).
+	pageSize int
 }
 
 // NewA2A returns a client for cfg.
@@ -66,7 +70,7 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 		}
 		t.authName, t.authValue, t.secret = a.Header, Secret(a.Prefix+cfg.Credential.Reveal()), cfg.Credential
 	}
-	return &A2A{t: t, dialect: cfg.Dialect, tenant: cfg.Tenant}, nil
+	return &A2A{t: t, dialect: cfg.Dialect, tenant: cfg.Tenant, pageSize: taskPageSize}, nil
 }
 
 // Dialect returns the protocol version spoken.
@@ -186,6 +190,123 @@ func (c *A2A) taskCall(ctx context.Context, op, method, id string, idempotent bo
 	return ev.result(), nil
 }
 
+// ErrNoTaskList means the agent cannot list the tasks of a context: it
+// speaks A2A 0.3, whose JSON-RPC binding has no task list, or its server
+// does not offer ListTasks.
+var ErrNoTaskList = errors.New("the agent cannot list tasks by contextId")
+
+// TaskInfo is one task of a context, as ListTasks shows it.
+type TaskInfo struct {
+	ID        string
+	ContextID string
+	// State is normalised to the v0.3 names ("working", "input-required").
+	State string
+	// Timestamp is the status's timestamp, as sent.
+	Timestamp string
+	// MessageIDs are the ids of the messages in the task's history, when
+	// the history was asked for.
+	MessageIDs []string
+}
+
+// maxTaskPages bounds a listing: at most this many pages of
+// taskPageSize tasks are read.
+const (
+	maxTaskPages = 20
+	taskPageSize = 100
+)
+
+// ContextTasks lists the tasks of a context with v1.0 ListTasks, following
+// the pages, newest first (by status timestamp; tasks without one last, in
+// the server's order). withHistory asks for each task's history, to match
+// message ids; without it no history is sent. In v0.3, or when the server
+// has no ListTasks (JSON-RPC -32601 or -32004, HTTP 404 or 405), the error
+// wraps ErrNoTaskList.
+func (c *A2A) ContextTasks(ctx context.Context, contextID string, withHistory bool) ([]TaskInfo, error) {
+	if c.dialect != V10 {
+		return nil, ErrNoTaskList
+	}
+	var out []TaskInfo
+	seen := map[string]bool{}
+	token := ""
+	for page := 0; page < maxTaskPages; page++ {
+		p := map[string]any{"contextId": contextID, "pageSize": c.pageSize}
+		if !withHistory {
+			p["historyLength"] = 0
+		}
+		if token != "" {
+			p["pageToken"] = token
+		}
+		if c.tenant != "" {
+			p["tenant"] = c.tenant
+		}
+		res, err := c.call(ctx, "list tasks of context "+contextID, "ListTasks", p, true)
+		if err != nil {
+			if noTaskList(err) {
+				return nil, errors.Join(ErrNoTaskList, err)
+			}
+			return nil, err
+		}
+		res.Get("tasks").ForEach(func(_, t gjson.Result) bool {
+			id := t.Get("id").String()
+			// A server that ignores the filter lists other contexts too.
+			if id == "" || seen[id] || t.Get("contextId").String() != contextID {
+				return true
+			}
+			seen[id] = true
+			ti := TaskInfo{ID: id, ContextID: contextID, State: normState(t.Get("status.state")), Timestamp: t.Get("status.timestamp").String()}
+			t.Get("history").ForEach(func(_, m gjson.Result) bool {
+				if mid := m.Get("messageId").String(); mid != "" {
+					ti.MessageIDs = append(ti.MessageIDs, mid)
+				}
+				return true
+			})
+			out = append(out, ti)
+			return true
+		})
+		next := res.Get("nextPageToken").String()
+		if next == "" || next == token {
+			break
+		}
+		token = next
+	}
+	sortTasksNewestFirst(out)
+	return out, nil
+}
+
+// sortTasksNewestFirst orders tasks by status timestamp, newest first; tasks
+// whose timestamp does not parse keep their order after the others.
+func sortTasksNewestFirst(tasks []TaskInfo) {
+	at := func(t TaskInfo) (time.Time, bool) {
+		ts, err := time.Parse(time.RFC3339Nano, t.Timestamp)
+		return ts, err == nil
+	}
+	sort.SliceStable(tasks, func(i, j int) bool {
+		ti, iok := at(tasks[i])
+		tj, jok := at(tasks[j])
+		switch {
+		case iok && jok:
+			return ti.After(tj)
+		default:
+			return iok && !jok
+		}
+	})
+}
+
+// noTaskList reports an answer that says the server has no ListTasks.
+func noTaskList(err error) bool {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return false
+	}
+	switch {
+	case ce.Kind == KindRPC:
+		return ce.RPCCode == -32601 || ce.RPCCode == -32004
+	case ce.StatusCode == http.StatusNotFound, ce.StatusCode == http.StatusMethodNotAllowed:
+		return true
+	}
+	return false
+}
+
 // FindTask looks for the task a message started (v1.0 ListTasks by
 // context, keeping only a task whose history holds messageID: an earlier
 // task of the same context is never taken for it). It returns "" when the
@@ -194,32 +315,19 @@ func (c *A2A) FindTask(ctx context.Context, contextID, messageID string) (string
 	if c.dialect != V10 || contextID == "" || messageID == "" {
 		return "", nil
 	}
-	p := map[string]any{"contextId": contextID, "pageSize": 20, "historyLength": 100}
-	if c.tenant != "" {
-		p["tenant"] = c.tenant
+	tasks, err := c.ContextTasks(ctx, contextID, true)
+	if errors.Is(err, ErrNoTaskList) {
+		return "", nil
 	}
-	res, err := c.call(ctx, "list tasks of context "+contextID, "ListTasks", p, true)
 	if err != nil {
-		if code := rpcCode(err); code == -32601 || code == -32004 {
-			return "", nil // no task list on this server
-		}
 		return "", err
 	}
-	id := ""
-	res.Get("tasks").ForEach(func(_, t gjson.Result) bool {
-		if t.Get("contextId").String() != contextID {
-			return true
+	for _, t := range tasks {
+		if slices.Contains(t.MessageIDs, messageID) {
+			return t.ID, nil
 		}
-		t.Get("history").ForEach(func(_, m gjson.Result) bool {
-			if m.Get("messageId").String() == messageID {
-				id = t.Get("id").String()
-				return false
-			}
-			return true
-		})
-		return id == ""
-	})
-	return id, nil
+	}
+	return "", nil
 }
 
 // StreamEvent is one event of a stream, or a unary result, in either

@@ -3,8 +3,12 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -12,65 +16,416 @@ import (
 )
 
 type fetchOptions struct {
-	contextID string
-	timeout   time.Duration
-	maxChars  int
+	contextID  string
+	taskID     string
+	peer       string
+	agentFlags agentFlags
+	timeout    time.Duration
+	maxChars   int
 }
 
 func newFetchCmd(app *App) *cobra.Command {
 	opts := &fetchOptions{}
 	cmd := &cobra.Command{
-		Use:   "fetch <contextId>",
+		Use:   "fetch <contextId> [peer]",
 		Short: "Recover a task's reply from the server by contextId alone",
 		Long: `Ask the server for the reply of a task, knowing only its contextId: on
 another machine, after the state directory was wiped, or after a task
-expired locally. It reads the conversation a2a-<contextId> and prints the
-final reply of its round; it never sends anything.
+expired locally. It never sends anything.
 
-When the server has no reply stored yet it says so and exits 8: the run
-may still be going (look again later), it may have failed (Kibana does not
-store failed runs), or the contextId may be wrong.
+Kibana Agent Builder (the default): it reads the conversation
+a2a-<contextId> and prints the final reply of its round. When the server has
+no reply stored yet it says so and exits 8: the run may still be going (look
+again later), it may have failed (Kibana does not store failed runs), or the
+contextId may be wrong. A contextId that is not a UUID (a2a-courier's are),
+that Kibana does not know and this machine has no record of, exits 5.
+
+Any other A2A agent: name it as send does, with --url or the name of a peer
+of the config file; a local record of the task already names it. An A2A 1.0
+agent lists the tasks of the context (ListTasks): fetch takes the task that
+holds the recorded message or, with no local record, the newest task of the
+context, and says so. A2A 0.3 cannot list tasks by contextId: fetch then
+exits 2 and says what to do instead. --task <taskId> reads one task by its
+id, in either version.
+
+Exit codes follow the task's state, as for send: 0 completed, 6 failed,
+rejected or canceled, 7 input required, 8 still running.
 
 When a local record exists and is not final, it is updated with the reply.`,
 		Example: `  a2a-courier fetch 3f6c2e1a-…
-  a2a-courier fetch "$ctx" --json --max-chars 4000`,
-		Args: exactArgs(1, "a contextId"),
+  a2a-courier fetch "$ctx" --json --max-chars 4000
+  a2a-courier fetch "$ctx" --url https://agents.example.com/research
+  a2a-courier fetch "$ctx" research            # a peer of the config file
+  a2a-courier fetch --task 0193c2d4-… --url https://agents.example.com/research`,
+		Args: rangeArgs(0, 2, "a contextId and optionally a peer, or --task <taskId> and optionally a peer"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.contextID = args[0]
+			switch {
+			case opts.taskID != "" && len(args) > 1:
+				return usageErr("usage: a2a-courier fetch --task <taskId> [peer | --url <agent URL>]", "with --task, the only argument is the agent's peer name")
+			case opts.taskID != "":
+				if len(args) == 1 {
+					opts.peer = args[0]
+				}
+			case len(args) == 0:
+				return usageErr("usage: "+cmd.UseLine()+", or a2a-courier fetch --task <taskId> [peer]", "fetch needs a contextId (or --task <taskId>)")
+			default:
+				opts.contextID = args[0]
+				if len(args) == 2 {
+					opts.peer = args[1]
+				}
+			}
+			if opts.peer != "" && opts.agentFlags.url != "" {
+				return usageErr("name the agent once: a peer of the config file, or --url", "both a peer (%s) and --url given", opts.peer)
+			}
 			return app.runFetch(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
+	cmd.Flags().StringVar(&opts.taskID, "task", "", "read this task of a generic A2A agent by its id (any A2A version)")
+	cmd.Flags().StringVar(&opts.agentFlags.url, "url", "", "read from a generic A2A agent: its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
+	cmd.Flags().StringVar(&opts.agentFlags.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
 	return cmd
 }
 
 func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
-	if err := store.CheckContextID(opts.contextID); err != nil {
-		return usageErr("pass the contextId printed by send or send-async", "%s", err.Error())
-	}
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
-	k, err := a.kibanaClient()
+	if p := opts.agentFlags.protocol; p != "" && p != "0.3" && p != "1.0" {
+		return usageErr("use 0.3 or 1.0", "unknown protocol %q", p)
+	}
+	if opts.taskID != "" {
+		return a.fetchTask(ctx, opts)
+	}
+	if err := store.CheckContextID(opts.contextID); err != nil {
+		return usageErr("pass the contextId printed by send or send-async; those a2a-courier makes are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd", "%s", err.Error())
+	}
+	// The local record, when there is one, says which round or task is ours.
+	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) { return st.Load(opts.contextID) })
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	switch {
+	case opts.peer != "" || opts.agentFlags.url != "":
+		src, err := a.fetchTarget(ctx, opts)
+		if err != nil {
+			return err
+		}
+		if local != nil && !sameAgent(local.Target, src.target) {
+			a.printer().warn("the local record of context %s names another agent; reading from the one given, without the record", opts.contextID)
+			local = nil
+		}
+		return a.fetchRemote(ctx, opts, src, local, st)
+	case local != nil && local.Target.Kind == "a2a":
+		src, err := a.recordSource(local, opts)
+		if err != nil {
+			return err
+		}
+		return a.fetchRemote(ctx, opts, src, local, st)
+	case opts.agentFlags.protocol != "":
+		return usageErr("--protocol is for generic A2A agents: add --url <agent URL> or the peer's name", "--protocol without an A2A agent")
+	}
+	return a.fetchKibana(ctx, opts, local, st)
+}
+
+// fetchLocal opens the state directory and loads a record; either may be
+// nil (no state directory, no record: fetch works without both).
+func (a *App) fetchLocal(load func(*store.Store) (*store.Record, error)) (*store.Store, *store.Record) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil, nil
+	}
+	r, err := load(st)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			a.printer().warn("%v", err)
+		}
+		return st, nil
+	}
+	return st, r
+}
+
+// fetchSource is the generic agent fetch reads from.
+type fetchSource struct {
+	target store.Target
+	cred   client.Secret
+	name   string
+	// command names the agent in the commands fetch prints: "--url <url>"
+	// or the peer's name.
+	command string
+}
+
+// fetchTarget resolves the agent named by a peer argument or --url, as send
+// does (the card, then the credential).
+func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource, error) {
+	if opts.peer != "" {
+		if _, ok, err := a.peer(opts.peer); err != nil {
+			return nil, err
+		} else if !ok {
+			return nil, usageErr("fetch needs no agent for Kibana (the contextId is enough); for another A2A agent, name a peer of the config file (`a2a-courier config show`) or pass --url <agent URL>",
+				"no peer %q in the config file", opts.peer)
+		}
+	}
+	tg, err := a.resolveTarget(ctx, opts.peer, opts.agentFlags)
+	if err != nil {
+		return nil, err
+	}
+	return &fetchSource{target: tg.Store, cred: tg.Cred, name: tg.Name, command: agentCommand(tg.Store, opts.agentFlags.protocol)}, nil
+}
+
+// recordSource reads from the agent a local record names, with the
+// credential send would use for it.
+func (a *App) recordSource(rec *store.Record, opts *fetchOptions) (*fetchSource, error) {
+	t := rec.Target
+	if p := opts.agentFlags.protocol; p != "" {
+		t.Dialect = p
+	}
+	cred, err := a.credentialFor(t)
+	if err != nil {
+		return nil, err
+	}
+	return &fetchSource{target: t, cred: cred, name: rec.Agent, command: agentCommand(t, opts.agentFlags.protocol)}, nil
+}
+
+// agentCommand names a generic agent on a command line.
+func agentCommand(t store.Target, protocol string) string {
+	s := "--url " + shellQuote(t.URL)
+	if t.Peer != "" {
+		s = shellQuote(t.Peer)
+	}
+	if protocol != "" {
+		s += " --protocol " + protocol
+	}
+	return s
+}
+
+// sameAgent reports whether a record was sent to the agent t names.
+func sameAgent(rec, t store.Target) bool {
+	return rec.Kind == "a2a" && strings.TrimRight(rec.Endpoint, "/") == strings.TrimRight(t.Endpoint, "/")
+}
+
+// errNoTaskList explains why a context cannot be read from an agent.
+func errNoTaskList(src *fetchSource, contextID string, err error) *cliError {
+	ce := &cliError{exit: ExitUsage, code: "unsupported", err: err,
+		hint: "run `a2a-courier result " + shellQuote(contextID) + "` where the task was sent, or pass the task id: a2a-courier fetch --task <taskId> " + src.command}
+	ce.message = "this agent speaks A2A 0.3, which cannot list tasks by contextId"
+	var rerr *client.Error
+	if client.Dialect(src.target.Dialect) == client.V10 && errors.As(err, &rerr) {
+		answer := fmt.Sprintf("HTTP %d", rerr.StatusCode)
+		if rerr.Kind == client.KindRPC {
+			answer = fmt.Sprintf("JSON-RPC error %d", rerr.RPCCode)
+		}
+		ce.message = "this agent's server cannot list tasks by contextId (ListTasks answered " + answer + ")"
+	}
+	return ce
+}
+
+// fetchRemote reads a context's reply from a generic A2A agent: the task
+// the local record names, or the one holding its message, or with no
+// record the newest task of the context (v1.0 ListTasks).
+func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store) error {
+	ctxID := opts.contextID
+	if local != nil && local.State == store.Queued {
+		// Never sent: nothing is on the server; the record says where it
+		// stands (and result revives its worker).
+		return a.reportRecord(local, opts.maxChars, st)
+	}
+	c, err := a.a2aClient(src.target, src.cred)
 	if err != nil {
 		return err
 	}
-	// The local record, when there is one, says which round is ours.
-	st, stErr := a.openStore()
-	var local *store.Record
-	if stErr == nil {
-		if r, err := st.Load(opts.contextID); err == nil {
-			local = r
-		} else if !errors.Is(err, store.ErrNotFound) {
-			a.printer().warn("%v", err)
+	settled := local != nil && local.State.Terminal() && local.State != store.Expired
+	taskID, note := "", ""
+	switch {
+	case local != nil && local.TaskID != "":
+		taskID = local.TaskID
+	case local != nil && !local.LocalContext:
+		tasks, err := c.ContextTasks(ctx, ctxID, true)
+		switch {
+		case errors.Is(err, client.ErrNoTaskList) && settled:
+			return a.reportRecord(local, opts.maxChars, st)
+		case errors.Is(err, client.ErrNoTaskList):
+			return errNoTaskList(src, ctxID, err)
+		case err != nil:
+			return err
 		}
-	} else {
-		st = nil
+		for _, t := range tasks {
+			if slices.Contains(t.MessageIDs, local.MessageID) {
+				taskID = t.ID
+				break
+			}
+		}
+		if taskID == "" {
+			if settled {
+				return a.reportRecord(local, opts.maxChars, st)
+			}
+			return &cliError{exit: ExitNotFound, code: "not_found",
+				message: fmt.Sprintf("the agent lists no task holding the message of context %s", ctxID),
+				hint:    "it may have answered with a message, which agents do not keep, or never received the request; `a2a-courier result " + shellQuote(ctxID) + "` shows what this machine recorded"}
+		}
+	case local != nil:
+		// The contextId only names the record: the server's is unknown.
+		return a.reportRecord(local, opts.maxChars, st)
+	default:
+		tasks, err := c.ContextTasks(ctx, ctxID, false)
+		switch {
+		case errors.Is(err, client.ErrNoTaskList):
+			return errNoTaskList(src, ctxID, err)
+		case err != nil:
+			return err
+		case len(tasks) == 0:
+			return &cliError{exit: ExitNotFound, code: "not_found",
+				message: fmt.Sprintf("the agent lists no task in context %s", ctxID),
+				hint:    "check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: `a2a-courier result " + shellQuote(ctxID) + "` shows it where it was sent"}
+		}
+		taskID = tasks[0].ID
+		if len(tasks) > 1 {
+			note = fmt.Sprintf("no local record of this task: took the newest of the %d tasks of context %s (task %s); pass --task <taskId> for another", len(tasks), ctxID, taskID)
+		}
 	}
-	rctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	res, err := c.GetTask(ctx, taskID)
+	if err != nil {
+		if settled {
+			return a.reportRecord(local, opts.maxChars, st)
+		}
+		return err
+	}
+	resume := ""
+	switch {
+	case local == nil:
+		resume = "a2a-courier fetch " + shellQuote(ctxID) + " " + src.command
+	case local.State.Terminal():
+		// An expired record has no worker left: fetch looks again.
+		resume = "a2a-courier fetch " + shellQuote(ctxID)
+	}
+	return a.reportTask(res, opts, src, local, st, ctxID, note, resume)
+}
+
+// fetchTask reads one task of a generic agent by its id.
+func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
+	if err := store.CheckContextID(opts.taskID); err != nil {
+		return usageErr("pass the task id printed with the task (task_id)", "invalid task id: %s", err.Error())
+	}
+	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) {
+		// Damaged records are skipped here: they are not this task's.
+		recs, _ := st.List()
+		for _, r := range recs {
+			if r.TaskID == opts.taskID && r.Target.Kind == "a2a" {
+				return r, nil
+			}
+		}
+		return nil, store.ErrNotFound
+	})
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	conv, err := k.GetConversation(rctx, client.ConversationIDForContext(opts.contextID))
+	var src *fetchSource
+	var err error
+	switch {
+	case opts.peer != "" || opts.agentFlags.url != "":
+		if src, err = a.fetchTarget(ctx, opts); err != nil {
+			return err
+		}
+		if local != nil && !sameAgent(local.Target, src.target) {
+			local = nil
+		}
+	case local != nil:
+		if src, err = a.recordSource(local, opts); err != nil {
+			return err
+		}
+	default:
+		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.taskID,
+			hint: "for a task started elsewhere, name the agent: a2a-courier fetch --task " + shellQuote(opts.taskID) + " <peer>, or --url <agent URL>"}
+	}
+	c, err := a.a2aClient(src.target, src.cred)
+	if err != nil {
+		return err
+	}
+	res, err := c.GetTask(ctx, opts.taskID)
+	if err != nil {
+		if local != nil && local.State.Terminal() && local.State != store.Expired {
+			return a.reportRecord(local, opts.maxChars, st)
+		}
+		return err
+	}
+	ctxID := res.ContextID
+	if local != nil && (ctxID == "" || ctxID == local.ContextID || local.LocalContext) {
+		ctxID = local.ContextID
+	} else {
+		local = nil
+	}
+	if store.CheckContextID(ctxID) != nil {
+		ctxID = "" // not a plain id: not used in file names or commands
+	}
+	resume := "a2a-courier fetch --task " + shellQuote(opts.taskID) + " " + src.command
+	if local != nil && !local.State.Terminal() {
+		resume = "" // its worker follows it: result --wait
+	}
+	return a.reportTask(res, opts, src, local, st, ctxID, "", resume)
+}
+
+// reportTask reports a task read from a generic agent, and writes a final
+// outcome into the local record when it is not final yet.
+func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store, ctxID, note, resume string) error {
+	out, final := res.Outcome()
+	if final && local != nil && local.AnswersTask != "" && local.AnswersTask == res.TaskID && !local.State.Terminal() &&
+		out.State == client.StateInputRequired && out.Reply == local.Question {
+		// The task still asks the question our message answers: the agent
+		// has not taken the answer in yet.
+		final = false
+	}
+	now := a.p.Now().UTC()
+	// Without a local record the task's start is unknown (A2A tasks carry
+	// no creation time): created_at is left out.
+	rec := &store.Record{ContextID: ctxID, Agent: src.name, Target: src.target, State: store.Working}
+	if local != nil {
+		cp := *local
+		rec = &cp
+	}
+	if client.ValidID(res.TaskID) {
+		rec.TaskID = res.TaskID
+	}
+	if !final {
+		rec.State = store.Working
+		rec.Reason = fmt.Sprintf("the task is %s on the agent", nonEmptyStr(res.State, "in an unknown state"))
+		return a.reportRecordWith(rec, opts.maxChars, st, docExtra{resume: resume, note: note})
+	}
+	rec.State = store.State(out.State)
+	rec.Reply, rec.Reason, rec.Error = out.Reply, out.Reason, nil
+	rec.FinishedAt = &now
+	if t, err := time.Parse(time.RFC3339Nano, res.Timestamp); err == nil {
+		// The time comes from the server, not from this fetch.
+		t = t.UTC()
+		rec.FinishedAt = &t
+	}
+	if local != nil && (!local.State.Terminal() || local.State == store.Expired) && st != nil {
+		if h, err := st.Lock(local.ContextID); err == nil {
+			h.Update(func(x *store.Record) error {
+				finish(x, a.p.Now(), rec.State)
+				x.Reply, x.Reason, x.Via, x.HTTPStatus = out.Reply, out.Reason, "fetch", 200
+				if x.TaskID == "" {
+					x.TaskID = rec.TaskID
+				}
+				return nil
+			})
+			h.Release()
+		}
+	}
+	return a.reportRecordWith(rec, opts.maxChars, st, docExtra{note: note})
+}
+
+// fetchKibana reads a context's reply from Kibana's conversation store.
+func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.Record, st *store.Store) error {
+	k, err := a.kibanaClient()
+	if err != nil {
+		var ce *cliError
+		if errors.As(err, &ce) && ce.code == "not_configured" {
+			cp := *ce
+			cp.message += " (fetch reads Kibana's conversation store; for a task sent to another A2A agent, add --url <agent URL> or the peer's name)"
+			return &cp
+		}
+		return err
+	}
+	conv, err := k.GetConversation(ctx, client.ConversationIDForContext(opts.contextID))
 	var out client.Outcome
 	found := false
 	switch {
@@ -81,6 +436,18 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 			out, found = conv.Outcome("", 0, true)
 		}
 	case client.IsKind(err, client.KindNotFound):
+		if local == nil && !isUUID(opts.contextID) {
+			// a2a-courier, Kibana and the SDK clients all make UUIDs: an
+			// unknown id of another form is far likelier a wrong handle
+			// than a run still going, and waiting for it would be endless.
+			hint := "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
+			if rest, ok := strings.CutPrefix(opts.contextID, "a2a-"); ok && isUUID(rest) {
+				hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier fetch " + rest + "), or read it with a2a-courier show " + opts.contextID
+			}
+			return &cliError{exit: ExitNotFound, code: "not_found", err: err,
+				message: "Kibana has no conversation for context " + opts.contextID + ", and this machine no record of it",
+				hint:    hint + "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"}
+		}
 	default:
 		return err
 	}
@@ -103,6 +470,9 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 			shown.State = store.Working
 		}
 		shown.Reason = "the server has no reply stored for this context yet: the run may still be going, it may have failed (failed runs are not stored), or the contextId may be wrong"
+		if local == nil {
+			shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
+		}
 		if a.printer().json {
 			doc := recordDoc(&shown)
 			doc.Resume = "a2a-courier fetch " + opts.contextID
@@ -111,6 +481,9 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 		}
 		a.printer().info("no reply stored on the server for context %s yet.", opts.contextID)
 		a.printer().info("the run may still be going (look again later: a2a-courier fetch %s), it may have failed (failed runs are not stored), or the contextId may be wrong.", opts.contextID)
+		if local == nil {
+			a.printer().info("sent to another A2A agent? add --url <agent URL> or the peer's name.")
+		}
 		return exitWith(ExitStillRunning)
 	}
 	result := *rec
@@ -139,4 +512,13 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 		}
 	}
 	return a.reportRecord(&result, opts.maxChars, st)
+}
+
+// isUUID reports whether id is a UUID in its usual 36-character form.
+func isUUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(id)
+	return err == nil
 }

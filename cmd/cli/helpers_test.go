@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -174,4 +175,18 @@ func killWorkersAtCleanup(t *testing.T, stateDir string) {
 			syscall.Kill(pid, syscall.SIGKILL)
 		}
 	})
+}
+
+// loadRecord reads a task record of the harness's state directory.
+func loadRecord(t *testing.T, h *harness, contextID string) *store.Record {
+	t.Helper()
+	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := st.Load(contextID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
 }

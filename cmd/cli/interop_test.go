@@ -78,6 +78,8 @@ func TestInteropMatrix(t *testing.T) {
 		{"unknown task", interopUnknownTask},
 		{"bearer auth", interopBearer},
 		{"protocol mismatch", interopMismatch},
+		{"fetch by contextId", interopFetchContext},
+		{"fetch --task", interopFetchTask},
 	}
 	t.Cleanup(func() {
 		var b strings.Builder
@@ -282,4 +284,67 @@ func interopMismatch(t *testing.T, s interopServer, h *harness) {
 	if doc.Error.Code != "protocol_version" || !strings.Contains(doc.Error.Hint, "does not speak this A2A version") {
 		t.Fatalf("exit %d, error %+v", r.code, doc.Error)
 	}
+}
+
+// interopFetchContext recovers a reply by contextId from another state
+// directory (another machine): A2A 1.0 agents list the context's tasks;
+// 0.3 agents cannot, and fetch says so (exit 2) instead of waiting for
+// ever. Where it was sent, the record's task id is read in either version.
+func interopFetchContext(t *testing.T, s interopServer, h *harness) {
+	url := s.srv.URL(s.mount, interoptest.AgentSlow)
+	r := h.run("send", "--url", url, "chunks=2 delay=10ms", "--json")
+	r.expect(t, ExitOK)
+	sent := decodeTask(t, r.stdout)
+	want := "chunk 1/2\nchunk 2/2\n"
+
+	other := newHarness(t, nil) // an empty state directory
+	r = other.run("fetch", sent.ContextID, "--url", url, "--json")
+	if s.dialect == "1.0" {
+		r.expect(t, ExitOK)
+		d := decodeTask(t, r.stdout)
+		if d.State != "completed" || d.Reply == nil || *d.Reply != want || d.TaskID != sent.TaskID || d.ContextID != sent.ContextID || d.Note != "" {
+			t.Fatalf("%+v", d)
+		}
+	} else {
+		r.expect(t, ExitUsage)
+		var doc struct{ Error errorDoc }
+		json.Unmarshal([]byte(r.stdout), &doc)
+		if doc.Error.Code != "unsupported" || !strings.Contains(doc.Error.Message, "A2A 0.3, which cannot list tasks by contextId") ||
+			!strings.Contains(doc.Error.Hint, "a2a-courier result "+sent.ContextID) || !strings.Contains(doc.Error.Hint, "fetch --task <taskId> --url "+url) {
+			t.Fatalf("%+v", doc.Error)
+		}
+	}
+	// Where it was sent, the record names the agent and the task.
+	r = h.run("fetch", sent.ContextID)
+	r.expect(t, ExitOK)
+	if r.stdout != want {
+		t.Fatalf("stdout %q", r.stdout)
+	}
+}
+
+// interopFetchTask reads one task by its id, in either version.
+func interopFetchTask(t *testing.T, s interopServer, h *harness) {
+	url := s.srv.URL(s.mount, interoptest.AgentFail)
+	r := h.run("send", "--url", url, "go", "--json")
+	r.expect(t, ExitTaskFailed)
+	sent := decodeTask(t, r.stdout)
+
+	other := newHarness(t, nil)
+	r = other.run("fetch", "--task", sent.TaskID, "--url", url, "--json")
+	r.expect(t, ExitTaskFailed)
+	d := decodeTask(t, r.stdout)
+	if d.State != "failed" || !strings.Contains(d.Reason, interoptest.FailReason) || d.ContextID != sent.ContextID || d.TaskID != sent.TaskID {
+		t.Fatalf("%+v", d)
+	}
+	r = other.run("fetch", "--task", "0193c2d4-0000-7000-8000-000000000000", "--url", url, "--json")
+	r.expect(t, ExitNotFound)
+	// Without the agent, and no record of the task here.
+	r = other.run("fetch", "--task", sent.TaskID)
+	r.expect(t, ExitNotFound)
+	if !strings.Contains(r.stderr, "--url <agent URL>") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	// Where it was sent, the record names the agent.
+	r = h.run("fetch", "--task", sent.TaskID)
+	r.expect(t, ExitTaskFailed)
 }

@@ -31,19 +31,6 @@ func rateLimitA2A(status int, retryAfter string, times int) func(*agentbuilderte
 	}
 }
 
-func loadRecord(t *testing.T, h *harness, contextID string) *store.Record {
-	t.Helper()
-	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := st.Load(contextID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rec
-}
-
 func TestSendRetriesRateLimitedSend(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

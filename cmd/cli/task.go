@@ -562,18 +562,20 @@ func (a *App) newHTTPClients() func(store.Target) (*http.Client, error) {
 // taskDoc is the --json document of send, send-async, result and fetch.
 // Fields are only ever added.
 type taskDoc struct {
-	ContextID      string     `json:"context_id"`
-	Agent          string     `json:"agent,omitempty"`
-	State          string     `json:"state"`
-	Reply          *string    `json:"reply,omitempty"`
-	ReplyTruncated bool       `json:"reply_truncated,omitempty"`
-	ReplyChars     int        `json:"reply_chars,omitempty"`
-	ReplyFile      string     `json:"reply_file,omitempty"`
-	Reason         string     `json:"reason,omitempty"`
-	Resume         string     `json:"resume,omitempty"`
-	Answer         string     `json:"answer,omitempty"`
-	LastError      *errorDoc  `json:"last_error,omitempty"`
-	TaskID         string     `json:"task_id,omitempty"`
+	ContextID      string    `json:"context_id"`
+	Agent          string    `json:"agent,omitempty"`
+	State          string    `json:"state"`
+	Reply          *string   `json:"reply,omitempty"`
+	ReplyTruncated bool      `json:"reply_truncated,omitempty"`
+	ReplyChars     int       `json:"reply_chars,omitempty"`
+	ReplyFile      string    `json:"reply_file,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	Resume         string    `json:"resume,omitempty"`
+	Answer         string    `json:"answer,omitempty"`
+	LastError      *errorDoc `json:"last_error,omitempty"`
+	TaskID         string    `json:"task_id,omitempty"`
+	// Note says how fetch chose the task when it had to choose.
+	Note           string     `json:"note,omitempty"`
 	ConversationID string     `json:"conversation_id,omitempty"`
 	MessageID      string     `json:"message_id,omitempty"`
 	CreatedAt      *time.Time `json:"created_at,omitempty"`
@@ -688,12 +690,13 @@ func recordDoc(rec *store.Record) taskDoc {
 		ContextID: rec.ContextID, Agent: rec.Agent, State: string(rec.State), Reason: rec.Reason,
 		Resume: resumeCommand(rec), MessageID: rec.MessageID, FinishedAt: rec.FinishedAt,
 	}
-	if rec.Target.Kind != "a2a" {
+	if rec.ContextID != "" && rec.Target.Kind != "a2a" {
 		// Only Agent Builder keeps a conversation under this id.
 		d.ConversationID = client.ConversationIDForContext(rec.ContextID)
 	}
-	created := rec.CreatedAt
-	d.CreatedAt = &created
+	if created := rec.CreatedAt; !created.IsZero() {
+		d.CreatedAt = &created
+	}
 	if rec.State == store.Completed || rec.State == store.InputRequired {
 		reply := rec.Reply
 		d.Reply = &reply
@@ -800,8 +803,28 @@ func nonEmptyStr(s, def string) string {
 // reportRecord prints a record as the result of a command and returns the
 // exit status as an error (nil for success).
 func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) error {
+	return a.reportRecordWith(rec, maxChars, st, docExtra{})
+}
+
+// docExtra is what fetch adds to a task's report.
+type docExtra struct {
+	// resume replaces the command that continues a task still running
+	// (without a local record, result cannot).
+	resume string
+	// note says how the task was chosen.
+	note string
+}
+
+func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store, extra docExtra) error {
 	pr := a.printer()
 	doc := recordDoc(rec)
+	doc.Note = extra.note
+	if extra.resume != "" && doc.Resume != "" {
+		doc.Resume = extra.resume
+	}
+	if extra.note != "" && !pr.json {
+		pr.info("%s", extra.note)
+	}
 	if doc.Reply != nil && maxChars > 0 {
 		if cut, file, total, err := cutText("reply", *doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
 			doc.Reply = &cut
@@ -865,7 +888,7 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 				pr.info("last problem: %s", rec.LastError.Message)
 			}
 		}
-		pr.info("resume with: %s", resumeCommand(rec))
+		pr.info("resume with: %s", doc.Resume)
 	default:
 		a.printError(recordError(rec))
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/tidwall/gjson"
 )
 
@@ -48,6 +49,7 @@ func runWire(t *testing.T, srv *Server) {
 				t.Run("stream_errors", func(t *testing.T) { testStreamErrors(t, tg) })
 				t.Run("bearer", func(t *testing.T) { testBearer(t, tg) })
 				t.Run("version_mismatch", func(t *testing.T) { testVersionMismatch(t, tg) })
+				t.Run("list_tasks", func(t *testing.T) { testListTasks(t, tg) })
 			})
 		}
 	}
@@ -701,4 +703,49 @@ func testVersionMismatch(t *testing.T, tg target) {
 			mustError(t, tg.callMethod(t, AgentEcho, "SendMessage", target{ver: V10}.msg("hi", "", "", ptr(true))), -32601)
 		}
 	}
+}
+
+// testListTasks: v1.0 ListTasks pages through the tasks of a context,
+// newest first, with their history but without artifacts unless asked;
+// v0.3 has no task list over JSON-RPC (tasks/list and ListTasks are
+// unknown methods).
+func testListTasks(t *testing.T, tg target) {
+	if tg.ver == V03 {
+		for _, m := range []string{"tasks/list", "ListTasks"} {
+			mustError(t, tg.callMethod(t, AgentSlow, m, map[string]any{"contextId": "any"}), -32601)
+		}
+		return
+	}
+	ctxID := "list-" + uuid.NewString()
+	var ids []string
+	for range 2 {
+		task := tg.mustTask(t, mustResult(t, tg.call(t, AgentSlow, "send", tg.msg("chunks=1 delay=1ms", "", ctxID, ptr(true)))))
+		ids = append(ids, task.Get("id").String())
+		time.Sleep(5 * time.Millisecond) // timestamps have millisecond precision
+	}
+	list := func(params map[string]any) gjson.Result {
+		params["contextId"] = ctxID
+		return mustResult(t, tg.callMethod(t, AgentSlow, "ListTasks", params))
+	}
+	page := list(map[string]any{"pageSize": 1})
+	tasks := page.Get("tasks").Array()
+	if len(tasks) != 1 || tasks[0].Get("id").String() != ids[1] || page.Get("totalSize").Int() != 2 ||
+		page.Get("pageSize").Int() != 1 || page.Get("nextPageToken").String() == "" {
+		t.Fatalf("first page (want the newer task %s): %s", ids[1], page.Raw)
+	}
+	if len(tasks[0].Get("artifacts").Array()) != 0 {
+		t.Errorf("artifacts listed without includeArtifacts: %s", tasks[0].Raw)
+	}
+	if h := tasks[0].Get("history").Array(); len(h) == 0 || tg.text(h[0].Get("parts")) != "chunks=1 delay=1ms" {
+		t.Errorf("history: %s", tasks[0].Get("history").Raw)
+	}
+	page = list(map[string]any{"pageSize": 1, "pageToken": page.Get("nextPageToken").String()})
+	if tasks := page.Get("tasks").Array(); len(tasks) != 1 || tasks[0].Get("id").String() != ids[0] || page.Get("nextPageToken").String() != "" {
+		t.Errorf("second page (want the older task %s, last page): %s", ids[0], page.Raw)
+	}
+	page = list(map[string]any{"includeArtifacts": true, "historyLength": 0})
+	if tasks := page.Get("tasks").Array(); len(tasks) != 2 || len(tasks[0].Get("artifacts").Array()) != 1 || len(tasks[0].Get("history").Array()) != 0 {
+		t.Errorf("includeArtifacts, historyLength 0: %s", page.Raw)
+	}
+	mustError(t, tg.callMethod(t, AgentSlow, "ListTasks", map[string]any{"contextId": ctxID, "pageSize": 0}), -32602)
 }
