@@ -111,7 +111,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if _, err := c.CancelTask(ctx, rec.TaskID); err != nil {
 			return cancelError(err)
 		}
-	} else if rec.Target.Kind != "a2a" {
+	} else if rec.Target.Kind != "a2a" && rec.State != store.Queued {
 		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
 	} else if rec.State != store.Queued {
 		a.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
