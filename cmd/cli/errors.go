@@ -97,14 +97,17 @@ func remoteHint(ce *cliError) *cliError {
 		"server_error": "the agent's server failed; try again, and check its logs if it persists",
 		"protocol":     "the answer was not A2A JSON-RPC: check the agent's URL with get-card",
 	}[ce.code]
-	if hint == "" {
+	// Only hints that speak of Kibana are replaced: a hint written for
+	// the case at hand stays.
+	kibanaHint := ce.hint == ""
+	for _, w := range []string{"KIBANA_", "Kibana", "Agent Builder", "discover", "history", "API key"} {
+		kibanaHint = kibanaHint || strings.Contains(ce.hint, w)
+	}
+	if hint == "" || !kibanaHint {
 		return ce
 	}
 	out := *ce
 	out.hint = hint
-	if ce.code == "not_found" && strings.Contains(ce.hint, "does not know that task") {
-		out.hint = ce.hint
-	}
 	return &out
 }
 

@@ -120,7 +120,7 @@ func TestFetchGenericAgent(t *testing.T) {
 		r.expect(t, ExitInputRequired)
 		d := decodeTask(t, r.stdout)
 		if d.State != "input_required" || *d.Reply != interoptest.AskQuestion || d.TaskID != sent.TaskID ||
-			d.Answer != fmt.Sprintf(`a2a-courier send asker --task %s "<your answer>"`, sent.TaskID) {
+			d.Answer != fmt.Sprintf(`a2a-courier send asker --task %s --json -`, sent.TaskID) {
 			t.Fatalf("%+v", d)
 		}
 		// The answer from the other machine completes it; fetch sees that.
