@@ -309,6 +309,13 @@ func (a *App) loadSettings() (*settings, error) {
 	}
 	s.CAFile = str("ca_cert", "", "", "A2A_COURIER_CA_CERT", expandHome(prof.CACert, a.p.getenv("HOME")))
 
+	// A key and its Kibana go together: a profile that names its own Kibana
+	// and key uses that key, whatever KIBANA_API_KEY holds (that key is for
+	// KIBANA_URL's Kibana); and a profile's key never goes to another
+	// Kibana than the profile's.
+	profHasKey := prof.APIKeyFile != "" || prof.APIKey != ""
+	profKeyFits := prof.KibanaURL == "" || targetOrigin(prof.KibanaURL) == targetOrigin(s.URL)
+	envKey := a.p.getenv("KIBANA_API_KEY") != "" && !(s.Sources["kibana_url"] == fileSrc && profHasKey)
 	switch {
 	case a.flags.apiKeyFile != "":
 		key, err := readKeyFile(a.flags.apiKeyFile)
@@ -316,8 +323,11 @@ func (a *App) loadSettings() (*settings, error) {
 			return nil, err
 		}
 		s.APIKey, s.Sources["api_key"] = key, "flag --api-key-file"
-	case a.p.getenv("KIBANA_API_KEY") != "":
+	case envKey:
 		s.APIKey, s.Sources["api_key"] = client.Secret(strings.TrimSpace(a.p.getenv("KIBANA_API_KEY"))), "env KIBANA_API_KEY"
+	case !profKeyFits:
+		// The profile's key is for the profile's Kibana, not this one.
+		s.Sources["api_key"] = "default"
 	case prof.APIKeyFile != "":
 		key, err := readKeyFile(expandHome(prof.APIKeyFile, a.p.getenv("HOME")))
 		if err != nil {

@@ -447,3 +447,44 @@ func TestConfigDurationsArePositiveWithAUnit(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyGoesWithItsKibana: a key is only ever used with the Kibana it was
+// set for. A profile naming its own Kibana and key uses that key over
+// KIBANA_API_KEY; a profile's key never goes to KIBANA_URL's other Kibana;
+// a profile with a URL and no key takes KIBANA_API_KEY (the common set-up).
+func TestKeyGoesWithItsKibana(t *testing.T) {
+	t.Parallel()
+	const cfg = `
+profiles:
+  lab:
+    kibana_url: https://lab.example.com
+    api_key: bGFiOmtleQ==
+  urlonly:
+    kibana_url: https://urlonly.example.com
+`
+	for _, tt := range []struct {
+		name, profile string
+		env           map[string]string
+		want          string // api_key source
+	}{
+		{"profile's own key over the environment's", "lab", map[string]string{"KIBANA_API_KEY": "ZW52OmtleQ=="}, "file (profile lab)"},
+		{"profile's key not sent to another Kibana", "lab", map[string]string{"KIBANA_URL": "https://other.example.com"}, "default"},
+		{"environment's key and Kibana together", "lab", map[string]string{"KIBANA_URL": "https://other.example.com", "KIBANA_API_KEY": "ZW52OmtleQ=="}, "env KIBANA_API_KEY"},
+		{"profile's URL with the environment's key", "urlonly", map[string]string{"KIBANA_API_KEY": "ZW52OmtleQ=="}, "env KIBANA_API_KEY"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			delete(h.env, "KIBANA_URL")
+			delete(h.env, "KIBANA_API_KEY")
+			writeConfig(t, h, cfg, 0o600)
+			for k, v := range tt.env {
+				h.env[k] = v
+			}
+			d := h.configShow(t, "--profile", tt.profile)
+			if d.Settings["api_key"].Source != tt.want {
+				t.Errorf("api_key %+v, want source %q", d.Settings["api_key"], tt.want)
+			}
+		})
+	}
+}
