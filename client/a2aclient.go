@@ -549,8 +549,11 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 	if err != nil {
 		return &Error{Kind: KindUnexpected, Op: op, Err: err}
 	}
+	// No compression on a stream: a compressing server or proxy holds
+	// events (and keep-alives) back until a block fills, which delays the
+	// reply and lets idle timeouts cut the connection.
 	resp, err := c.t.open(ctx, &request{op: op, method: http.MethodPost, body: body,
-		header: map[string]string{"Accept": "text/event-stream"}})
+		header: map[string]string{"Accept": "text/event-stream", "Accept-Encoding": "identity"}})
 	if err != nil {
 		return err
 	}

@@ -315,6 +315,9 @@ func TestStreamErrorAfterAcceptIsNotARefusal(t *testing.T) {
 		switch gjson.GetBytes(body, "method").String() {
 		case "message/stream":
 			sends.Add(1)
+			if ae := r.Header.Get("Accept-Encoding"); ae != "identity" {
+				t.Errorf("a stream asked for Accept-Encoding %q, want identity", ae)
+			}
 			w.Header().Set("Content-Type", "text/event-stream")
 			io.WriteString(w, `data: {"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"t-1","contextId":"c-1","status":{"state":"working"}}}`+"\n\n")
 			io.WriteString(w, "event: error\ndata: {\"jsonrpc\":\"2.0\",\"id\":"+id+",\"error\":{\"code\":-32603,\"message\":\"internal error\"}}\n\n")
