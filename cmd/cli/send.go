@@ -425,8 +425,10 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 			final = dropped
 		}
 	}
-	if !final.State.Terminal() {
+	if !final.State.Terminal() && !readingRefused(final) {
 		// The wait ran out or the caller interrupted: hand the task over.
+		// (Not when this credential may not read the reply: a worker
+		// holding it could do no better; result revives one once fixed.)
 		h.Release()
 		if werr := a.ensureWorker(st, rec.Identity, cred); werr != nil {
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
