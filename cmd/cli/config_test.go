@@ -488,3 +488,259 @@ profiles:
 		})
 	}
 }
+
+// commented is a config file as a person writes it, with comments at the
+// top, inline, and inside peers (a section only ever written by hand).
+const commented = `# a2a-courier: my deployments
+# (kept by hand, edited with config set)
+
+default_profile: prod   # the usual one
+
+profiles:
+  # production, read only
+  prod:
+    kibana_url: https://prod.example.com   # behind the VPN
+    space: security
+    poll_interval: 30s
+
+  lab:
+    kibana_url: "http://localhost:5601"
+    max_wait: 10m
+`
+
+const commentedPeers = `
+# agents outside Kibana
+peers:
+  research:   # the research team's agent
+    url: https://research.example.com/a2a
+    token_env: RESEARCH_TOKEN   # exported by direnv
+    # no_stream: true
+  echo:
+    url: http://127.0.0.1:9999
+    protocol: "1.0"
+# end of file
+`
+
+type configEditDoc struct {
+	ConfigFile string `json:"config_file"`
+	Profile    string `json:"profile"`
+	Setting    string `json:"setting"`
+	Changed    *bool  `json:"changed"`
+}
+
+func (h *harness) configEdit(t *testing.T, args ...string) configEditDoc {
+	t.Helper()
+	r := h.run(append(append([]string{"config"}, args...), "--json")...)
+	r.expect(t, ExitOK)
+	var d configEditDoc
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.Changed == nil {
+		t.Fatalf("%v: %q", err, r.stdout)
+	}
+	return d
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestConfigSetKeepsCommentsAndPeers: config set and unset change the lines
+// of the key they name; every other byte of the file, its comments and its
+// hand-written peers, stays as it was.
+func TestConfigSetKeepsCommentsAndPeers(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	path := writeConfig(t, h, commented+commentedPeers, 0o644)
+	want := commented + commentedPeers
+	step := func(args []string, old, new string) {
+		t.Helper()
+		d := h.configEdit(t, args...)
+		if !*d.Changed || d.ConfigFile != path {
+			t.Errorf("%v: %+v", args, d)
+		}
+		want = replaceLine(t, want, old, new)
+		if got := readFile(t, path); got != want {
+			t.Fatalf("after config %s:\n--- got:\n%s\n--- want:\n%s", strings.Join(args, " "), got, want)
+		}
+	}
+	step([]string{"set", "max-wait", "1h"}, "    poll_interval: 30s", "    poll_interval: 30s\n    max_wait: 1h0m0s")
+	step([]string{"set", "kibana-url", "https://prod2.example.com"}, "    kibana_url: https://prod.example.com   # behind the VPN", "    kibana_url: https://prod2.example.com   # behind the VPN")
+	step([]string{"set", "kibana-url", "http://lab.example.com:5601", "--profile", "lab"}, `    kibana_url: "http://localhost:5601"`, `    kibana_url: "http://lab.example.com:5601"`)
+	step([]string{"unset", "poll-interval"}, "    poll_interval: 30s", "")
+	step([]string{"set", "non-blocking", "true", "--profile", "lab"}, "    max_wait: 10m", "    max_wait: 10m\n    non_blocking: true")
+	step([]string{"set", "space", "ops", "--profile", "staging"}, "    non_blocking: true", "    non_blocking: true\n  staging:\n    space: ops")
+	step([]string{"set", "default-profile", "lab"}, "default_profile: prod   # the usual one", "default_profile: lab   # the usual one")
+	h.stdin = testKey + "\n"
+	step([]string{"set", "api-key", "--profile", "lab"}, "    non_blocking: true", "    non_blocking: true\n    api_key: "+testKey)
+	h.stdin = ""
+	step([]string{"unset", "max-wait", "--profile", "lab"}, "    max_wait: 10m", "")
+
+	got := readFile(t, path)
+	if !strings.HasSuffix(got, commentedPeers) || !strings.HasPrefix(got, "# a2a-courier: my deployments\n# (kept by hand, edited with config set)\n\n") {
+		t.Errorf("the top comment or the peers section changed:\n%s", got)
+	}
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v: a file that holds a key is written 0600", fi.Mode())
+	}
+	d := h.configShow(t)
+	if d.Profile != "lab" || d.Settings["kibana_url"].Value != "http://lab.example.com:5601" || d.Settings["non_blocking"].Value != "true" ||
+		d.Settings["max_wait"].Source != "default" || !strings.HasPrefix(d.Settings["api_key"].Value, "set (identity ") {
+		t.Errorf("%+v", d)
+	}
+	if d := h.configShow(t, "--profile", "prod"); d.Settings["kibana_url"].Value != "https://prod2.example.com" || d.Settings["max_wait"].Value != "1h0m0s" ||
+		d.Settings["poll_interval"].Source != "default" || d.Settings["space"].Value != "security" {
+		t.Errorf("%+v", d)
+	}
+	cf, err := readConfigFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := cf.Peers["research"]; p.URL != "https://research.example.com/a2a" || p.TokenEnv != "RESEARCH_TOKEN" || cf.Peers["echo"].Protocol != "1.0" {
+		t.Errorf("peers %+v", cf.Peers)
+	}
+
+	// The same value again changes nothing, and the file is not written.
+	before, _ := os.Stat(path)
+	if d := h.configEdit(t, "set", "space", "ops", "--profile", "staging"); *d.Changed {
+		t.Errorf("same value: %+v", d)
+	}
+	r := h.run("config", "set", "default-profile", "lab")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stderr, "already lab") || !strings.Contains(r.stderr, "nothing changed") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if after, _ := os.Stat(path); !os.SameFile(before, after) || readFile(t, path) != got {
+		t.Error("an edit that changes nothing rewrote the file")
+	}
+}
+
+// TestConfigUnsetUnknownProfile: naming a profile that does not exist is a
+// configuration error (exit 2) that lists the profiles, as for every other
+// command; it never reports success.
+func TestConfigUnsetUnknownProfile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	path := writeConfig(t, h, twoProfiles, 0o600)
+	r := h.run("config", "unset", "api-key", "--profile", "nosuch", "--json")
+	r.expect(t, ExitUsage)
+	var doc struct {
+		Error errorDoc `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err, r.stdout)
+	}
+	if doc.Error.Code != "config" || !strings.Contains(doc.Error.Message, `no profile "nosuch"`) || doc.Error.Hint != "profiles in "+path+": lab, prod" {
+		t.Errorf("%+v", doc.Error)
+	}
+	r = h.run("config", "unset", "space", "--profile", "NoSuch")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, `no profile "nosuch"`) || !strings.Contains(r.stderr, "hint: profiles in "+path+": lab, prod") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	h.env["A2A_COURIER_PROFILE"] = "nosuch"
+	h.run("config", "unset", "space").expect(t, ExitUsage)
+	delete(h.env, "A2A_COURIER_PROFILE")
+	// default_profile names a profile the file does not have.
+	writeConfig(t, h, "default_profile: gone\n"+twoProfiles[strings.Index(twoProfiles, "profiles:"):], 0o600)
+	h.run("config", "unset", "space").expect(t, ExitUsage)
+	if got := readFile(t, path); got != twoProfiles {
+		t.Errorf("the file changed:\n%s", got)
+	}
+
+	// No config file at all: the same error, and no file is created.
+	h.env["A2A_COURIER_CONFIG_DIR"] = filepath.Join(t.TempDir(), "none")
+	r = h.run("config", "unset", "api-key", "--profile", "nosuch")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, `no profile "nosuch"`) || !strings.Contains(r.stderr, ": none") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if _, err := os.Stat(h.env["A2A_COURIER_CONFIG_DIR"]); !os.IsNotExist(err) {
+		t.Errorf("unset created the config directory: %v", err)
+	}
+}
+
+// TestConfigUnsetNotSet: removing a value that is not there says so, in
+// words and with changed:false, and leaves the file alone.
+func TestConfigUnsetNotSet(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	path := writeConfig(t, h, commented+commentedPeers, 0o600)
+	before, _ := os.Stat(path)
+	r := h.run("config", "unset", "send-timeout", "--profile", "lab")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stderr, "send-timeout was not set in profile lab") || strings.Contains(r.stderr, "removed") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	if d := h.configEdit(t, "unset", "send-timeout", "--profile", "lab"); *d.Changed || d.Profile != "lab" || d.Setting != "send-timeout" {
+		t.Errorf("%+v", d)
+	}
+	if after, _ := os.Stat(path); !os.SameFile(before, after) || readFile(t, path) != commented+commentedPeers {
+		t.Error("an unset that removes nothing rewrote the file")
+	}
+	h.run("config", "unset", "default-profile").expect(t, ExitOK)
+	r = h.run("config", "unset", "default-profile")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stderr, "default-profile was not set") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	// With no default_profile, the implicit profile "default" need not
+	// exist: nothing is set in it.
+	if d := h.configEdit(t, "unset", "space"); *d.Changed || d.Profile != "default" {
+		t.Errorf("%+v", d)
+	}
+	if got := readFile(t, path); got != replaceLine(t, commented, "default_profile: prod   # the usual one", "")+commentedPeers {
+		t.Errorf("file:\n%s", got)
+	}
+	r = h.run("config", "unset", "max-wait", "--profile", "lab", "--json")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stdout, `"changed":true`) && !strings.Contains(r.stdout, `"changed": true`) {
+		t.Errorf("stdout %q", r.stdout)
+	}
+
+	// No file: nothing to remove, nothing written.
+	h.env["A2A_COURIER_CONFIG_DIR"] = filepath.Join(t.TempDir(), "none")
+	if d := h.configEdit(t, "unset", "space"); *d.Changed {
+		t.Errorf("%+v", d)
+	}
+	if _, err := os.Stat(h.env["A2A_COURIER_CONFIG_DIR"]); !os.IsNotExist(err) {
+		t.Errorf("unset created the config directory: %v", err)
+	}
+}
+
+// TestConfigEditInvalidYAML: a file that is not YAML gives one line and a
+// hint, exit 2, and is never overwritten.
+func TestConfigEditInvalidYAML(t *testing.T) {
+	t.Parallel()
+	for _, body := range []string{
+		"# mine\nprofiles:\n  prod: [\n    kibana_url: x\n",
+		"profiles:\n  prod:\n    space: a\n    space: b\n",
+		"- just\n- a list\n",
+	} {
+		h := newHarness(t, nil)
+		path := writeConfig(t, h, body, 0o600)
+		for _, args := range [][]string{{"set", "max-wait", "1h"}, {"unset", "space"}, {"set", "default-profile", "x"}} {
+			r := h.run(append([]string{"config"}, args...)...)
+			r.expect(t, ExitUsage)
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], "a2a-courier: config file "+path) || !strings.HasPrefix(lines[1], "hint: fix ") ||
+				!strings.Contains(lines[1], "left as it is") {
+				t.Errorf("%q, %v: stderr %q", body, args, r.stderr)
+			}
+			if body[0] != '-' && !strings.Contains(lines[0], "is not valid YAML: yaml: ") {
+				t.Errorf("%q: %q", body, lines[0])
+			}
+			r = h.run(append([]string{"config", "--json"}, args...)...)
+			r.expect(t, ExitUsage)
+			if !strings.Contains(r.stdout, `"code":"config"`) && !strings.Contains(r.stdout, `"code": "config"`) {
+				t.Errorf("json %q", r.stdout)
+			}
+			if got := readFile(t, path); got != body {
+				t.Errorf("the file was written:\n%s", got)
+			}
+		}
+	}
+}

@@ -182,7 +182,13 @@ func newConfigSetCmd(app *App) *cobra.Command {
 		Use:   "set <name> [value]",
 		Short: "Set a value in the profile (api-key is read from stdin, never an argument)",
 		Long: `Set a value in the selected profile of the config file (created 0600 in a
-0700 directory). Names: ` + settableNames() + `.
+0700 directory); a profile that does not exist yet is created. Names: ` + settableNames() + `.
+
+Only that value changes: the rest of the file (comments, blank lines, the
+order of keys, peers, keys this version does not know) is kept as written.
+The file is replaced atomically and left 0600. A file that is not valid YAML
+is an error (exit 2) and is never overwritten. Setting the value a key
+already has changes nothing and says so.
 
 api-key takes no argument: the key is read from stdin, so it never shows in
 the process list or the shell history.`,
@@ -198,8 +204,15 @@ the process list or the shell history.`,
 
 func newConfigUnsetCmd(app *App) *cobra.Command {
 	return &cobra.Command{
-		Use:     "unset <name>",
-		Short:   "Remove a value from the profile",
+		Use:   "unset <name>",
+		Short: "Remove a value from the profile",
+		Long: `Remove a value from the selected profile of the config file: its line goes,
+the rest of the file (comments included) stays as written. A profile that
+the removal leaves empty is removed too. Names: ` + settableNames() + `.
+
+Removing a value that is not set changes nothing and says so (--json:
+"changed": false). A profile named with --profile, A2A_COURIER_PROFILE or
+default_profile that the file does not have is a configuration error (exit 2).`,
 		Example: `  a2a-courier config unset space --profile prod`,
 		Args:    exactArgs(1, "a name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -228,46 +241,64 @@ func newConfigPathCmd(app *App) *cobra.Command {
 	}
 }
 
-// editConfig loads the config file as a plain document (a file with a key
-// but loose permissions is accepted here: it is rewritten 0600), lets fn
-// change it and writes it back atomically.
-func (a *App) editConfig(fn func(cf *fileConfig, profile string) error) (string, string, error) {
+// configFile reads the config file for an edit: its text and node tree. A
+// missing file is an empty one. A file with a key but loose permissions is
+// accepted here: a change rewrites it 0600. A file that is not YAML is an
+// error, and is never written.
+func (a *App) configFile() (string, *cfgDoc, error) {
 	path := a.configPath()
 	if path == "" {
-		return "", "", configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
+		return "", nil, configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
 	}
-	cf := &fileConfig{}
 	b, err := os.ReadFile(path)
-	switch {
-	case err == nil:
-		dec := yaml.NewDecoder(strings.NewReader(string(b)))
-		dec.KnownFields(true)
-		if err := dec.Decode(cf); err != nil && !errors.Is(err, io.EOF) {
-			return "", "", configErr("fix the file by hand, or move it away", "config file %s: %v", path, err)
-		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return "", "", configErr("check the file's permissions", "config file: %v", err)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", nil, configErr("check the file's permissions", "config file: %v", err)
 	}
-	profile, _ := a.profileName(cf)
-	profile = strings.ToLower(profile)
-	if cf.Profiles == nil {
-		cf.Profiles = map[string]fileProfile{}
-	}
-	if err := fn(cf, profile); err != nil {
-		return "", "", err
-	}
-	out, err := yaml.Marshal(cf)
+	d, err := parseCfgDoc(b)
 	if err != nil {
-		return "", "", err
+		var shape *cfgShapeError
+		if errors.As(err, &shape) {
+			return "", nil, configErr("fix the file by hand (it was left as it is), or move it away", "config file %s cannot be edited: %s", path, oneLineErr(err))
+		}
+		return "", nil, configErr("fix the YAML by hand (the file was left as it is), or move it away", "config file %s is not valid YAML: %s", path, oneLineErr(err))
+	}
+	return path, d, nil
+}
+
+// editProfile is the profile config set and unset change, and where the
+// name came from.
+func (a *App) editProfile(d *cfgDoc) (string, string) {
+	cf := &fileConfig{}
+	if n := d.lookup("default_profile"); n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		cf.DefaultProfile = n.Value
+	}
+	profile, from := a.profileName(cf)
+	return strings.ToLower(profile), from
+}
+
+// writeConfig writes the edited file atomically, 0600 in a 0700 directory,
+// and says so when its layout had to be redone.
+func (a *App) writeConfig(path string, e *cfgEdit) error {
+	if !e.changed {
+		return nil
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", "", configErr("set A2A_COURIER_CONFIG_DIR to a directory you can write", "config directory: %v", err)
+		return configErr("set A2A_COURIER_CONFIG_DIR to a directory you can write", "config directory: %v", err)
 	}
-	if err := store.WriteFileAtomic(dir, filepath.Base(path), out); err != nil {
-		return "", "", err
+	if err := store.WriteFileAtomic(dir, filepath.Base(path), e.out); err != nil {
+		return err
 	}
-	return path, profile, nil
+	if e.rewritten != "" {
+		a.printer().info("note: %s could not be edited in place (%s): it was rewritten with its data and comments, in a plain layout", path, e.rewritten)
+	}
+	return nil
+}
+
+// editErr is an edit the file's layout refuses (an alias, a value that is
+// not a mapping).
+func editErr(path string, err error) error {
+	return configErr("edit "+path+" by hand", "config file %s: %s", path, oneLineErr(err))
 }
 
 func (a *App) runConfigSet(args []string) error {
@@ -277,15 +308,24 @@ func (a *App) runConfigSet(args []string) error {
 		if len(args) != 2 {
 			return usageErr("a2a-courier config set default-profile <profile>", "default-profile needs a value")
 		}
-		path, _, err := a.editConfig(func(cf *fileConfig, _ string) error {
-			cf.DefaultProfile = strings.ToLower(args[1])
-			return nil
-		})
+		path, d, err := a.configFile()
 		if err != nil {
 			return err
 		}
-		a.printer().info("default profile set to %s in %s", args[1], path)
-		return a.configDone(path, "", name)
+		value = strings.ToLower(args[1])
+		e, err := d.set([]string{"default_profile"}, strNode(value))
+		if err != nil {
+			return editErr(path, err)
+		}
+		if err := a.writeConfig(path, e); err != nil {
+			return err
+		}
+		if e.changed {
+			a.printer().info("default profile set to %s in %s", value, path)
+		} else {
+			a.printer().info("default profile is already %s in %s: nothing changed", value, path)
+		}
+		return a.configDone(path, "", name, e.changed)
 	}
 	spec, ok := settableKeys[name]
 	if !ok {
@@ -312,112 +352,97 @@ func (a *App) runConfigSet(args []string) error {
 		}
 		value = v
 	}
-	path, profile, err := a.editConfig(func(cf *fileConfig, profile string) error {
-		p := cf.Profiles[profile]
-		if err := setField(&p, spec.field, value); err != nil {
-			return err
-		}
-		cf.Profiles[profile] = p
-		return nil
-	})
+	path, d, err := a.configFile()
 	if err != nil {
+		return err
+	}
+	profile, _ := a.editProfile(d)
+	node := strNode(value)
+	if spec.field == "insecure" || spec.field == "non_blocking" {
+		node = boolNode(value)
+	}
+	e, err := d.set([]string{"profiles", profile, spec.field}, node)
+	if err != nil {
+		return editErr(path, err)
+	}
+	if err := a.writeConfig(path, e); err != nil {
 		return err
 	}
 	shown := value
 	if name == "api-key" {
 		shown = "(hidden)"
 	}
-	a.printer().info("%s = %s in profile %s of %s", name, shown, profile, path)
-	return a.configDone(path, profile, name)
+	if e.changed {
+		a.printer().info("%s = %s in profile %s of %s", name, shown, profile, path)
+	} else {
+		a.printer().info("%s is already %s in profile %s of %s: nothing changed", name, shown, profile, path)
+	}
+	return a.configDone(path, profile, name, e.changed)
 }
 
-func (a *App) configDone(path, profile, name string) error {
+// configDone is the --json document of config set and unset.
+func (a *App) configDone(path, profile, name string, changed bool) error {
 	if a.printer().json {
-		return a.printer().writeJSON(map[string]string{"config_file": path, "profile": profile, "setting": name})
+		return a.printer().writeJSON(map[string]any{"config_file": path, "profile": profile, "setting": name, "changed": changed})
 	}
 	return nil
 }
 
 func (a *App) runConfigUnset(name string) error {
 	if name == "default-profile" {
-		path, _, err := a.editConfig(func(cf *fileConfig, _ string) error { cf.DefaultProfile = ""; return nil })
+		path, d, err := a.configFile()
 		if err != nil {
 			return err
 		}
-		return a.configDone(path, "", name)
+		e, err := d.unset([]string{"default_profile"}, false)
+		if err != nil {
+			return editErr(path, err)
+		}
+		if err := a.writeConfig(path, e); err != nil {
+			return err
+		}
+		if e.changed {
+			a.printer().info("default-profile removed from %s", path)
+		} else {
+			a.printer().info("default-profile was not set in %s: nothing changed", path)
+		}
+		return a.configDone(path, "", name, e.changed)
 	}
 	spec, ok := settableKeys[name]
 	if !ok {
 		return usageErr("names: "+settableNames(), "unknown setting %q", name)
 	}
-	path, profile, err := a.editConfig(func(cf *fileConfig, profile string) error {
-		p, ok := cf.Profiles[profile]
-		if !ok {
-			return nil
-		}
-		if err := setField(&p, spec.field, ""); err != nil {
-			return err
-		}
-		if p == (fileProfile{}) {
-			delete(cf.Profiles, profile)
-		} else {
-			cf.Profiles[profile] = p
-		}
-		return nil
-	})
+	path, d, err := a.configFile()
 	if err != nil {
 		return err
 	}
-	a.printer().info("%s removed from profile %s of %s", name, profile, path)
-	return a.configDone(path, profile, name)
-}
-
-// setField sets (or, with "", clears) one profile field from its text.
-func setField(p *fileProfile, field, v string) error {
-	dur := func(d *time.Duration) error {
-		if v == "" {
-			*d = 0
-			return nil
+	profile, from := a.editProfile(d)
+	if d.lookup("profiles", profile) == nil && from != "default" {
+		// As for every other command: a profile asked for by name must
+		// exist (the implicit "default" need not).
+		if d.doc == nil {
+			return configErr("profiles in "+path+": none", "no profile %q: the config file (%s) has no profiles", profile, path)
 		}
-		x, err := time.ParseDuration(v)
-		*d = x
+		list := strings.Join(d.keys("profiles"), ", ")
+		if list == "" {
+			list = "none"
+		}
+		return configErr("profiles in "+path+": "+list, "no profile %q in the config file", profile)
+	}
+	e, err := d.unset([]string{"profiles", profile, spec.field}, true)
+	if err != nil {
+		return editErr(path, err)
+	}
+	if err := a.writeConfig(path, e); err != nil {
 		return err
 	}
-	switch field {
-	case "kibana_url":
-		p.KibanaURL = v
-	case "space":
-		p.Space = v
-	case "api_key":
-		p.APIKey = v
-	case "api_key_file":
-		p.APIKeyFile = v
-	case "ca_cert":
-		p.CACert = v
-	case "insecure":
-		if v == "" {
-			p.Insecure = nil
-		} else {
-			b := v == "true"
-			p.Insecure = &b
-		}
-	case "non_blocking":
-		if v == "" {
-			p.NonBlocking = nil
-		} else {
-			b := v == "true"
-			p.NonBlocking = &b
-		}
-	case "poll_interval":
-		return dur(&p.PollInterval)
-	case "max_wait":
-		return dur(&p.MaxWait)
-	case "send_timeout":
-		return dur(&p.SendTimeout)
-	case "wait_timeout":
-		return dur(&p.WaitTimeout)
+	switch {
+	case !e.changed:
+		a.printer().info("%s was not set in profile %s of %s: nothing changed", name, profile, path)
+	case e.pruned:
+		a.printer().info("%s removed from profile %s of %s; the profile, now empty, was removed", name, profile, path)
 	default:
-		return fmt.Errorf("unknown field %s", field)
+		a.printer().info("%s removed from profile %s of %s", name, profile, path)
 	}
-	return nil
+	return a.configDone(path, profile, name, e.changed)
 }
