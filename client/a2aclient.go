@@ -534,7 +534,15 @@ func (a *artifacts) String() string {
 // answers with plain JSON instead of a stream (an early error) is handled
 // too.
 func (c *A2A) Stream(ctx context.Context, m OutgoingMessage, fn func(StreamEvent) bool) error {
-	return c.stream(ctx, "stream message", c.method("message/stream", "SendStreamingMessage"), c.messageParams(m, false), fn)
+	return c.streamMessage(ctx, m, false, fn)
+}
+
+// streamMessage is Stream with the configuration's blocking (0.3) or
+// returnImmediately (1.0) set from returnImmediately: Kibana 9.6 runs a
+// blocking:false stream on Task Manager, where tasks/get finds it and a
+// dropped connection does not end it.
+func (c *A2A) streamMessage(ctx context.Context, m OutgoingMessage, returnImmediately bool, fn func(StreamEvent) bool) error {
+	return c.stream(ctx, "stream message", c.method("message/stream", "SendStreamingMessage"), c.messageParams(m, returnImmediately), fn)
 }
 
 // Subscribe follows a running task's events (tasks/resubscribe,

@@ -86,7 +86,8 @@ type DeliverOptions struct {
 	// breaks.
 	Stream bool
 	// NonBlocking sends configuration.blocking:false: Kibana 9.6+ answers
-	// with a Task at once, followed with tasks/get beside the conversation.
+	// with a Task at once (or, with Stream, streams a task that runs on Task
+	// Manager), followed with tasks/get beside the conversation.
 	NonBlocking bool
 	// TaskID is a Kibana task id known from an earlier non-blocking send.
 	TaskID string
@@ -148,7 +149,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 				var acc artifacts
 				accepted := false // an event came: the server took the message in
 				out, final, err := k.a2a(o.AgentID).follow(tctx, nil, func(fn func(StreamEvent) bool) error {
-					return k.a2a(o.AgentID).Stream(tctx, o.Message, fn)
+					return k.a2a(o.AgentID).streamMessage(tctx, o.Message, o.NonBlocking, fn)
 				}, &acc, func(id string) {
 					accepted = true
 					if id != "" && id != streamTask && ValidID(id) {
@@ -195,7 +196,12 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 	defer timer.Stop()
 	var lastErr error
 	pollingStopped := false
-	taskID := o.TaskID
+	// Only a non-blocking run is a task tasks/get finds; a blocking send's
+	// or stream's task id is never found, so it is not asked for.
+	taskID := ""
+	if o.NonBlocking {
+		taskID = o.TaskID
+	}
 	// Reads that keep failing (the server is down) back off, up to five
 	// minutes or eight intervals, whichever is longer.
 	failures := 0
@@ -225,6 +231,11 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 			postOpen = false
 			if pr.out != nil {
 				return *pr.out
+			}
+			if taskID == "" && o.NonBlocking && streamTask != "" {
+				// A blocking:false stream runs as a task that tasks/get
+				// finds (the goroutine that set streamTask has ended).
+				taskID = streamTask
 			}
 			if pr.res != nil && pr.res.Kind == "task" && ValidID(pr.res.TaskID) {
 				taskID = pr.res.TaskID

@@ -554,24 +554,33 @@ func TestAbortOnDisconnect(t *testing.T) {
 		o.AbortOnDisconnect = &on
 		o.Faults.ProxyCutAfter = 150 * time.Millisecond
 	})
-	b := streamBody("c-ab", "q")
-	b["params"].(map[string]any)["configuration"] = map[string]any{"blocking": false}
-	_, next := openStream(t, s.URL+"/api/agent_builder/a2a/long", key, b)
-	frames, _, err := readAll(t, next)
-	if err == nil || len(frames) == 0 {
-		t.Fatalf("%d frames, %v", len(frames), err)
+	cut := func(ctx string, blocking bool) string {
+		b := streamBody(ctx, "q")
+		b["params"].(map[string]any)["configuration"] = map[string]any{"blocking": blocking}
+		_, next := openStream(t, s.URL+"/api/agent_builder/a2a/long", key, b)
+		frames, _, err := readAll(t, next)
+		if err == nil || len(frames) == 0 {
+			t.Fatalf("%s: %d frames, %v", ctx, len(frames), err)
+		}
+		return frameResult(frames[0])["id"].(string)
 	}
-	taskID := frameResult(frames[0])["id"].(string)
+	// A blocking stream dies with its connection: nothing is stored.
+	cut("c-ab", true)
+	// A blocking:false stream runs on Task Manager under its taskId: the
+	// cut ends the stream, not the run; tasks/get follows it to the end.
+	taskID := cut("c-nb", false)
 	waitFor(t, func() bool { return s.ActiveRuns() == 0 })
 	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-ab", key, nil); c.status != 404 {
 		t.Errorf("an aborted run was stored: %d", c.status)
 	}
-	// A blocking:false stream runs under its taskId: tasks/get finds it, canceled.
-	if st := taskState(result(t, getTask(t, s, "/api/agent_builder/a2a/long", key, taskID))); st != "canceled" {
+	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-nb", key, nil); c.status != 200 {
+		t.Errorf("the non-blocking run was not stored: %d", c.status)
+	}
+	if st := taskState(result(t, getTask(t, s, "/api/agent_builder/a2a/long", key, taskID))); st != "completed" {
 		t.Errorf("task state %s", st)
 	}
-	if s.Runs("c-ab") != 1 {
-		t.Errorf("runs %d", s.Runs("c-ab"))
+	if s.Runs("c-ab") != 1 || s.Runs("c-nb") != 1 {
+		t.Errorf("runs %d, %d", s.Runs("c-ab"), s.Runs("c-nb"))
 	}
 }
 

@@ -98,9 +98,10 @@ func (s *Sim) newRun(space, contextID string, findable bool) *run {
 func (rn *run) stop() { rn.stopOnce.Do(func() { close(rn.aborted) }) }
 
 // disconnected is called when the connection of a blocking send or a
-// stream ends before the answer.
+// stream ends before the answer. A non-blocking run (a blocking:false
+// stream) belongs to Task Manager, not to the request: it goes on.
 func (s *Sim) disconnected(rn *run) {
-	if s.opts.abortOnDisconnect() {
+	if s.opts.abortOnDisconnect() && !rn.findable {
 		s.logf("run aborted on disconnect: context %s", rn.contextID)
 		rn.stop()
 	}

@@ -180,3 +180,29 @@ func TestKibanaStreamEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestKibana96NonBlockingSurvivesAbort is the way out docs/design.md gives
+// for TestKibana96StreamCutAbortsRun's Kibana: with non_blocking the run
+// belongs to the server, not to the connection, so the same proxy and the
+// same abort-on-disconnect lose nothing.
+func TestKibana96NonBlockingSurvivesAbort(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = agentbuildertest.V96
+		o.Streaming = on()
+		o.AbortOnDisconnect = on()
+		o.Faults.ProxyCutAfter = 300 * time.Millisecond
+		o.Agents[1].RunTime = 1500 * time.Millisecond
+	})
+	h := newHarness(t, sim)
+	h.env["A2A_COURIER_NON_BLOCKING"] = "true"
+	r := h.run("send", "audit-agent", "outlive the proxy", "--poll-interval", "100ms", "--timeout", "20s", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	if d.State != "completed" || *d.Reply != "Report for outlive the proxy: 14 escalations." || d.TaskID == "" {
+		t.Fatalf("%+v", d)
+	}
+	if sim.Runs(d.ContextID) != 1 {
+		t.Fatalf("%d runs, want 1", sim.Runs(d.ContextID))
+	}
+}
