@@ -56,7 +56,7 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 		hc = NewHTTPClient(nil)
 	}
 	t := &transport{http: hc, base: u, userAgent: cfg.UserAgent, maxBody: cfg.MaxResponseBytes,
-		retries: 2, maxRetryWait: 20 * time.Second, sleep: sleepCtx, headers: map[string]string{}}
+		retries: 2, maxRetryWait: 20 * time.Second, sleep: SleepContext, headers: map[string]string{}}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
 	}

@@ -354,7 +354,7 @@ func (k *Kibana) confirm(ctx context.Context, o DeliverOptions, verdict Outcome)
 		case attempt == 4:
 			return verdict, true
 		}
-		if sleepCtx(ctx, readRetryWait(wait, err)) != nil {
+		if SleepContext(ctx, readRetryWait(wait, err)) != nil {
 			return Outcome{}, false
 		}
 		wait *= 2

@@ -135,7 +135,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			return Outcome{Err: err}
 		}
 		lastErr = err
-		if sleepCtx(ctx, readRetryWait(o.PollInterval, err)) != nil {
+		if SleepContext(ctx, readRetryWait(o.PollInterval, err)) != nil {
 			return Outcome{Err: lastErr}
 		}
 	}
@@ -169,7 +169,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			if err != nil {
 				lastErr = err
 			}
-			if IsKind(err, KindBusy) && sleepCtx(ctx, readRetryWait(0, err)) != nil {
+			if IsKind(err, KindBusy) && SleepContext(ctx, readRetryWait(0, err)) != nil {
 				// Rate limited: the task is read when the server said,
 				// not at once.
 				return Outcome{Err: lastErr}
@@ -202,7 +202,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 			emit(Event{Kind: "poll_error", Message: "reading the task failed; will try again", Err: err})
 		}
 		// A rate-limited read (429, 503) waits as long as the server asked.
-		if sleepCtx(ctx, readRetryWait(o.PollInterval, err)) != nil {
+		if SleepContext(ctx, readRetryWait(o.PollInterval, err)) != nil {
 			return Outcome{Err: lastErr}
 		}
 	}

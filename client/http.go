@@ -272,7 +272,9 @@ func backoff(attempt int) time.Duration {
 	return time.Duration(float64(d) * jitter)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// SleepContext waits d, or less when ctx ends first (then it returns ctx's
+// error).
+func SleepContext(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

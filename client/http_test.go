@@ -27,7 +27,7 @@ func newTestKibana(t *testing.T, url string, mod ...func(*KibanaConfig)) *Kibana
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.t.sleep = func(ctx context.Context, d time.Duration) error { return sleepCtx(ctx, d/100) }
+	k.t.sleep = func(ctx context.Context, d time.Duration) error { return SleepContext(ctx, d/100) }
 	return k
 }
 

@@ -76,7 +76,7 @@ func NewKibana(cfg KibanaConfig) (*Kibana, error) {
 		maxBody:      cfg.MaxResponseBytes,
 		retries:      cfg.Retries,
 		maxRetryWait: cfg.MaxRetryWait,
-		sleep:        sleepCtx,
+		sleep:        SleepContext,
 	}
 	if key := NormalizeAPIKey(cfg.APIKey.Reveal()); key != "" {
 		t.authValue, t.secret = Secret("ApiKey "+key), Secret(key)

@@ -55,7 +55,7 @@ func TestRetryAfterBeyondDeadlineIsReported(t *testing.T) {
 	}))
 	defer srv.Close()
 	k := newTestKibana(t, srv.URL, func(c *KibanaConfig) { c.MaxRetryWait = 20 * time.Second })
-	k.t.sleep = sleepCtx
+	k.t.sleep = SleepContext
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	start := time.Now()

@@ -197,7 +197,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		// back: not before then (and never longer than a send waits).
 		if d := min(rec.RetryAt.Sub(r.now()), maxSendRetryWait); d > 0 {
 			r.logf("%s: the server asked to wait; sending in %s", id, waitText(d))
-			if sleepCtx(ctx, d) != nil {
+			if client.SleepContext(ctx, d) != nil {
 				if errors.Is(context.Cause(ctx), errCancelRequested) {
 					update(func(x *store.Record) { markCanceled(x, r.now()) })
 					r.st.ClearCancel(id)
@@ -319,7 +319,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			r.onEvent(client.Event{Kind: "busy", Err: out.Err,
 				Message: fmt.Sprintf("the server is busy or rate limiting; sending again in %s (retry %d of %d)", waitText(wait), refusals, maxSendRetries)})
 		}
-		if sleepCtx(dctx, wait) != nil {
+		if client.SleepContext(dctx, wait) != nil {
 			if ctx.Err() != nil {
 				unsent = true
 				out = client.Outcome{Err: out.Err}
@@ -900,16 +900,4 @@ func exitWith(code int) error {
 		return nil
 	}
 	return &exitError{code: code}
-}
-
-// sleepCtx waits d, or less when ctx ends first (then it returns ctx's error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
