@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,10 +16,12 @@ import (
 	"net/url"
 	"os"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/klauspost/compress/gzip"
@@ -134,7 +137,8 @@ type transport struct {
 	base      *url.URL // scheme://host[:port][/base-path], no trailing slash
 	authName  string   // header name, e.g. "Authorization"
 	authValue Secret   // full header value, e.g. "ApiKey abc=="
-	// secret is the credential alone, hidden with authValue in error text.
+	// secret is the credential alone, hidden with authValue in error text,
+	// as are the other forms of it that a server may echo (see secretForms).
 	secret    Secret
 	userAgent string
 	headers   map[string]string
@@ -235,11 +239,10 @@ func (t *transport) redact(err error) error {
 	if err == nil || !errors.As(err, &ce) {
 		return err
 	}
+	forms := secretForms(t.authValue.Reveal(), t.secret.Reveal())
 	hide := func(s string) string {
-		for _, x := range []Secret{t.authValue, t.secret} { // the longer first
-			if len(x) >= 4 {
-				s = strings.ReplaceAll(s, x.Reveal(), "[redacted]")
-			}
+		for _, x := range forms {
+			s = strings.ReplaceAll(s, x, "[redacted]")
 		}
 		return s
 	}
@@ -684,4 +687,36 @@ func byteSize(n int64) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// secretForms lists, longest first, every form of a credential that error
+// text may carry: the header value, the credential, and for an encoded
+// API key its decoded "id:key" pair, the key half of it, and the base64
+// forms without padding or URL-safe. Forms shorter than 4 characters are
+// left out: they would hide ordinary text.
+func secretForms(values ...string) []string {
+	seen := map[string]bool{}
+	var forms []string
+	add := func(x string) {
+		if len(x) >= 4 && !seen[x] {
+			seen[x] = true
+			forms = append(forms, x)
+		}
+	}
+	for _, v := range values {
+		add(v)
+		raw := strings.TrimRight(v, "=")
+		add(raw)
+		add(strings.NewReplacer("+", "-", "/", "_").Replace(raw))
+		b, err := base64.RawStdEncoding.DecodeString(raw)
+		if err != nil || !utf8.Valid(b) {
+			continue
+		}
+		if id, key, ok := strings.Cut(string(b), ":"); ok && id != "" && len(key) >= 8 {
+			add(string(b))
+			add(key)
+		}
+	}
+	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
+	return forms
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"fmt"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -205,5 +207,39 @@ func TestWorkerEnvKeepsSecretsBehind(t *testing.T) {
 	}
 	if len(got) != 12 {
 		t.Errorf("worker environment has %d entries, want 12: %v", len(got), got)
+	}
+}
+
+// TestEchoedKeyIsRedacted: a server (or a proxy in front of it) that
+// echoes the credential in an error body gets it back as [redacted] in
+// every form a user may have configured or a server may print: encoded,
+// without padding, URL-safe, the decoded id:key pair and its key half.
+func TestEchoedKeyIsRedacted(t *testing.T) {
+	t.Parallel()
+	const pair = "VuaCfGcBCdbkQm-e5aOx:ui2lp2axTNmsyakw9tvNnw"
+	encoded := base64.StdEncoding.EncodeToString([]byte(pair))
+	forms := []string{encoded, strings.TrimRight(encoded, "="), pair, "ui2lp2axTNmsyakw9tvNnw",
+		strings.NewReplacer("+", "-", "/", "_").Replace(strings.TrimRight(encoded, "="))}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"statusCode":400,"error":"Bad Request","message":"bad key %s"}`, strings.Join(forms, " / "))
+	}))
+	t.Cleanup(srv.Close)
+	l := &leakChecker{t: t, secrets: forms}
+	for _, configured := range []string{pair, encoded, "ApiKey " + encoded} {
+		h := newHarness(t, nil)
+		h.env["KIBANA_URL"] = srv.URL
+		h.env["KIBANA_API_KEY"] = configured
+		for _, args := range [][]string{{"discover"}, {"discover", "--json"}, {"send", "elastic-ai-agent", "hi", "--json"}} {
+			r := h.run(args...)
+			if r.code == ExitOK {
+				t.Fatalf("%v succeeded against a server that refuses everything", args)
+			}
+			if !strings.Contains(r.stdout+r.stderr, "[redacted]") {
+				t.Errorf("%v: the echoed key is not shown as [redacted]: %s%s", args, r.stdout, r.stderr)
+			}
+			l.check(fmt.Sprintf("the output of %v with the key configured as %.7s…", args, configured), r.stdout+r.stderr)
+		}
 	}
 }
