@@ -626,3 +626,56 @@ func TestLostTasks(t *testing.T) {
 		}
 	})
 }
+
+// TestCancelBeforeSending: a cancel that lands while the message has not
+// left (the TLS handshake with the agent hangs) ends the task as "nothing
+// ran", not as a run that may still finish.
+func TestCancelBeforeSending(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"name":"H","protocolVersion":"0.3.0","url":"https://`+ln.Addr().String()+`/","capabilities":{}}`)
+	}))
+	t.Cleanup(card.Close)
+
+	h := newHarness(t, nil)
+	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan result, 1)
+	go func() {
+		for {
+			if recs, _ := st.List(); len(recs) == 1 && recs[0].State == store.Sending {
+				done <- h.run("cancel", recs[0].ContextID, "--json")
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	r := h.run("send", "--url", card.URL, "never mind", "--timeout", "30s", "--json")
+	r.expect(t, ExitTaskFailed)
+	d := decodeTask(t, r.stdout)
+	if d.State != "canceled" || !strings.Contains(d.Reason, "nothing ran") {
+		t.Fatalf("%+v", d)
+	}
+	c := <-done
+	c.expect(t, ExitOK)
+	rec, err := st.Load(d.ContextID)
+	if err != nil || rec.State != store.Canceled || rec.SentAt != nil || !strings.Contains(rec.Reason, "nothing ran") {
+		t.Fatalf("record %+v %v", rec, err)
+	}
+}

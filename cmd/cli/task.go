@@ -209,6 +209,15 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			}
 		}
 	}
+	if send && !createdSending && (errors.Is(context.Cause(ctx), errCancelRequested) || r.st.CancelRequested(id, rec.MessageID)) {
+		// Canceled while it waited its turn: it is still queued, nothing
+		// left.
+		update(func(x *store.Record) { markCanceled(x, r.now()) })
+		r.st.ClearCancel(id)
+		r.logf("%s: canceled on request before it was sent", id)
+		r.audit(current())
+		return current(), nil
+	}
 	switch {
 	case createdSending:
 		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
@@ -369,7 +378,15 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		r.audit(current())
 		return current(), nil
 	case errors.Is(context.Cause(ctx), errCancelRequested):
-		update(func(x *store.Record) { markCanceled(x, r.now()) })
+		// Canceled before a connection was made (or while a refusal was
+		// waited out): nothing reached the server, and the record says so.
+		notSent := send && (out.NotSent() || unsent)
+		update(func(x *store.Record) {
+			if notSent {
+				x.State, x.SentAt = store.Queued, nil
+			}
+			markCanceled(x, r.now())
+		})
 		r.st.ClearCancel(id)
 		r.logf("%s: canceled on request", id)
 		r.audit(current())
