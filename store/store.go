@@ -185,6 +185,10 @@ type Record struct {
 	// RetryAt is when a message the server refused may be sent again; set
 	// while the record is queued after a refusal.
 	RetryAt *time.Time `json:"retry_at,omitempty"`
+	// CanceledBy says who ended a canceled task: "cancel" (the cancel
+	// command), "interrupt" (Ctrl-C on send), or empty when the server
+	// canceled or aborted it.
+	CanceledBy string `json:"canceled_by,omitempty"`
 }
 
 // RecordVersion is the record format written by this build.

@@ -679,3 +679,27 @@ func TestCancelBeforeSending(t *testing.T) {
 		t.Fatalf("record %+v %v", rec, err)
 	}
 }
+
+// TestCanceledHints: the hint of a canceled task follows how it was
+// canceled, not its reason's wording.
+func TestCanceledHints(t *testing.T) {
+	t.Parallel()
+	sent := time.Now()
+	for _, c := range []struct {
+		name string
+		rec  store.Record
+		want string
+	}{
+		{"stopped by the server", store.Record{Target: store.Target{Kind: "kibana"}, SentAt: &sent, Reason: "the run was aborted"}, "the agent stopped the run"},
+		{"a generic agent canceled it", store.Record{Target: store.Target{Kind: "a2a"}, SentAt: &sent}, "the agent stopped the run"},
+		{"cancel before sending", store.Record{Target: store.Target{Kind: "kibana"}, CanceledBy: "cancel"}, "nothing was sent"},
+		{"Ctrl-C before sending", store.Record{Target: store.Target{Kind: "a2a"}, CanceledBy: "interrupt"}, "nothing was sent"},
+		{"cancel of a running Kibana task", store.Record{Target: store.Target{Kind: "kibana"}, SentAt: &sent, CanceledBy: "cancel"}, "may still finish"},
+		{"cancel of a running generic task", store.Record{Target: store.Target{Kind: "a2a"}, SentAt: &sent, CanceledBy: "cancel"}, "canceled on request"},
+	} {
+		c.rec.ContextID, c.rec.State = "c1", store.Canceled
+		if ce := recordError(&c.rec); !strings.Contains(ce.hint, c.want) || ce.exit != ExitTaskFailed {
+			t.Errorf("%s: exit %d, hint %q, want %q", c.name, ce.exit, ce.hint, c.want)
+		}
+	}
+}

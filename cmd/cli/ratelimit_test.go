@@ -9,9 +9,11 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,15 +171,16 @@ func TestSendAsyncRetriesRateLimitedSend(t *testing.T) {
 	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
 }
 
-// Interrupted while waiting out a refusal, send leaves the task queued, its
-// text back in the record and the server's time in retry_at: nothing is on
-// the server, so a worker sends it, once, when the server said.
+// Stopped (its --timeout, a SIGTERM: anything but Ctrl-C) while waiting out
+// a refusal, send leaves the task queued, its text back in the record and
+// the server's time in retry_at: nothing is on the server, so a worker
+// sends it, once, when the server said. Ctrl-C drops it: nothing ran.
 func TestSendInterruptedWhileRateLimited(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, rateLimitA2A(429, "3", 1))
 	h := newHarness(t, sim)
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(time.Second, cancel)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(time.Second, func() { cancel(&signalError{syscall.SIGTERM}) })
 	r := h.runCtx(ctx, "send", "elastic-ai-agent", "interrupt me", "--json")
 	r.expect(t, ExitStillRunning)
 	d := decodeTask(t, r.stdout)
@@ -312,5 +315,36 @@ func TestSendRetriesRateLimitedGenericAgent(t *testing.T) {
 	}
 	if rec := loadRecord(t, h, d.ContextID); rec.Refusals != 2 || rec.State != store.Completed {
 		t.Errorf("record: state %s, refusals %d", rec.State, rec.Refusals)
+	}
+}
+
+// Ctrl-C while a refused send waits for its next try: the user stopped it
+// and nothing is on the server, so the task ends canceled, nothing ran,
+// and no worker sends it later.
+func TestSendCtrlCWhileRateLimited(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, rateLimitA2A(429, "3", 1))
+	h := newHarness(t, sim)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(time.Second, func() { cancel(&signalError{os.Interrupt}) })
+	r := h.runCtx(ctx, "send", "elastic-ai-agent", "never mind", "--json")
+	r.expect(t, ExitTaskFailed)
+	d := decodeTask(t, r.stdout)
+	if d.State != "canceled" || !strings.Contains(d.Reason, "nothing ran") || d.Resume != "" {
+		t.Fatalf("%s", r.stdout)
+	}
+	if strings.Contains(r.stdout, "canceled on request") || !strings.Contains(r.stdout, "nothing was sent") {
+		t.Errorf("a Ctrl-C is not a cancel request, and its hint says nothing ran: %s", r.stdout)
+	}
+	rec := loadRecord(t, h, d.ContextID)
+	if rec.Message != "" || rec.RetryAt != nil || rec.SentAt != nil {
+		t.Errorf("record: message %q, retry_at %v, sent_at %v", rec.Message, rec.RetryAt, rec.SentAt)
+	}
+	if n := sim.Runs(d.ContextID); n != 0 {
+		t.Errorf("%d runs, want 0", n)
+	}
+	st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	if st.WorkerRunning(rec.Identity) {
+		t.Error("a worker was started for a dropped task")
 	}
 }

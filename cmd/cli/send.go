@@ -418,6 +418,7 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 		if dropped, derr := h.Update(func(x *store.Record) error {
 			if x.State == store.Queued {
 				finish(x, a.p.Now(), store.Canceled)
+				x.CanceledBy, x.SentAt = "interrupt", nil
 				x.Reason = "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe"
 			}
 			return nil

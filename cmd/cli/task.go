@@ -476,6 +476,7 @@ func (r *taskRunner) audit(rec *store.Record) {
 func markCanceled(x *store.Record, now time.Time) {
 	sent := x.State != store.Queued
 	finish(x, now, store.Canceled)
+	x.CanceledBy = "cancel"
 	switch {
 	case !sent:
 		x.Reason = "canceled on request, before it was sent: nothing ran"
@@ -765,9 +766,15 @@ func recordError(rec *store.Record) *cliError {
 		ce.code = "task_lost"
 		ce.hint = "the agent can no longer show this task, so its reply cannot be read back; sending again runs the whole task again: ask before doing so"
 	case store.Canceled:
-		ce.hint = "the task was canceled on request; sending again starts a new run"
-		if rec.Target.Kind != "a2a" && !strings.Contains(rec.Reason, "nothing ran") {
+		switch {
+		case rec.CanceledBy == "":
+			ce.hint = "the agent stopped the run on its side; sending again starts a new run"
+		case rec.SentAt == nil:
+			ce.hint = "nothing was sent, so nothing ran; sending again is safe"
+		case rec.Target.Kind != "a2a":
 			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"
+		default:
+			ce.hint = "the task was canceled on request; sending again starts a new run"
 		}
 	}
 	return ce
