@@ -88,6 +88,9 @@ type settings struct {
 	Sources map[string]string
 	// Peers are the config file's named A2A agents.
 	Peers map[string]filePeer
+	// KeyHeldBack says which key was not used because it belongs to
+	// another Kibana than URL ("" when none was).
+	KeyHeldBack string
 }
 
 // configDir is A2A_COURIER_CONFIG_DIR, else $XDG_CONFIG_HOME/a2a-courier,
@@ -303,7 +306,14 @@ func (a *App) loadSettings() (*settings, error) {
 		return ""
 	}
 	s.URL = str("kibana_url", "kibana-url", a.flags.kibanaURL, "KIBANA_URL", prof.KibanaURL)
-	s.Space = str("space", "space", a.flags.space, "KIBANA_SPACE_ID", prof.Space)
+	// A profile that names its Kibana speaks of that Kibana only: its space
+	// and key do not follow another URL.
+	profKeyFits := prof.KibanaURL == "" || targetOrigin(prof.KibanaURL) == targetOrigin(s.URL)
+	profSpace := prof.Space
+	if !profKeyFits {
+		profSpace = ""
+	}
+	s.Space = str("space", "space", a.flags.space, "KIBANA_SPACE_ID", profSpace)
 	if s.Space == "default" {
 		s.Space = ""
 	}
@@ -314,9 +324,16 @@ func (a *App) loadSettings() (*settings, error) {
 	// KIBANA_URL's Kibana); and a profile's key never goes to another
 	// Kibana than the profile's.
 	profHasKey := prof.APIKeyFile != "" || prof.APIKey != ""
-	profKeyFits := prof.KibanaURL == "" || targetOrigin(prof.KibanaURL) == targetOrigin(s.URL)
-	envKey := a.p.getenv("KIBANA_API_KEY") != "" && !(s.Sources["kibana_url"] == fileSrc && profHasKey)
+	// KIBANA_API_KEY is KIBANA_URL's key: it does not go to another Kibana
+	// named by --kibana-url or a profile.
+	envURL := strings.TrimSpace(a.p.getenv("KIBANA_URL"))
+	envKeyFits := envURL == "" || targetOrigin(envURL) == targetOrigin(s.URL)
+	envKey := a.p.getenv("KIBANA_API_KEY") != "" && envKeyFits && !(s.Sources["kibana_url"] == fileSrc && profHasKey)
 	switch {
+	case a.flags.apiKeyFile == "" && a.p.getenv("KIBANA_API_KEY") != "" && !envKeyFits && !(profHasKey && profKeyFits):
+		s.Sources["api_key"] = "default"
+		s.KeyHeldBack = fmt.Sprintf("KIBANA_API_KEY was not used: it belongs to KIBANA_URL's Kibana (%s), not to %s (%s)",
+			targetOrigin(envURL), targetOrigin(s.URL), s.Sources["kibana_url"])
 	case a.flags.apiKeyFile != "":
 		key, err := readKeyFile(a.flags.apiKeyFile)
 		if err != nil {
@@ -328,6 +345,10 @@ func (a *App) loadSettings() (*settings, error) {
 	case !profKeyFits:
 		// The profile's key is for the profile's Kibana, not this one.
 		s.Sources["api_key"] = "default"
+		if profHasKey {
+			s.KeyHeldBack = fmt.Sprintf("the key of profile %s was not used: it belongs to the profile's Kibana (%s), not to %s (%s)",
+				s.Profile, targetOrigin(prof.KibanaURL), targetOrigin(s.URL), s.Sources["kibana_url"])
+		}
 	case prof.APIKeyFile != "":
 		key, err := readKeyFile(expandHome(prof.APIKeyFile, a.p.getenv("HOME")))
 		if err != nil {
@@ -458,6 +479,11 @@ func (a *App) kibanaSettings() (*settings, error) {
 	}
 	if s.APIKey == "" {
 		missing = append(missing, "KIBANA_API_KEY")
+	}
+	if s.URL != "" && s.APIKey == "" && s.KeyHeldBack != "" {
+		return nil, &cliError{exit: ExitUsage, code: "not_configured",
+			message: "no API key for " + targetOrigin(s.URL) + ": " + s.KeyHeldBack,
+			hint:    "a key goes only to its own Kibana: give this one its key (KIBANA_API_KEY beside a matching KIBANA_URL, --api-key-file, or a profile with its own kibana-url and api-key), or drop the URL that overrides it"}
 	}
 	if len(missing) > 0 {
 		return nil, &cliError{exit: ExitUsage, code: "not_configured",

@@ -471,6 +471,9 @@ profiles:
 		{"profile's key not sent to another Kibana", "lab", map[string]string{"KIBANA_URL": "https://other.example.com"}, "default"},
 		{"environment's key and Kibana together", "lab", map[string]string{"KIBANA_URL": "https://other.example.com", "KIBANA_API_KEY": "ZW52OmtleQ=="}, "env KIBANA_API_KEY"},
 		{"profile's URL with the environment's key", "urlonly", map[string]string{"KIBANA_API_KEY": "ZW52OmtleQ=="}, "env KIBANA_API_KEY"},
+		{"environment's key not sent to --kibana-url's Kibana", "urlonly", map[string]string{"KIBANA_URL": "https://prod.example.com", "KIBANA_API_KEY": "ZW52OmtleQ==", "--kibana-url": "https://other.example.com"}, "default"},
+		{"environment's key with --kibana-url and no KIBANA_URL", "urlonly", map[string]string{"KIBANA_API_KEY": "ZW52OmtleQ==", "--kibana-url": "https://other.example.com"}, "env KIBANA_API_KEY"},
+		{"environment's key with --kibana-url naming the same Kibana", "urlonly", map[string]string{"KIBANA_URL": "https://prod.example.com", "KIBANA_API_KEY": "ZW52OmtleQ==", "--kibana-url": "https://PROD.example.com/"}, "env KIBANA_API_KEY"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
@@ -478,14 +481,47 @@ profiles:
 			delete(h.env, "KIBANA_URL")
 			delete(h.env, "KIBANA_API_KEY")
 			writeConfig(t, h, cfg, 0o600)
+			args := []string{"--profile", tt.profile}
 			for k, v := range tt.env {
-				h.env[k] = v
+				if strings.HasPrefix(k, "--") {
+					args = append(args, k, v)
+				} else {
+					h.env[k] = v
+				}
 			}
-			d := h.configShow(t, "--profile", tt.profile)
+			d := h.configShow(t, args...)
 			if d.Settings["api_key"].Source != tt.want {
 				t.Errorf("api_key %+v, want source %q", d.Settings["api_key"], tt.want)
 			}
+			if tt.want != "default" {
+				return
+			}
+			// A command that needs the key says which key was held back
+			// and why, not the generic set-up steps.
+			args[0], args[1] = "discover", "--profile="+tt.profile
+			r := h.run(append(args, "--json")...)
+			r.expect(t, ExitUsage)
+			if !strings.Contains(r.stdout, "was not used: it belongs to") || strings.Contains(r.stdout, "Stack Management") {
+				t.Errorf("%s", r.stdout)
+			}
 		})
+	}
+}
+
+// TestProfileSpaceStaysWithItsKibana: a profile's space is a space of the
+// profile's Kibana; another Kibana named in the environment does not get it.
+func TestProfileSpaceStaysWithItsKibana(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	writeConfig(t, h, "profiles:\n  lab:\n    kibana_url: https://lab.example.com\n    space: prod\n", 0o600)
+	h.env["KIBANA_URL"] = "https://other.example.com"
+	d := h.configShow(t, "--profile", "lab")
+	if d.Settings["space"].Value != "" && d.Settings["space"].Value != "default" {
+		t.Errorf("space %+v follows another Kibana", d.Settings["space"])
+	}
+	h.env["KIBANA_URL"] = "https://lab.example.com"
+	if d := h.configShow(t, "--profile", "lab"); d.Settings["space"].Value != "prod" {
+		t.Errorf("space %+v, want the profile's own", d.Settings["space"])
 	}
 }
 

@@ -71,6 +71,9 @@ func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
 	case cfgErr != nil:
 		ce := classify(cfgErr)
 		add(check{Name: "configuration", Status: checkFail, Detail: ce.message, Hint: firstLine(ce.hint), exit: ce.exit})
+	case s.URL != "" && s.APIKey == "" && s.KeyHeldBack != "":
+		ce := classify(func() error { _, err := a.kibanaSettings(); return err }())
+		add(check{Name: "configuration", Status: checkFail, Detail: ce.message, Hint: ce.hint, exit: ce.exit})
 	case s.URL == "" || s.APIKey == "":
 		add(check{Name: "configuration", Status: checkFail, Detail: "KIBANA_URL or KIBANA_API_KEY is not set",
 			Hint: "run any command without configuration for the set-up steps, or see `a2a-courier config --help`", exit: ExitUsage})
