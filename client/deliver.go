@@ -119,7 +119,16 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
+	// postExited closes when the sending goroutine has ended: Deliver does
+	// not return before, so no event of that goroutine reaches the caller
+	// after Deliver returned (the caller may have let its record go).
+	postExited := make(chan struct{})
+	defer func() {
+		cancel()
+		if o.Send {
+			<-postExited
+		}
+	}()
 
 	type postResult struct {
 		res *SendResult
@@ -135,6 +144,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
 	if o.Send {
 		postOpen = true
 		go func() {
+			defer close(postExited)
 			// The server has the request once it is written: from then on a
 			// lost answer means "recover by reading", never "send again".
 			tctx := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
