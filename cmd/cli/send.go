@@ -71,7 +71,7 @@ The message comes from the argument or, with "-" or no argument, from stdin
   echo "Summarise today's alerts" | a2a-courier send elastic-ai-agent
   a2a-courier send audit-agent --timeout 90s --json - < question.txt
   a2a-courier send audit-agent --context 3f6c…-uuid "Yes, go ahead"`,
-		Args: rangeArgs(0, 2, "an agent id (or --url) and, optionally, the text (or - for stdin)"),
+		Args: messageArgs,
 		RunE: sendRunE(app, opts),
 	}
 	addSendFlags(cmd, opts)
@@ -96,7 +96,7 @@ The message comes from the argument or, with "-" or no argument, from stdin.
 		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse the last 30 days of high-risk operations")
   a2a-courier result "$ctx" --wait --timeout 10m
   a2a-courier send-async audit-agent --json - < question.txt`,
-		Args: rangeArgs(0, 2, "an agent id (or --url) and, optionally, the text (or - for stdin)"),
+		Args: messageArgs,
 		RunE: sendRunE(app, opts),
 	}
 	addSendFlags(cmd, opts)
@@ -441,4 +441,14 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 		}
 	}
 	return a.reportRecord(final, opts.maxChars, st)
+}
+
+// messageArgs accepts an agent id and the text (or -); words beyond them
+// are a message that was not quoted.
+func messageArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 2 {
+		return usageErr(fmt.Sprintf("quote the message so that it is one argument: a2a-courier %s <agent> \"your message\" (or give it on stdin with -)", commandName(cmd)),
+			"%s takes an agent id and one text argument, not %d: the words after the agent id look like a message that was not quoted", commandName(cmd), len(args)-1)
+	}
+	return nil
 }
