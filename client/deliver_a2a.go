@@ -33,7 +33,8 @@ type A2ADeliverOptions struct {
 }
 
 // ErrTaskGone means the server no longer knows the task (it restarted, or
-// forgot it): there is nothing left to follow.
+// forgot it): it answered TaskNotFoundError (-32001, or reason
+// TASK_NOT_FOUND) for an id it gave. There is nothing left to follow.
 var ErrTaskGone = errors.New("the server no longer knows the task")
 
 // ErrNoTask means a send's answer was lost before the server named its
@@ -159,7 +160,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 				return out
 			}
 			switch {
-			case IsKind(err, KindRPC) && rpcCode(err) == -32001:
+			case taskNotFound(err):
 				return Outcome{Err: errors.Join(ErrTaskGone, err)}
 			case IsKind(err, KindRPC), IsKind(err, KindAuth, KindForbidden, KindBadRequest):
 				// Subscribing is refused (a finished task, a server that
@@ -187,14 +188,16 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 				return out
 			}
 			emit(Event{Kind: "poll", Message: "task " + taskID + " is " + res.State})
-		case IsKind(err, KindRPC) && rpcCode(err) == -32001:
+		case taskNotFound(err):
+			// Only TaskNotFoundError on an id the server gave says the
+			// task is gone.
 			return Outcome{Err: errors.Join(ErrTaskGone, err)}
 		case IsKind(err, KindAuth, KindForbidden):
 			return Outcome{Err: err}
-		case IsKind(err, KindBadRequest, KindRPC):
-			// The server will not show this task: nothing left to follow.
-			return Outcome{Err: errors.Join(ErrTaskGone, err)}
 		default:
+			// Any other error (a JSON-RPC error such as -32603, an HTTP 400
+			// or 404, a broken connection) may pass: read again after the
+			// usual wait, until the task ends or the caller stops waiting.
 			if ctx.Err() != nil {
 				return Outcome{Err: lastErr}
 			}
