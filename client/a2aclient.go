@@ -309,16 +309,15 @@ func noTaskList(err error) bool {
 
 // FindTask looks for the task a message started (v1.0 ListTasks by
 // context, keeping only a task whose history holds messageID: an earlier
-// task of the same context is never taken for it). It returns "" when the
-// dialect or the server cannot list tasks, or none matches.
+// task of the same context is never taken for it). It returns "" when none
+// matches, and an error wrapping ErrNoTaskList when the dialect or the
+// server cannot list tasks (or there is no context or message id to look
+// for).
 func (c *A2A) FindTask(ctx context.Context, contextID, messageID string) (string, error) {
-	if c.dialect != V10 || contextID == "" || messageID == "" {
-		return "", nil
+	if contextID == "" || messageID == "" {
+		return "", ErrNoTaskList
 	}
 	tasks, err := c.ContextTasks(ctx, contextID, true)
-	if errors.Is(err, ErrNoTaskList) {
-		return "", nil
-	}
 	if err != nil {
 		return "", err
 	}

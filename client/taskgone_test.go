@@ -211,3 +211,72 @@ func TestTaskNotFoundIsGone(t *testing.T) {
 		})
 	}
 }
+
+func cutConnection(w http.ResponseWriter, _ string) {
+	// The request arrived; the answer never comes back.
+	conn, _, _ := w.(http.Hijacker).Hijack()
+	conn.Close()
+}
+
+// TestLostSendIsLookedForAgain: a send cut before the server named its task
+// is looked for with ListTasks more than once, since the task may not be
+// listed yet; only a bounded number of empty listings make it lost, and a
+// dialect that cannot list makes it lost at once.
+func TestLostSendIsLookedForAgain(t *testing.T) {
+	t.Parallel()
+	msgID := uuid.NewString()
+	listed := func(w http.ResponseWriter, id string) {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tasks":[{"id":"t-9","contextId":"c-1","status":{"state":"TASK_STATE_WORKING"},"history":[{"messageId":%q,"role":"ROLE_USER","parts":[{"text":"hi"}]}]}],"nextPageToken":""}}`, id, msgID)
+	}
+	empty := func(w http.ResponseWriter, id string) {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tasks":[],"nextPageToken":""}}`, id)
+	}
+	deliver := func(c *A2A) Outcome {
+		return c.Deliver(context.Background(), A2ADeliverOptions{
+			Message: OutgoingMessage{Text: "hi", MessageID: msgID, ContextID: "c-1"}, Send: true, PollInterval: time.Millisecond,
+		})
+	}
+	t.Run("listed late", func(t *testing.T) {
+		t.Parallel()
+		f := &faultAgent{send: cutConnection,
+			list: func(w http.ResponseWriter, id, _ string, n int) {
+				if n < findTaskLooks-1 {
+					empty(w, id)
+					return
+				}
+				listed(w, id)
+			},
+			get: func(w http.ResponseWriter, id string, _ int) {
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"id":"t-9","contextId":"c-1","status":{"state":"TASK_STATE_COMPLETED","message":{"messageId":"a","role":"ROLE_AGENT","parts":[{"text":"found"}]}}}}`, id)
+			}}
+		out := deliver(f.start(t, V10))
+		if out.State != StateCompleted || out.Reply != "found" || out.TaskID != "t-9" {
+			t.Fatalf("%+v", out)
+		}
+		if sends, _, lists := f.counts(); sends != 1 || lists != findTaskLooks {
+			t.Errorf("%d sends, %d listings", sends, lists)
+		}
+	})
+	t.Run("never listed", func(t *testing.T) {
+		t.Parallel()
+		f := &faultAgent{send: cutConnection, list: func(w http.ResponseWriter, id, _ string, _ int) { empty(w, id) }}
+		out := deliver(f.start(t, V10))
+		if !errors.Is(out.Err, ErrNoTask) || out.Final() || !strings.Contains(out.Err.Error(), "listed no task") {
+			t.Fatalf("%+v", out)
+		}
+		if sends, gets, lists := f.counts(); sends != 1 || gets != 0 || lists != findTaskLooks {
+			t.Errorf("%d sends, %d reads, %d listings", sends, gets, lists)
+		}
+	})
+	t.Run("A2A 0.3 cannot list", func(t *testing.T) {
+		t.Parallel()
+		f := &faultAgent{send: cutConnection}
+		out := deliver(f.start(t, V03))
+		if !errors.Is(out.Err, ErrNoTask) || out.Final() || !strings.Contains(out.Err.Error(), "cannot list") {
+			t.Fatalf("%+v", out)
+		}
+		if sends, _, lists := f.counts(); sends != 1 || lists != 0 {
+			t.Errorf("%d sends, %d listings", sends, lists)
+		}
+	})
+}
