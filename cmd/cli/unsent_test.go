@@ -180,3 +180,40 @@ func TestFetchNeverOverwritesAnUnsentAnswer(t *testing.T) {
 		checkQueued(t, h, ctxID, mid.Load().(string))
 	})
 }
+
+// TestCancelOfAnUnsentAnswerStaysLocal: canceling an answer that was never
+// sent cancels the record only; the task it answers is not canceled on the
+// agent.
+func TestCancelOfAnUnsentAnswerStaysLocal(t *testing.T) {
+	t.Parallel()
+	const question = "What is your name?"
+	for _, by := range []string{"contextId", "taskId"} {
+		t.Run("by "+by, func(t *testing.T) {
+			t.Parallel()
+			a := newScriptedAgent(t)
+			a.send = func(w http.ResponseWriter, id string) { rpcResultOf(w, id, a2aTask("t-1", "input-required", question)) }
+			a.cancel = func(w http.ResponseWriter, id string) { rpcResultOf(w, id, a2aTask("t-1", "canceled", "")) }
+			h := newHarness(t, nil)
+			r := h.run("send", "--url", a.srv.URL, "start", "--json")
+			r.expect(t, ExitInputRequired)
+			ctxID := decodeTask(t, r.stdout).ContextID
+			queueAnswer(t, h, ctxID, "t-1", question)
+			id := ctxID
+			if by == "taskId" {
+				id = "t-1"
+			}
+			r = h.run("cancel", id, "--json")
+			r.expect(t, ExitOK)
+			d := decodeTask(t, r.stdout)
+			if d.State != "canceled" || !strings.Contains(d.Reason, "before it was sent: nothing ran") {
+				t.Fatalf("%+v", d)
+			}
+			if n := a.cancels.Load(); n != 0 {
+				t.Errorf("the agent's task was canceled (%d tasks/cancel) for an answer never sent", n)
+			}
+			if rec := loadRecord(t, h, ctxID); rec.State != store.Canceled || rec.Message != "" {
+				t.Errorf("record %+v", rec)
+			}
+		})
+	}
+}
