@@ -94,8 +94,9 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if err != nil {
 			return cancelError(err)
 		}
+		// A2A tasks carry no creation time: created_at is left out.
 		return a.reportRecord(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name,
-			State: store.State(stateFromA2A(task.State)), CreatedAt: a.p.Now().UTC(), Reason: "canceled on request"}, 0, st)
+			State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, 0, st)
 	}
 	if rec.State.Terminal() {
 		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),

@@ -477,7 +477,9 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 
 	rec := local
 	if rec == nil {
-		rec = &store.Record{ContextID: opts.contextID, State: store.Working, CreatedAt: a.p.Now().UTC()}
+		// Its start is unknown until the conversation says: created_at is
+		// left out, never the time of this fetch.
+		rec = &store.Record{ContextID: opts.contextID, State: store.Working}
 		if err == nil {
 			rec.Agent = conv.AgentID()
 		}

@@ -217,3 +217,17 @@ func TestCancelOfAnUnsentAnswerStaysLocal(t *testing.T) {
 		})
 	}
 }
+
+// TestCancelByTaskIDHasNoCreationTime: a task canceled by its id, with no
+// local record, has no known start: the document has no created_at.
+func TestCancelByTaskIDHasNoCreationTime(t *testing.T) {
+	t.Parallel()
+	a := newScriptedAgent(t)
+	a.cancel = func(w http.ResponseWriter, id string) { rpcResultOf(w, id, a2aTask("t-9", "canceled", "")) }
+	h := newHarness(t, nil)
+	// (Its exit code is not this test's business.)
+	r := h.run("cancel", "t-9", "--url", a.srv.URL, "--json")
+	if d := decodeTask(t, r.stdout); d.State != "canceled" || d.TaskID != "t-9" || d.CreatedAt != nil || a.cancels.Load() != 1 {
+		t.Fatalf("%+v", d)
+	}
+}
