@@ -3,6 +3,7 @@ package client
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strings"
 
 	"github.com/google/uuid"
@@ -129,7 +130,43 @@ func rpcError(op string, status int, e gjson.Result) *Error {
 	if msg == "" {
 		msg = "no message"
 	}
-	return &Error{Kind: KindRPC, Op: op, StatusCode: status, RPCCode: code, Message: oneLine(msg, 300)}
+	return &Error{Kind: KindRPC, Op: op, StatusCode: status, RPCCode: code, Message: oneLine(msg, 300), Reason: errorInfoReason(e)}
+}
+
+// errorInfoReason is the reason of the google.rpc.ErrorInfo in an error
+// object's data (v1.0 JSON-RPC) or details (google.rpc.Status), or "".
+func errorInfoReason(e gjson.Result) string {
+	reason := ""
+	for _, key := range []string{"data", "details"} {
+		d := e.Get(key)
+		if d.IsObject() {
+			d = gjson.Parse("[" + d.Raw + "]")
+		}
+		d.ForEach(func(_, x gjson.Result) bool {
+			if r := x.Get("reason"); r.Type == gjson.String && r.Str != "" {
+				reason = oneLine(r.Str, 100)
+				return false
+			}
+			return true
+		})
+		if reason != "" {
+			break
+		}
+	}
+	return reason
+}
+
+// taskNotFound reports an answer that says the server does not know the
+// task: JSON-RPC -32001 (TaskNotFoundError), or an error whose ErrorInfo
+// reason is TASK_NOT_FOUND (v1.0), whatever HTTP status carried it. Any
+// other error, a bare HTTP 404 included (a wrong route or a proxy), says
+// nothing about the task.
+func taskNotFound(err error) bool {
+	var ce *Error
+	if !errors.As(err, &ce) {
+		return false
+	}
+	return ce.RPCCode == -32001 || ce.Reason == "TASK_NOT_FOUND"
 }
 
 // textParts joins the text of the text parts of a part list.

@@ -209,15 +209,21 @@ type TaskInfo struct {
 }
 
 // maxTaskPages bounds a listing: at most this many pages of
-// taskPageSize tasks are read.
+// taskPageSize tasks are read, or of historyPageSize tasks with their
+// history, each with its taskHistoryLength newest messages. Without these
+// bounds on history, a server's default (which may be the whole history)
+// could make one page larger than the response size cap.
 const (
-	maxTaskPages = 20
-	taskPageSize = 100
+	maxTaskPages      = 20
+	taskPageSize      = 100
+	historyPageSize   = 20
+	taskHistoryLength = 100
 )
 
 // ContextTasks lists the tasks of a context with v1.0 ListTasks, following
 // the pages, newest first (by status timestamp; tasks without one last, in
-// the server's order). withHistory asks for each task's history, to match
+// the server's order). withHistory asks for each task's history (its
+// taskHistoryLength newest messages, historyPageSize tasks a page), to match
 // message ids; without it no history is sent. In v0.3, or when the server
 // has no ListTasks (JSON-RPC -32601 or -32004, HTTP 404 or 405), the error
 // wraps ErrNoTaskList.
@@ -229,9 +235,9 @@ func (c *A2A) ContextTasks(ctx context.Context, contextID string, withHistory bo
 	seen := map[string]bool{}
 	token := ""
 	for page := 0; page < maxTaskPages; page++ {
-		p := map[string]any{"contextId": contextID, "pageSize": c.pageSize}
-		if !withHistory {
-			p["historyLength"] = 0
+		p := map[string]any{"contextId": contextID, "pageSize": c.pageSize, "historyLength": 0}
+		if withHistory {
+			p["pageSize"], p["historyLength"] = min(c.pageSize, historyPageSize), taskHistoryLength
 		}
 		if token != "" {
 			p["pageToken"] = token
@@ -309,16 +315,15 @@ func noTaskList(err error) bool {
 
 // FindTask looks for the task a message started (v1.0 ListTasks by
 // context, keeping only a task whose history holds messageID: an earlier
-// task of the same context is never taken for it). It returns "" when the
-// dialect or the server cannot list tasks, or none matches.
+// task of the same context is never taken for it). It returns "" when none
+// matches, and an error wrapping ErrNoTaskList when the dialect or the
+// server cannot list tasks (or there is no context or message id to look
+// for).
 func (c *A2A) FindTask(ctx context.Context, contextID, messageID string) (string, error) {
-	if c.dialect != V10 || contextID == "" || messageID == "" {
-		return "", nil
+	if contextID == "" || messageID == "" {
+		return "", ErrNoTaskList
 	}
 	tasks, err := c.ContextTasks(ctx, contextID, true)
-	if errors.Is(err, ErrNoTaskList) {
-		return "", nil
-	}
 	if err != nil {
 		return "", err
 	}

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptrace"
 	"strings"
 	"sync/atomic"
@@ -33,12 +34,19 @@ type A2ADeliverOptions struct {
 }
 
 // ErrTaskGone means the server no longer knows the task (it restarted, or
-// forgot it): there is nothing left to follow.
+// forgot it): it answered TaskNotFoundError (-32001, or reason
+// TASK_NOT_FOUND) for an id it gave. There is nothing left to follow.
 var ErrTaskGone = errors.New("the server no longer knows the task")
 
 // ErrNoTask means a send's answer was lost before the server named its
-// task, and the protocol offers no way to find it.
-var ErrNoTask = errors.New("the connection was lost before the server named the task, and A2A 0.3 cannot look a task up by context")
+// task, and the task cannot be found: the protocol or the server cannot
+// list tasks by context (A2A 0.3), or the listing never showed it.
+var ErrNoTask = errors.New("the connection was lost before the server named the task, and the task cannot be found")
+
+// findTaskLooks is how many times a task lost before the server named it
+// is looked for, a poll interval apart: a send cut just after the request
+// was written may not be listed yet.
+const findTaskLooks = 4
 
 // Deliver sends one message to a generic A2A agent and follows the task it
 // starts until its outcome is final: a Message reply is the answer; a Task
@@ -121,20 +129,29 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 	if o.Send && ctx.Err() != nil && !gotConn.Load() {
 		return Outcome{Err: lastErr, notSent: true}
 	}
-	// Lost before the server named the task: look for it, for as long as
-	// the caller waits, when the protocol can list tasks.
+	// Lost before the server named the task: look for it when the protocol
+	// can list tasks, while reading fails for as long as the caller waits,
+	// and while the task is not listed findTaskLooks times (within the
+	// caller's wait).
+	looks := 0
 	for taskID == "" {
 		id, err := c.FindTask(ctx, o.Message.ContextID, o.Message.MessageID)
 		switch {
 		case err == nil && id != "":
 			noteTask(id)
 			continue
+		case errors.Is(err, ErrNoTaskList):
+			return Outcome{Err: errors.Join(fmt.Errorf("%w: the agent cannot list tasks by context", ErrNoTask), lastErr)}
 		case err == nil:
-			return Outcome{Err: errors.Join(ErrNoTask, lastErr)}
+			if looks++; looks >= findTaskLooks {
+				return Outcome{Err: errors.Join(fmt.Errorf("%w: the agent listed no task holding the message (%d looks)", ErrNoTask, looks), lastErr)}
+			}
+			emit(Event{Kind: "poll", Message: "the agent lists no task holding the message yet; looking again"})
 		case IsKind(err, KindAuth, KindForbidden):
 			return Outcome{Err: err}
+		default:
+			lastErr = err
 		}
-		lastErr = err
 		if SleepContext(ctx, readRetryWait(o.PollInterval, err)) != nil {
 			return Outcome{Err: lastErr}
 		}
@@ -159,7 +176,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 				return out
 			}
 			switch {
-			case IsKind(err, KindRPC) && rpcCode(err) == -32001:
+			case taskNotFound(err):
 				return Outcome{Err: errors.Join(ErrTaskGone, err)}
 			case IsKind(err, KindRPC), IsKind(err, KindAuth, KindForbidden, KindBadRequest):
 				// Subscribing is refused (a finished task, a server that
@@ -187,14 +204,16 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
 				return out
 			}
 			emit(Event{Kind: "poll", Message: "task " + taskID + " is " + res.State})
-		case IsKind(err, KindRPC) && rpcCode(err) == -32001:
+		case taskNotFound(err):
+			// Only TaskNotFoundError on an id the server gave says the
+			// task is gone.
 			return Outcome{Err: errors.Join(ErrTaskGone, err)}
 		case IsKind(err, KindAuth, KindForbidden):
 			return Outcome{Err: err}
-		case IsKind(err, KindBadRequest, KindRPC):
-			// The server will not show this task: nothing left to follow.
-			return Outcome{Err: errors.Join(ErrTaskGone, err)}
 		default:
+			// Any other error (a JSON-RPC error such as -32603, an HTTP 400
+			// or 404, a broken connection) may pass: read again after the
+			// usual wait, until the task ends or the caller stops waiting.
 			if ctx.Err() != nil {
 				return Outcome{Err: lastErr}
 			}

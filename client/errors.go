@@ -83,8 +83,12 @@ type Error struct {
 	Op string
 	// StatusCode is the HTTP status, 0 when no response arrived.
 	StatusCode int
-	// RPCCode is the JSON-RPC error code when Kind is KindRPC.
+	// RPCCode is the JSON-RPC error code when Kind is KindRPC; also set when
+	// a JSON-RPC error object came with an HTTP error status.
 	RPCCode int
+	// Reason is the reason of the google.rpc.ErrorInfo a v1.0 server puts
+	// in the error's data ("TASK_NOT_FOUND"), when there is one.
+	Reason string
 	// Message is the server's own explanation, cleaned to one short line.
 	Message string
 	// RetryAfter is the server's Retry-After hint, 0 when absent.

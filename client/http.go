@@ -557,6 +557,14 @@ func rootMessage(err error) string {
 
 func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 	e := &Error{Op: op, StatusCode: resp.StatusCode, Message: serverMessage(resp, body)}
+	if eo := gjson.GetBytes(body, "error"); eo.IsObject() && gjson.ValidBytes(body) {
+		// A JSON-RPC error sent with an HTTP error status keeps its code
+		// and reason: a task the server does not know is told by them.
+		if c := eo.Get("code"); c.Type == gjson.Number && gjson.GetBytes(body, "jsonrpc").Exists() {
+			e.RPCCode = int(c.Int())
+		}
+		e.Reason = errorInfoReason(eo)
+	}
 	switch code := resp.StatusCode; {
 	case code == http.StatusUnauthorized:
 		e.Kind = KindAuth

@@ -112,7 +112,7 @@ func TestContextTasksSDKServers(t *testing.T) {
 		if !errors.Is(err, ErrNoTaskList) || rpcCode(err) != -32601 {
 			t.Fatalf("forced 1.0: %v", err)
 		}
-		if id, err := c.FindTask(ctx, "any", "m"); id != "" || err != nil {
+		if id, err := c.FindTask(ctx, "any", "m"); id != "" || !errors.Is(err, ErrNoTaskList) {
 			t.Errorf("FindTask %q %v", id, err)
 		}
 	})
@@ -207,8 +207,8 @@ func TestContextTasksServerQuirks(t *testing.T) {
 		if n := calls.Load(); n != 2 {
 			t.Errorf("%d calls: a stuck page token must end the listing", n)
 		}
-		if h := history.Load(); h != "" {
-			t.Errorf("with history, historyLength %v: the server's default may cut it", h)
+		if h := history.Load(); h != "100" {
+			t.Errorf("with history, historyLength %v: the server's default may be the whole history, or cut it", h)
 		}
 		if id, _ := c.FindTask(ctx, "c1", "m-old"); id != "t-old" {
 			t.Errorf("FindTask %q", id)
@@ -217,4 +217,64 @@ func TestContextTasksServerQuirks(t *testing.T) {
 			t.Errorf("without history: historyLength %v, %v", history.Load(), err)
 		}
 	})
+}
+
+// TestContextTasksHistoryIsBounded: a server whose default historyLength is
+// the whole history, with long tasks, would send pages of history larger
+// than the response cap; with history asked for, pages are smaller and each
+// task brings only its newest messages, so the listing fits.
+func TestContextTasksHistoryIsBounded(t *testing.T) {
+	t.Parallel()
+	const tasks, messages = 30, 300
+	text := strings.Repeat("x", 200)
+	task := func(i, history int) string {
+		var b strings.Builder
+		for m := messages - history; m < messages; m++ {
+			if b.Len() > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, `{"messageId":"m-%d-%d","role":"ROLE_USER","parts":[{"text":%q}]}`, i, m, text)
+		}
+		return fmt.Sprintf(`{"id":"t-%d","contextId":"c1","status":{"state":"TASK_STATE_COMPLETED","timestamp":"2026-01-01T10:%02d:00Z"},"history":[%s]}`, i, i, b.String())
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		p := gjson.GetBytes(body, "params")
+		// As the spec says: pageSize defaults to 50; historyLength unset is
+		// the server's default (here the whole history), 0 none.
+		size, history := 50, messages
+		if v := p.Get("pageSize"); v.Exists() {
+			size = int(v.Int())
+		}
+		if v := p.Get("historyLength"); v.Exists() {
+			history = min(int(v.Int()), messages)
+		}
+		start := int(p.Get("pageToken").Int())
+		var list []string
+		for i := start; i < min(start+size, tasks); i++ {
+			list = append(list, task(tasks-1-i, history)) // newest first
+		}
+		next := ""
+		if start+size < tasks {
+			next = fmt.Sprint(start + size)
+		}
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"tasks":[%s],"nextPageToken":%q}}`, gjson.GetBytes(body, "id").Raw, strings.Join(list, ","), next)
+	}))
+	t.Cleanup(srv.Close)
+	// Whole histories: 30 tasks of 300 messages of some 280 bytes, 2.5 MB.
+	c, err := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V10, MaxResponseBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	list, err := c.ContextTasks(ctx, "c1", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != tasks || list[0].ID != "t-29" || len(list[0].MessageIDs) != 100 {
+		t.Fatalf("%d tasks, first %s with %d message ids", len(list), list[0].ID, len(list[0].MessageIDs))
+	}
+	if id, err := c.FindTask(ctx, "c1", fmt.Sprintf("m-7-%d", messages-1)); err != nil || id != "t-7" {
+		t.Errorf("FindTask %q %v", id, err)
+	}
 }

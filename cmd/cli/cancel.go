@@ -25,7 +25,9 @@ func newCancelCmd(app *App) *cobra.Command {
 		Short: "Cancel a task: ask the agent to stop it, and stop following it",
 		Long: `Cancel a task started with send or send-async, by its contextId or its task
 id: the agent is asked to cancel it (tasks/cancel, CancelTask) and the local
-record ends as canceled, so no worker follows it any more.
+record ends as canceled, so no worker follows it any more. A task not sent
+yet (queued) is canceled locally only: the agent has nothing of it, and the
+task an unsent answer (send --task) answers is left alone.
 
 Kibana Agent Builder 9.2 to 9.5 offers no way to stop a run: the task is only
 canceled locally, the run may go on, and fetch can still read its reply.
@@ -92,14 +94,20 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if err != nil {
 			return cancelError(err)
 		}
+		// A2A tasks carry no creation time: created_at is left out.
 		return a.reportRecord(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name,
-			State: store.State(stateFromA2A(task.State)), CreatedAt: a.p.Now().UTC(), Reason: "canceled on request"}, 0, st)
+			State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, 0, st)
 	}
 	if rec.State.Terminal() {
 		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),
 			hint: "a finished task cannot be canceled; `a2a-courier result " + rec.ContextID + "` shows it"}
 	}
-	if rec.Target.Kind == "a2a" && rec.TaskID != "" {
+	switch {
+	case rec.State == store.Queued:
+		// Not sent: nothing of it is on the server. An answer (send --task)
+		// carries the id of the task it answers, whose work is not this
+		// record's to cancel.
+	case rec.Target.Kind == "a2a" && rec.TaskID != "":
 		cred, err := a.credentialFor(rec.Target)
 		if err != nil {
 			return err
@@ -111,9 +119,9 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if _, err := c.CancelTask(ctx, rec.TaskID); err != nil {
 			return cancelError(err)
 		}
-	} else if rec.Target.Kind != "a2a" && rec.State != store.Queued {
+	case rec.Target.Kind != "a2a":
 		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
-	} else if rec.State != store.Queued {
+	default:
 		a.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
 	}
 	// The worker holding the record marks it canceled; with no worker,

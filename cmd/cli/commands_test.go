@@ -626,6 +626,46 @@ func TestLostTasks(t *testing.T) {
 			t.Errorf("stderr %q", r.stderr)
 		}
 	})
+	// Any other error reading the task is a failed read: the task is read
+	// again, and only the maximum wait ends it, as an ordinary expiry.
+	t.Run("a read error that passes", func(t *testing.T) {
+		t.Parallel()
+		var gets atomic.Int32
+		srv, sends := agent(t, func(w http.ResponseWriter, id string) {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"t-1","contextId":"c","status":{"state":"working"}}}`)
+		}, func(w http.ResponseWriter, id string) {
+			if gets.Add(1) == 1 {
+				io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32603,"message":"temporary store error"}}`)
+				return
+			}
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"t-1","contextId":"c","status":{"state":"completed","message":{"kind":"message","role":"agent","messageId":"m","parts":[{"kind":"text","text":"all done"}]}}}}`)
+		})
+		h := newHarness(t, nil)
+		r := h.run("send", "--url", srv.URL, "analyse", "--poll-interval", "50ms", "--json")
+		r.expect(t, ExitOK)
+		if d := decodeTask(t, r.stdout); d.State != "completed" || *d.Reply != "all done" || sends.Load() != 1 || gets.Load() != 2 {
+			t.Fatalf("%+v, %d sends, %d reads", d, sends.Load(), gets.Load())
+		}
+	})
+	t.Run("a read error that lasts", func(t *testing.T) {
+		t.Parallel()
+		srv, sends := agent(t, func(w http.ResponseWriter, id string) {
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"result":{"kind":"task","id":"t-1","contextId":"c","status":{"state":"working"}}}`)
+		}, func(w http.ResponseWriter, id string) {
+			w.WriteHeader(http.StatusBadRequest)
+			io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32602,"message":"invalid params"}}`)
+		})
+		h := newHarness(t, nil)
+		r := h.run("send", "--url", srv.URL, "analyse", "--poll-interval", "50ms", "--max-wait", "400ms", "--json")
+		r.expect(t, ExitStillRunning)
+		d := decodeTask(t, r.stdout)
+		if d.State != "expired" || d.Error != nil || d.Resume != "a2a-courier fetch "+d.ContextID || sends.Load() != 1 {
+			t.Fatalf("%+v error %+v, %d sends", d, d.Error, sends.Load())
+		}
+		if rec := loadRecord(t, h, d.ContextID); rec.Lost || rec.LastError == nil || !strings.Contains(rec.LastError.Message, "invalid params") {
+			t.Errorf("record %+v, last error %+v", rec, rec.LastError)
+		}
+	})
 }
 
 // TestCancelBeforeSending: a cancel that lands while the message has not

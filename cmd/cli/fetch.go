@@ -51,7 +51,9 @@ id, in either version.
 Exit codes follow the task's state, as for send: 0 completed, 6 failed,
 rejected or canceled, 7 input required, 8 still running.
 
-When a local record exists and is not final, it is updated with the reply.`,
+When a local record exists, was sent and is not final (or expired), it is
+updated with the reply. A record whose message is still queued is shown as it
+stands: its message is not on the server yet.`,
 		Example: `  a2a-courier fetch 3f6c2e1a-…
   a2a-courier fetch "$ctx" --json --max-chars 4000
   a2a-courier fetch "$ctx" --url https://agents.example.com/research
@@ -307,12 +309,24 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		return usageErr("pass the task id printed with the task (task_id)", "invalid task id: %s", err.Error())
 	}
 	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) {
-		// Damaged records are skipped here: they are not this task's.
+		// Damaged records are skipped here: they are not this task's. A
+		// queued answer to the task (send --task) carries its id too; a
+		// record that followed the task comes first.
 		recs, _ := st.List()
+		var queued *store.Record
 		for _, r := range recs {
-			if r.TaskID == opts.taskID && r.Target.Kind == "a2a" {
+			switch {
+			case r.TaskID != opts.taskID || r.Target.Kind != "a2a":
+			case r.State == store.Queued:
+				if queued == nil {
+					queued = r
+				}
+			default:
 				return r, nil
 			}
+		}
+		if queued != nil {
+			return queued, nil
 		}
 		return nil, store.ErrNotFound
 	})
@@ -335,6 +349,12 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 	default:
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.taskID,
 			hint: "for a task started elsewhere, name the agent: a2a-courier fetch --task " + shellQuote(opts.taskID) + " <peer>, or --url <agent URL>"}
+	}
+	if local != nil && local.State == store.Queued {
+		// An answer to the task, not sent yet: what the server shows is
+		// the task before it; the record says where the answer stands
+		// (and result revives its worker), and fetch never writes it.
+		return a.reportRecord(local, opts.maxChars, st)
 	}
 	c, err := a.a2aClient(src.target, src.cred)
 	if err != nil {
@@ -397,9 +417,12 @@ func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchS
 		t = t.UTC()
 		rec.FinishedAt = &t
 	}
-	if local != nil && (!local.State.Terminal() || local.State == store.Expired) && st != nil {
+	if fetchMayWrite(local) && st != nil {
 		if h, err := st.Lock(local.ContextID); err == nil {
 			h.Update(func(x *store.Record) error {
+				if !stillFetchable(x, local) {
+					return errRecordMoved
+				}
 				finish(x, a.p.Now(), rec.State)
 				x.Reply, x.Reason, x.Via, x.HTTPStatus = out.Reply, out.Reason, "fetch", 200
 				if x.TaskID == "" {
@@ -454,7 +477,9 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 
 	rec := local
 	if rec == nil {
-		rec = &store.Record{ContextID: opts.contextID, State: store.Working, CreatedAt: a.p.Now().UTC()}
+		// Its start is unknown until the conversation says: created_at is
+		// left out, never the time of this fetch.
+		rec = &store.Record{ContextID: opts.contextID, State: store.Working}
 		if err == nil {
 			rec.Agent = conv.AgentID()
 		}
@@ -501,9 +526,12 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 			result.CreatedAt = t.UTC()
 		}
 	}
-	if local != nil && (!local.State.Terminal() || local.State == store.Expired) && st != nil {
+	if fetchMayWrite(local) && st != nil {
 		if h, err := st.Lock(local.ContextID); err == nil {
 			h.Update(func(x *store.Record) error {
+				if !stillFetchable(x, local) {
+					return errRecordMoved
+				}
 				finish(x, a.p.Now(), result.State)
 				x.Reply, x.Reason, x.Via, x.HTTPStatus = out.Reply, "", "fetch", 200
 				return nil
@@ -512,6 +540,25 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		}
 	}
 	return a.reportRecord(&result, opts.maxChars, st)
+}
+
+// fetchMayWrite reports whether fetch may write an outcome into a local
+// record: one that is sent and not final, or expired. A queued record holds
+// a message not sent yet (its text is in it): what the server shows is not
+// its outcome.
+func fetchMayWrite(local *store.Record) bool {
+	return local != nil && local.State != store.Queued && (!local.State.Terminal() || local.State == store.Expired)
+}
+
+// errRecordMoved means a record changed between fetch's read and its write.
+var errRecordMoved = errors.New("the record changed while fetch read the server")
+
+// stillFetchable reports, under the record's lock, whether the record is
+// still the one fetch read: the same message, and still writable. A send
+// may have put a new message in it (queued, its text in it) meanwhile, or a
+// worker finished it.
+func stillFetchable(x, read *store.Record) bool {
+	return x.MessageID == read.MessageID && fetchMayWrite(x)
 }
 
 // isUUID reports whether id is a UUID in its usual 36-character form.

@@ -279,7 +279,9 @@ func TestFetchKibanaUnknownIDs(t *testing.T) {
 
 	r = h.run("fetch", ctxID, "--json")
 	r.expect(t, ExitStillRunning)
-	if d := decodeTask(t, r.stdout); !strings.Contains(d.Reason, "add --url <agent URL> or the peer's name") || d.Resume != "a2a-courier fetch "+ctxID {
+	// Nothing says when it started: no created_at (not the time of this
+	// fetch).
+	if d := decodeTask(t, r.stdout); !strings.Contains(d.Reason, "add --url <agent URL> or the peer's name") || d.Resume != "a2a-courier fetch "+ctxID || d.CreatedAt != nil {
 		t.Fatalf("%+v", d)
 	}
 
@@ -291,5 +293,14 @@ func TestFetchKibanaUnknownIDs(t *testing.T) {
 	r.expect(t, ExitOK)
 	if r.stdout != "Echo: hello\n" {
 		t.Errorf("stdout %q", r.stdout)
+	}
+	// Its created_at is the conversation's, the same at every fetch.
+	r = h.run("fetch", "my-own-ctx", "--json")
+	r.expect(t, ExitOK)
+	first := decodeTask(t, r.stdout)
+	r = h.run("fetch", "my-own-ctx", "--json")
+	r.expect(t, ExitOK)
+	if again := decodeTask(t, r.stdout); first.CreatedAt == nil || again.CreatedAt == nil || !first.CreatedAt.Equal(*again.CreatedAt) {
+		t.Errorf("created_at %v then %v", first.CreatedAt, again.CreatedAt)
 	}
 }
