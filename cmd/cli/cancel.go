@@ -95,8 +95,8 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 			return cancelError(err)
 		}
 		// A2A tasks carry no creation time: created_at is left out.
-		return a.reportRecord(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name,
-			State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, 0, st)
+		return a.reportCanceled(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name, CanceledBy: "cancel",
+			State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, st)
 	}
 	if rec.State.Terminal() {
 		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),
@@ -148,6 +148,12 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 			return err
 		}
 	}
+	return a.reportCanceled(rec, st)
+}
+
+// reportCanceled prints the outcome of a cancel: a task now canceled is
+// what was asked for (exit 0); any other state is reported as it stands.
+func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
 	if rec.State != store.Canceled {
 		return a.reportRecord(rec, 0, st)
 	}
@@ -155,7 +161,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	if pr.json {
 		return pr.writeJSON(recordDoc(rec))
 	}
-	pr.info("task %s canceled", rec.ContextID)
+	pr.info("task %s canceled", nonEmptyStr(rec.ContextID, rec.TaskID))
 	return nil
 }
 
