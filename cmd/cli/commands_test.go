@@ -626,3 +626,94 @@ func TestLostTasks(t *testing.T) {
 		}
 	})
 }
+
+// A command that only groups others prints its help alone, but with --json
+// stdout is one JSON document or nothing: a usage error listing the
+// subcommands.
+func TestGroupCommandsWithJSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--json"}, "a command is needed: one of cancel, completion, config,"},
+		{[]string{"config", "--json"}, "config needs a subcommand: one of path, set, show, unset"},
+		{[]string{"--json", "skill"}, "skill needs a subcommand: one of install, show"},
+		{[]string{"completion", "--json"}, "completion needs a subcommand: one of bash, fish, powershell, zsh"},
+	} {
+		r := newHarness(t, nil).run(tc.args...)
+		r.expect(t, ExitUsage)
+		var doc struct {
+			Error errorDoc `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Error.Code != "usage" ||
+			!strings.HasPrefix(doc.Error.Message, tc.want) || doc.Error.Hint == "" || r.stderr != "" {
+			t.Errorf("%v: %v; stdout %q stderr %q", tc.args, err, r.stdout, r.stderr)
+		}
+		// Without --json, the help, exit 0.
+		plain := newHarness(t, nil).run(slicesDelete(tc.args, "--json")...)
+		plain.expect(t, ExitOK)
+		if !strings.Contains(plain.stdout, "Usage:") {
+			t.Errorf("%v without --json: stdout %q", tc.args, plain.stdout)
+		}
+	}
+}
+
+func slicesDelete(args []string, drop string) []string {
+	var out []string
+	for _, a := range args {
+		if a != drop {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Flag and command mistakes: the hint names the command's own help, a
+// near command is suggested, and a flag that would carry a secret says
+// where the secret goes instead, never repeating the value.
+func TestUsageMistakes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args           []string
+		message, hint  string
+		notInAnyOutput string
+	}{
+		{[]string{"send", "--bogus"}, "unknown flag: --bogus", "run `a2a-courier send --help` for its flags", ""},
+		{[]string{"config", "show", "--bogus"}, "unknown flag: --bogus", "run `a2a-courier config show --help` for its flags", ""},
+		{[]string{"sned"}, `unknown command "sned" for "a2a-courier"`, "did you mean `a2a-courier send`? run `a2a-courier --help` for the commands and flags", ""},
+		{[]string{"config", "shwo"}, `config has no subcommand "shwo"`, "did you mean `a2a-courier config show`? run `a2a-courier config --help`", ""},
+		{[]string{"completion", "bsh"}, `unknown completion subcommand "bsh"`, "did you mean `a2a-courier completion bash`?", ""},
+		{[]string{"discover", "--api-key", "c2VjcmV0OnZhbHVl"}, "--api-key: the API key is never a flag value", "set KIBANA_API_KEY, give --api-key-file <file>", "c2VjcmV0OnZhbHVl"},
+		{[]string{"send", "elastic-ai-agent", "hi", "--api-key=c2VjcmV0OnZhbHVl"}, "--api-key: the API key is never a flag value", "config set api-key < key-file", "c2VjcmV0OnZhbHVl"},
+		{[]string{"discover", "--key", "s3cr3t"}, "--key: the API key is never a flag value", "KIBANA_API_KEY", "s3cr3t"},
+		{[]string{"send", "--url", "https://agent.example", "hi", "--token", "s3cr3t"}, "--token: a token is never a flag value", "give --token-file <file>", "s3cr3t"},
+		{[]string{"get-card", "x", "--bearer-token=s3cr3t"}, "--bearer-token: a token is never a flag value", "A2A_COURIER_TOKEN", "s3cr3t"},
+	} {
+		for _, jsonMode := range []bool{false, true} {
+			args := tc.args
+			if jsonMode {
+				args = append([]string{"--json"}, args...)
+			}
+			r := newHarness(t, nil).run(args...)
+			r.expect(t, ExitUsage)
+			if tc.notInAnyOutput != "" && strings.Contains(r.stdout+r.stderr, tc.notInAnyOutput) {
+				t.Errorf("%v: the value was echoed: %q %q", args, r.stdout, r.stderr)
+			}
+			if jsonMode {
+				var doc struct {
+					Error errorDoc `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || !strings.HasPrefix(doc.Error.Message, tc.message) ||
+					!strings.Contains(doc.Error.Hint, tc.hint) {
+					t.Errorf("%v: %v %+v", args, err, doc.Error)
+				}
+				continue
+			}
+			if !strings.HasPrefix(r.stderr, "a2a-courier: "+tc.message) || !strings.Contains(r.stderr, "\nhint: ") ||
+				!strings.Contains(r.stderr[strings.Index(r.stderr, "\nhint: "):], tc.hint) || r.stdout != "" {
+				t.Errorf("%v: stdout %q stderr %q", args, r.stdout, r.stderr)
+			}
+		}
+	}
+}

@@ -49,7 +49,7 @@ flag value: "config set api-key" reads it from stdin.`,
   a2a-courier config set default-profile prod
   a2a-courier config unset space --profile prod`,
 		Args: exactArgs(0, "a subcommand: show, set, unset or path"),
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE: groupRun(app),
 	}
 	cmd.AddCommand(newConfigShowCmd(app), newConfigSetCmd(app), newConfigUnsetCmd(app), newConfigPathCmd(app))
 	return cmd
