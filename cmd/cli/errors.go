@@ -11,8 +11,8 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// Exit codes. One table, documented in --help and SKILL.md; never
-// renumbered once released.
+// Exit codes. One table, never renumbered once released; exitCodeTable
+// is its text.
 const (
 	ExitOK            = 0 // success: the final reply is on stdout
 	ExitUnexpected    = 1 // unexpected error
@@ -20,24 +20,34 @@ const (
 	ExitUnreachable   = 3 // server unreachable (DNS, refused, TLS)
 	ExitAuth          = 4 // authentication or authorisation refused (401, 403)
 	ExitNotFound      = 5 // not found (agent, conversation, context)
-	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled
+	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled, or is lost
 	ExitInputRequired = 7 // the remote task needs input
 	ExitStillRunning  = 8 // still running: the wait ran out, nothing is lost
 	ExitBusy          = 9 // server busy or rate-limited after bounded retries
 )
 
-// exitCodeTable is printed by --help and kept in SKILL.md.
+// exitCodeTable is the exit code table as --help prints it. It is the
+// source of truth: README.md's table says the same, word for word, and
+// SKILL.md's has the same codes (TestExitCodeTablesAgree).
 const exitCodeTable = `Exit codes:
   0  success: the final reply is on stdout
   1  unexpected error
-  2  usage or configuration error (missing configuration prints the set-up steps)
+  2  usage or configuration error (missing configuration prints the set-up
+     steps)
   3  server unreachable (DNS, refused, TLS)
   4  authentication or authorisation refused (401, 403)
   5  not found (agent, conversation, context)
-  6  the remote task failed, was rejected or canceled; the reason is printed
-  7  the remote task needs input (input-required, auth-required, awaiting prompt)
-  8  still running: the wait ran out, nothing is lost, resume with the printed command
-  9  server busy or rate-limited (429, 503) after bounded retries`
+  6  the remote task failed, was rejected or canceled, or is lost (the agent
+     can no longer show it); the reason is printed. A request refused before
+     anything ran exits with the code of the refusal: 2, 3, 4, 5 or 9
+  7  the remote task needs input (input-required, auth-required, awaiting
+     prompt)
+  8  still running: the wait ran out, nothing is lost, resume with the
+     printed command
+  9  server busy or rate-limited (429, 503) after bounded retries (a refused
+     send is sent again at most 3 times, after the server's Retry-After,
+     within --timeout); the hint and retry_after_seconds say how long the
+     server asked to wait`
 
 // cliError is an error with everything needed to report it: the exit code,
 // a stable code for --json, a one-line message and a hint.
