@@ -91,6 +91,8 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	}{
 		{"not configured", map[string]string{"KIBANA_URL": "", "KIBANA_API_KEY": ""}, []string{"discover"}, ExitUsage, "not_configured", "KIBANA_URL and KIBANA_API_KEY not set"},
 		{"bad url", map[string]string{"KIBANA_URL": "kibana.example"}, []string{"discover"}, ExitUsage, "config", "must start with https://"},
+		{"ip address without a scheme", map[string]string{"KIBANA_URL": "127.0.0.1:45601"}, []string{"discover"}, ExitUsage, "config", `the Kibana URL "127.0.0.1:45601" must start with https:// or http://`},
+		{"agent url without a scheme", nil, []string{"get-card", "--url", "127.0.0.1:45601"}, ExitUsage, "usage", `the agent URL "127.0.0.1:45601" must start with https:// or http://`},
 		{"unreachable", map[string]string{"KIBANA_URL": "http://" + closedAddr}, []string{"discover"}, ExitUnreachable, "unreachable", "connection refused"},
 		{"key refused", map[string]string{"KIBANA_API_KEY": "d3Jvbmc6a2V5"}, []string{"discover"}, ExitAuth, "auth", "HTTP 401"},
 		{"space refused", map[string]string{"KIBANA_API_KEY": "bm9zcGFjZTprZXk="}, []string{"discover"}, ExitAuth, "forbidden", "HTTP 403"},

@@ -348,7 +348,11 @@ func (a *App) runConfigSet(args []string) error {
 	default:
 		v, err := spec.check(args[1])
 		if err != nil {
-			return usageErr("see `a2a-courier config set --help`", "%s: %v", name, err)
+			hint := "see `a2a-courier config set --help`"
+			if name == "kibana-url" && !strings.Contains(args[1], "://") {
+				hint = kibanaURLHint(args[1], "config set kibana-url")
+			}
+			return usageErr(hint, "%s: %v", name, err)
 		}
 		value = v
 	}

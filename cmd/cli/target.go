@@ -198,6 +198,16 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	if err != nil {
 		return nil, configErr("check the CA bundle", "%v", err)
 	}
+	if _, err := client.CardLocations(rawURL); err != nil {
+		hint := "give the agent's base URL (its card is at <url>/.well-known/agent-card.json) or its card's URL"
+		if !strings.Contains(rawURL, "://") {
+			hint = "write the scheme: https://, or http:// for an agent without TLS"
+		}
+		if p != nil {
+			return nil, configErr(hint+"; in the config file, peer "+peerName+"'s url", "%s", err.Error())
+		}
+		return nil, usageErr(hint, "%s", err.Error())
+	}
 	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
 	defer cancel()
 	ra, err := client.ResolveAgent(rctx, hc, rawURL, userAgent())
