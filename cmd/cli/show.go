@@ -285,9 +285,13 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	}
 	r, n, ok := conv.PickRound(idx)
 	if !ok && n > 0 {
+		hint := fmt.Sprintf("use --round 1 to %d, or leave --round out for the last round", n)
+		if n == 1 {
+			hint = "the conversation has 1 round: leave --round out (or use --round 1) to show it"
+		}
 		return &cliError{exit: ExitNotFound, code: "not_found",
 			message: fmt.Sprintf("conversation %s has %s; there is no round %d", convID, plural(n, "round"), opts.round),
-			hint:    fmt.Sprintf("use --round 1 to %d, or leave --round out for the last round", n)}
+			hint:    hint}
 	}
 	if !ok {
 		reason := fmt.Sprintf("conversation %s has no round yet: its first run may still be going", convID)
