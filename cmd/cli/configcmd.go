@@ -97,13 +97,13 @@ func (a *App) runConfigShow() error {
 		{"wait_timeout", s.WaitTimeout.String()},
 		{"state_dir", s.StateDir},
 	}
-	configFile := s.ConfigFile
-	if configFile == "" {
-		configFile = a.configPath() + " (not present)"
+	configFile, exists := s.ConfigFile, s.ConfigFile != ""
+	if !exists {
+		configFile = a.configPath()
 	}
 	pr := a.printer()
 	if pr.json {
-		doc := map[string]any{"profile": s.Profile, "config_file": configFile}
+		doc := map[string]any{"profile": s.Profile, "config_file": configFile, "config_file_exists": exists}
 		set := map[string]settingDoc{}
 		for _, r := range rows {
 			set[r.name] = settingDoc{Value: r.value, Source: s.Sources[r.name]}
@@ -113,6 +113,9 @@ func (a *App) runConfigShow() error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-14s %s (%s)\n", "profile", s.Profile, s.Sources["profile"])
+	if !exists {
+		configFile += " (not present)"
+	}
 	fmt.Fprintf(&b, "%-14s %s\n", "config_file", configFile)
 	for _, r := range rows {
 		v := r.value
@@ -233,7 +236,8 @@ func newConfigPathCmd(app *App) *cobra.Command {
 				return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
 			}
 			if app.printer().json {
-				return app.printer().writeJSON(map[string]string{"config_file": p})
+				_, err := os.Stat(p)
+				return app.printer().writeJSON(map[string]any{"config_file": p, "config_file_exists": err == nil})
 			}
 			app.printer().payload(p)
 			return nil
