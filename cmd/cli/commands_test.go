@@ -81,6 +81,9 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	busy := startSim(t, func(o *agentbuildertest.Options) {
 		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteAgents, Status: 429, RetryAfter: "120"}}
 	})
+	refuses := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteAgents, Status: 400}}
+	})
 	tests := []struct {
 		name     string
 		env      map[string]string
@@ -89,6 +92,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		errCode  string
 		contains string
 	}{
+		{"bad request", map[string]string{"KIBANA_URL": refuses.URL}, []string{"discover"}, ExitUsage, "bad_request", "HTTP 400"},
 		{"not configured", map[string]string{"KIBANA_URL": "", "KIBANA_API_KEY": ""}, []string{"discover"}, ExitUsage, "not_configured", "KIBANA_URL and KIBANA_API_KEY not set"},
 		{"bad url", map[string]string{"KIBANA_URL": "kibana.example"}, []string{"discover"}, ExitUsage, "config", "must start with https://"},
 		{"ip address without a scheme", map[string]string{"KIBANA_URL": "127.0.0.1:45601"}, []string{"discover"}, ExitUsage, "config", `the Kibana URL "127.0.0.1:45601" must start with https:// or http://`},

@@ -106,6 +106,8 @@ func remoteHint(ce *cliError) *cliError {
 		"not_found":    "check the agent's URL (get-card shows the endpoint its card names) and the task or context id",
 		"server_error": "the agent's server failed; try again, and check its logs if it persists",
 		"protocol":     "the answer was not A2A JSON-RPC: check the agent's URL with get-card",
+		"bad_request": "the agent refused the request: check the ids and values given, and the agent's URL and " +
+			"protocol with get-card",
 	}[ce.code]
 	// Only hints that speak of Kibana are replaced: a hint written for
 	// the case at hand stays.
@@ -191,12 +193,20 @@ func fromClientError(e *client.Error) *cliError {
 		out.exit = ExitTaskFailed
 		out.hint = "the agent's run failed; nothing was stored, so sending again starts a new run"
 	case client.KindBadRequest:
-		out.exit = ExitUnexpected
-		out.hint = "the server refused the request as malformed"
-		if strings.Contains(e.Message, "redirected away") {
-			out.exit = ExitUsage
+		// The request, as given, is one the server does not take: a
+		// usage or configuration problem, not an unexpected one.
+		out.exit = ExitUsage
+		switch {
+		case strings.Contains(e.Message, "redirected away"):
 			out.code = "config"
 			out.hint = "set KIBANA_URL to the address the server redirects to, if you trust it"
+		case e.StatusCode == 501 || e.StatusCode == 505:
+			out.hint = "the server does not implement this request: is KIBANA_URL Kibana's address (not Elasticsearch's), with its base path if any?"
+		case e.StatusCode != 0:
+			out.hint = fmt.Sprintf("the server refused the request (HTTP %d): check the ids and values given; "+
+				"if they are right, run `a2a-courier doctor` to check that KIBANA_URL is a Kibana with Agent Builder", e.StatusCode)
+		default:
+			out.hint = "check the ids and values given"
 		}
 	default:
 		out.exit = ExitUnexpected
