@@ -33,6 +33,54 @@ func TestDiscover(t *testing.T) {
 			t.Errorf("stderr: %q", r.stderr)
 		}
 	})
+	t.Run("narrow terminal", func(t *testing.T) {
+		// The description gives way; ids and names stay whole. Narrower
+		// still, each agent takes two lines.
+		for _, tc := range []struct {
+			width int
+			want  string
+		}{
+			{62, "" +
+				"╭──────────────────┬──────────────────┬──────────────────────╮\n" +
+				"│ ID               │ NAME             │ DESCRIPTION          │\n" +
+				"├──────────────────┼──────────────────┼──────────────────────┤\n" +
+				"│ asks             │ Asks             │ Asks.                │\n" +
+				"│ audit-agent      │ Audit Analyst    │ Analyses audit logs… │\n" +
+				"│ elastic-ai-agent │ Elastic AI Agent │ Answers questions a… │\n" +
+				"│ flaky-agent      │ Flaky            │ Fails.               │\n" +
+				"╰──────────────────┴──────────────────┴──────────────────────╯\n"},
+			{61, "" +
+				"ID                NAME\n" +
+				"  DESCRIPTION\n" +
+				"asks              Asks\n" +
+				"  Asks.\n" +
+				"audit-agent       Audit Analyst\n" +
+				"  Analyses audit logs for high-risk operations.\n" +
+				"elastic-ai-agent  Elastic AI Agent\n" +
+				"  Answers questions about your data. …\n" +
+				"flaky-agent       Flaky\n" +
+				"  Fails.\n"},
+			{50, "" +
+				"ID                NAME\n" +
+				"  DESCRIPTION\n" +
+				"asks              Asks\n" +
+				"  Asks.\n" +
+				"audit-agent       Audit Analyst\n" +
+				"  Analyses audit logs for high-risk operations.\n" +
+				"elastic-ai-agent  Elastic AI Agent\n" +
+				"  Answers questions about your data. …\n" +
+				"flaky-agent       Flaky\n" +
+				"  Fails.\n"},
+		} {
+			h := newHarness(t, sim)
+			h.tty, h.width = true, tc.width
+			r := h.run("discover")
+			r.expect(t, ExitOK)
+			if r.stdout != tc.want {
+				t.Errorf("width %d:\n%s\nwant:\n%s", tc.width, r.stdout, tc.want)
+			}
+		}
+	})
 	t.Run("piped", func(t *testing.T) {
 		r := newHarness(t, sim).run("discover")
 		r.expect(t, ExitOK)

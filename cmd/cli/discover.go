@@ -25,8 +25,9 @@ func newDiscoverCmd(app *App) *cobra.Command {
 A2A peers: their id (what send and get-card take), name and a one-line
 description.
 
-On a terminal the list is a table; piped, it is one agent per line with
-tab-separated id, name and description. --json prints
+On a terminal the list is a table as wide as the terminal (the description
+is cut, ids never; on a narrow terminal each agent takes two lines); piped,
+it is one agent per line with tab-separated id, name and description. --json prints
 {"agents":[{"id","name","description"}]}.`,
 		Example: `  a2a-courier discover
   a2a-courier discover --json
