@@ -32,8 +32,8 @@ canceled locally, the run may go on, and fetch can still read its reply.
 
 A task id of a task started elsewhere needs the agent: a peer name as second
 argument, or --url.`,
-		Example: `  a2a-courier cancel 3f6c2e1a-…
-  a2a-courier cancel 0193c2d4-task-id --url https://agents.example.com/research`,
+		Example: `  a2a-courier cancel 3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10
+  a2a-courier cancel 0193c2d4-7e1f-7a3b-9c4d-5e6f7a8b9c0d --url https://agents.example.com/research`,
 		Args: rangeArgs(1, 2, "a contextId or task id, and optionally the agent"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id = args[0]

@@ -9,14 +9,18 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/store"
-	"github.com/tidwall/gjson"
 )
 
 func TestDiscover(t *testing.T) {
@@ -770,4 +774,39 @@ func TestUsageMistakes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Every example of --help can be pasted: no elided ids ("3f6c…"), ids that
+// look like UUIDs are UUIDs, and a shell variable is set by an earlier line
+// of the same examples.
+func TestHelpExamplesCanBePasted(t *testing.T) {
+	t.Parallel()
+	uuidLike := regexp.MustCompile(`\b[0-9a-f]{4,8}-[0-9a-z…-]*`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if strings.Contains(c.Example, "…") {
+			t.Errorf("%s: an example elides something: %q", c.CommandPath(), c.Example)
+		}
+		for _, id := range uuidLike.FindAllString(c.Example, -1) {
+			if _, err := uuid.Parse(id); err != nil {
+				t.Errorf("%s: %q is not a whole UUID", c.CommandPath(), id)
+			}
+		}
+		set := map[string]bool{}
+		for _, line := range strings.Split(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			for _, m := range regexp.MustCompile(`\$([a-z_]+)`).FindAllStringSubmatch(line, -1) {
+				if !set[m[1]] {
+					t.Errorf("%s: $%s is used before an example line sets it: %q", c.CommandPath(), m[1], line)
+				}
+			}
+			if name, _, ok := strings.Cut(line, "="); ok && regexp.MustCompile(`^[a-z_]+$`).MatchString(name) {
+				set[name] = true
+			}
+		}
+	}
+	walk(RootCommand())
 }

@@ -52,11 +52,12 @@ Exit codes follow the task's state, as for send: 0 completed, 6 failed,
 rejected or canceled, 7 input required, 8 still running.
 
 When a local record exists and is not final, it is updated with the reply.`,
-		Example: `  a2a-courier fetch 3f6c2e1a-…
+		Example: `  ctx=3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10   # the contextId send or send-async printed
+  a2a-courier fetch "$ctx"
   a2a-courier fetch "$ctx" --json --max-chars 4000
   a2a-courier fetch "$ctx" --url https://agents.example.com/research
   a2a-courier fetch "$ctx" research            # a peer of the config file
-  a2a-courier fetch --task 0193c2d4-… --url https://agents.example.com/research`,
+  a2a-courier fetch --task 0193c2d4-7e1f-7a3b-9c4d-5e6f7a8b9c0d --url https://agents.example.com/research`,
 		Args: rangeArgs(0, 2, "a contextId and optionally a peer, or --task <taskId> and optionally a peer"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {

@@ -70,7 +70,7 @@ The message comes from the argument or, with "-" or no argument, from stdin
 		Example: `  a2a-courier send elastic-ai-agent "How many errors were logged yesterday?"
   echo "Summarise today's alerts" | a2a-courier send elastic-ai-agent
   a2a-courier send audit-agent --timeout 90s --json - < question.txt
-  a2a-courier send audit-agent --context 3f6c…-uuid "Yes, go ahead"`,
+  a2a-courier send audit-agent --context 3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10 "Yes, go ahead"`,
 		Args: rangeArgs(0, 2, "an agent id (or --url) and, optionally, the text (or - for stdin)"),
 		RunE: sendRunE(app, opts),
 	}
