@@ -27,8 +27,10 @@ func newCancelCmd(app *App) *cobra.Command {
 id: the agent is asked to cancel it (tasks/cancel, CancelTask) and the local
 record ends as canceled, so no worker follows it any more.
 
-Kibana Agent Builder 9.2 to 9.5 offers no way to stop a run: the task is only
-canceled locally, the run may go on, and fetch can still read its reply.
+Kibana Agent Builder cannot stop a run: 9.2 to 9.5 offer no way to, and 9.6
+answers tasks/cancel with "task not cancelable". The task is then canceled
+locally only (a task not sent yet is dropped, nothing sent), the run may go
+on, and fetch can still read its reply.
 
 A task id of a task started elsewhere needs the agent: a peer name as second
 argument, or --url.`,
@@ -82,7 +84,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 			return err
 		}
 		if tg.Kind != "a2a" {
-			return usageErr("Agent Builder 9.2-9.5 cannot cancel a run", "cancel by task id needs a generic A2A agent")
+			return usageErr("Agent Builder cannot stop a run; cancel its task by contextId to stop following it", "cancel by task id needs a generic A2A agent")
 		}
 		c, err := a.a2aClient(tg.Store, tg.Cred)
 		if err != nil {

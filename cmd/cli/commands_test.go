@@ -810,3 +810,53 @@ func TestHelpExamplesCanBePasted(t *testing.T) {
 	}
 	walk(RootCommand())
 }
+
+// Help says what each command does, in lines a terminal of 80 columns
+// shows whole.
+func TestHelpText(t *testing.T) {
+	t.Parallel()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Name() == "completion" || c.HasParent() && c.Parent().Name() == "completion" {
+			return // cobra's text
+		}
+		for _, l := range strings.Split(c.Long, "\n") {
+			if n := len([]rune(l)); n > 80 {
+				t.Errorf("%s: a help line of %d columns: %q", c.CommandPath(), n, l)
+			}
+		}
+	}
+	walk(RootCommand())
+
+	help := func(args ...string) string {
+		r := newHarness(t, nil).run(append(args, "--help")...)
+		r.expect(t, ExitOK)
+		return r.stdout
+	}
+	for _, cmd := range [][]string{{"get-card"}, {"cancel"}, {"fetch"}} {
+		if out := help(cmd...); strings.Contains(out, "--no-stream") {
+			t.Errorf("%s --help lists --no-stream, which means nothing there", cmd[0])
+		}
+	}
+	for _, cmd := range []string{"send", "send-async"} {
+		if out := help(cmd); !strings.Contains(out, "--no-stream") {
+			t.Errorf("%s --help lacks --no-stream", cmd)
+		}
+	}
+	// get-card and cancel still take it: scripts may pass it everywhere.
+	if r := newHarness(t, nil).run("get-card", "--no-stream", "--url", "127.0.0.1:1"); strings.Contains(r.stderr, "unknown flag") {
+		t.Errorf("get-card --no-stream: %s", r.stderr)
+	}
+	if out := help("send-async"); strings.Contains(out, "send's --timeout") || !strings.Contains(out, "the worker sends it again") {
+		t.Errorf("send-async --help is not its own:\n%s", out)
+	}
+	if out := help("cancel"); !strings.Contains(out, "Agent Builder cannot stop a run") || strings.Contains(out, "9.2 to 9.5 offers") {
+		t.Errorf("cancel --help:\n%s", out)
+	}
+	if out := help("discover"); !strings.Contains(out, `{"agents":[{"id","name","description","kind"}]}`) || !strings.Contains(out, `"url"`) {
+		t.Errorf("discover --help does not show the document it prints:\n%s", out)
+	}
+}

@@ -171,6 +171,25 @@ func checkDuration(v string) (string, error) {
 	return d.String(), nil
 }
 
+// wrapText breaks text at spaces into lines of at most width columns, each
+// starting with indent, for help text.
+func wrapText(text string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
 func settableNames() string {
 	var names []string
 	for n := range settableKeys {
@@ -185,7 +204,8 @@ func newConfigSetCmd(app *App) *cobra.Command {
 		Use:   "set <name> [value]",
 		Short: "Set a value in the profile (api-key is read from stdin, never an argument)",
 		Long: `Set a value in the selected profile of the config file (created 0600 in a
-0700 directory); a profile that does not exist yet is created. Names: ` + settableNames() + `.
+0700 directory); a profile that does not exist yet is created. Names:
+` + wrapText(settableNames()+".", 78, "  ") + `
 
 Only that value changes: the rest of the file (comments, blank lines, the
 order of keys, peers, keys this version does not know) is kept as written.
@@ -211,7 +231,8 @@ func newConfigUnsetCmd(app *App) *cobra.Command {
 		Short: "Remove a value from the profile",
 		Long: `Remove a value from the selected profile of the config file: its line goes,
 the rest of the file (comments included) stays as written. A profile that
-the removal leaves empty is removed too. Names: ` + settableNames() + `.
+the removal leaves empty is removed too. Names:
+` + wrapText(settableNames()+".", 78, "  ") + `
 
 Removing a value that is not set changes nothing and says so (--json:
 "changed": false). A profile named with --profile, A2A_COURIER_PROFILE or

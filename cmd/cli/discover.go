@@ -27,8 +27,12 @@ description.
 
 On a terminal the list is a table as wide as the terminal (the description
 is cut, ids never; on a narrow terminal each agent takes two lines); piped,
-it is one agent per line with tab-separated id, name and description. --json prints
-{"agents":[{"id","name","description"}]}.`,
+it is one agent per line with tab-separated id, name and description.
+
+--json prints {"agents":[{"id","name","description","kind"}]}: kind is
+"kibana" for Agent Builder agents and "peer" for the config file's A2A
+agents, which also have "url"; the Kibana agents come first, each group
+sorted by id.`,
 		Example: `  a2a-courier discover
   a2a-courier discover --json
   a2a-courier discover | cut -f1`,

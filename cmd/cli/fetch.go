@@ -52,7 +52,7 @@ Exit codes follow the task's state, as for send: 0 completed, 6 failed,
 rejected or canceled, 7 input required, 8 still running.
 
 When a local record exists and is not final, it is updated with the reply.`,
-		Example: `  ctx=3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10   # the contextId send or send-async printed
+		Example: `  ctx=3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10   # printed by send or send-async
   a2a-courier fetch "$ctx"
   a2a-courier fetch "$ctx" --json --max-chars 4000
   a2a-courier fetch "$ctx" --url https://agents.example.com/research

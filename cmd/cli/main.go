@@ -260,8 +260,10 @@ detached worker reads the result back from the server's conversation
 store, and nothing is ever sent twice.
 
 Configuration comes from the environment:
-  KIBANA_URL        Kibana's URL, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io
-  KIBANA_API_KEY    an Elasticsearch API key ("encoded" value) with Agent Builder read
+  KIBANA_URL        Kibana's URL (not Elasticsearch's), e.g.
+                    https://my-deployment.kb.europe-west1.gcp.cloud.es.io
+  KIBANA_API_KEY    an Elasticsearch API key ("encoded" value) with Agent
+                    Builder read
   KIBANA_SPACE_ID   the Kibana space (default: the default space)
 
 Output: stdout carries only the result; progress and hints go to stderr.

@@ -59,7 +59,7 @@ no round yet); 7 when the agent awaits an answer or a confirmation; 6 when
 the round failed; 1 when a finished round holds no reply. With
 --all-rounds the last round decides.`,
 		Example: `  a2a-courier show "$(a2a-courier history --limit 1 | cut -f1)"
-  ctx=3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10   # a contextId send or send-async printed
+  ctx=3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10   # printed by send or send-async
   a2a-courier show "$ctx" --max-chars 4000
   a2a-courier show "$ctx" --round 1 --json
   a2a-courier show "$ctx" --all-rounds`,
