@@ -124,6 +124,12 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, errors.New("the Kibana URL is empty")
 	}
+	if !strings.Contains(raw, "://") {
+		// Without a scheme, url.Parse reads "host:port" as a scheme and
+		// an opaque part ("localhost:5601"), or fails on an IP address
+		// ("first path segment in URL cannot contain colon").
+		return nil, fmt.Errorf("the Kibana URL %q must start with https:// or http://", redactRawURL(raw))
+	}
 	u, err := url.Parse(raw)
 	if err != nil {
 		return nil, fmt.Errorf("the Kibana URL does not parse: %v", redactParseError(err))
@@ -149,6 +155,22 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 	u.RawQuery = ""
 	u.Fragment = ""
 	return u, nil
+}
+
+// redactRawURL hides the user name and password of a URL that could not
+// be parsed as one, for a message.
+func redactRawURL(raw string) string {
+	auth := raw
+	if i := strings.Index(auth, "://"); i >= 0 {
+		auth = auth[i+3:]
+	}
+	if i := strings.IndexAny(auth, "/?#"); i >= 0 {
+		auth = auth[:i]
+	}
+	if i := strings.LastIndex(auth, "@"); i >= 0 {
+		return strings.Replace(raw, auth[:i+1], "…@", 1)
+	}
+	return raw
 }
 
 // redactParseError drops the URL from a parse error: it may carry a

@@ -56,9 +56,13 @@ func (r *RemoteAgent) Name() string { return r.Card.Get("name").String() }
 // rawURL may be: the URL itself when it names a .json file, else the
 // well-known paths below it (agent-card.json, then the older agent.json).
 func CardLocations(rawURL string) ([]string, error) {
-	u, err := url.Parse(strings.TrimSpace(rawURL))
+	rawURL = strings.TrimSpace(rawURL)
+	if !strings.Contains(rawURL, "://") {
+		return nil, fmt.Errorf("the agent URL %q must start with https:// or http://", redactRawURL(rawURL))
+	}
+	u, err := url.Parse(rawURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("invalid agent URL %q: use http(s)://host[/path]", rawURL)
+		return nil, fmt.Errorf("invalid agent URL %q: use http(s)://host[/path]", redactRawURL(rawURL))
 	}
 	if u.User != nil {
 		return nil, fmt.Errorf("the agent URL must not carry a user name or password")

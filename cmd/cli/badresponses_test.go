@@ -115,7 +115,9 @@ func TestBadResponses(t *testing.T) {
 		{"503 with Retry-After", status(503, "1"), nil, ExitBusy, "HTTP 503"},
 		{"503 without Retry-After", status(503, ""), nil, ExitBusy, "HTTP 503"},
 		{"500", status(500, ""), nil, ExitUnexpected, "HTTP 500"},
-		{"501 (not Kibana)", status(501, ""), nil, ExitUnexpected, "HTTP 501"},
+		{"501 (not Kibana)", status(501, ""), nil, ExitUsage, "HTTP 501"},
+		{"400", status(400, ""), nil, ExitUsage, "HTTP 400"},
+		{"405", status(405, ""), nil, ExitUsage, "HTTP 405"},
 	}
 	for _, tt := range reads {
 		t.Run("discover: "+tt.name, func(t *testing.T) {

@@ -29,13 +29,15 @@ record ends as canceled, so no worker follows it any more. A task not sent
 yet (queued) is canceled locally only: the agent has nothing of it, and the
 task an unsent answer (send --task) answers is left alone.
 
-Kibana Agent Builder 9.2 to 9.5 offers no way to stop a run: the task is only
-canceled locally, the run may go on, and fetch can still read its reply.
+Kibana Agent Builder cannot stop a run: 9.2 to 9.5 offer no way to, and 9.6
+answers tasks/cancel with "task not cancelable". The task is then canceled
+locally only (a task not sent yet is dropped, nothing sent), the run may go
+on, and fetch can still read its reply.
 
 A task id of a task started elsewhere needs the agent: a peer name as second
 argument, or --url.`,
-		Example: `  a2a-courier cancel 3f6c2e1a-…
-  a2a-courier cancel 0193c2d4-task-id --url https://agents.example.com/research`,
+		Example: `  a2a-courier cancel 3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10
+  a2a-courier cancel 0193c2d4-7e1f-7a3b-9c4d-5e6f7a8b9c0d --url https://agents.example.com/research`,
 		Args: rangeArgs(1, 2, "a contextId or task id, and optionally the agent"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.id = args[0]
@@ -84,7 +86,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 			return err
 		}
 		if tg.Kind != "a2a" {
-			return usageErr("Agent Builder 9.2-9.5 cannot cancel a run", "cancel by task id needs a generic A2A agent")
+			return usageErr("Agent Builder cannot stop a run; cancel its task by contextId to stop following it", "cancel by task id needs a generic A2A agent")
 		}
 		c, err := a.a2aClient(tg.Store, tg.Cred)
 		if err != nil {

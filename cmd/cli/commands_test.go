@@ -9,14 +9,18 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+	"github.com/tidwall/gjson"
+
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/store"
-	"github.com/tidwall/gjson"
 )
 
 func TestDiscover(t *testing.T) {
@@ -31,6 +35,54 @@ func TestDiscover(t *testing.T) {
 		golden(t, "discover-tty", r.stdout)
 		if r.stderr != "" {
 			t.Errorf("stderr: %q", r.stderr)
+		}
+	})
+	t.Run("narrow terminal", func(t *testing.T) {
+		// The description gives way; ids and names stay whole. Narrower
+		// still, each agent takes two lines.
+		for _, tc := range []struct {
+			width int
+			want  string
+		}{
+			{62, "" +
+				"╭──────────────────┬──────────────────┬──────────────────────╮\n" +
+				"│ ID               │ NAME             │ DESCRIPTION          │\n" +
+				"├──────────────────┼──────────────────┼──────────────────────┤\n" +
+				"│ asks             │ Asks             │ Asks.                │\n" +
+				"│ audit-agent      │ Audit Analyst    │ Analyses audit logs… │\n" +
+				"│ elastic-ai-agent │ Elastic AI Agent │ Answers questions a… │\n" +
+				"│ flaky-agent      │ Flaky            │ Fails.               │\n" +
+				"╰──────────────────┴──────────────────┴──────────────────────╯\n"},
+			{61, "" +
+				"ID                NAME\n" +
+				"  DESCRIPTION\n" +
+				"asks              Asks\n" +
+				"  Asks.\n" +
+				"audit-agent       Audit Analyst\n" +
+				"  Analyses audit logs for high-risk operations.\n" +
+				"elastic-ai-agent  Elastic AI Agent\n" +
+				"  Answers questions about your data. …\n" +
+				"flaky-agent       Flaky\n" +
+				"  Fails.\n"},
+			{50, "" +
+				"ID                NAME\n" +
+				"  DESCRIPTION\n" +
+				"asks              Asks\n" +
+				"  Asks.\n" +
+				"audit-agent       Audit Analyst\n" +
+				"  Analyses audit logs for high-risk operations.\n" +
+				"elastic-ai-agent  Elastic AI Agent\n" +
+				"  Answers questions about your data. …\n" +
+				"flaky-agent       Flaky\n" +
+				"  Fails.\n"},
+		} {
+			h := newHarness(t, sim)
+			h.tty, h.width = true, tc.width
+			r := h.run("discover")
+			r.expect(t, ExitOK)
+			if r.stdout != tc.want {
+				t.Errorf("width %d:\n%s\nwant:\n%s", tc.width, r.stdout, tc.want)
+			}
 		}
 	})
 	t.Run("piped", func(t *testing.T) {
@@ -81,6 +133,9 @@ func TestErrorsAndExitCodes(t *testing.T) {
 	busy := startSim(t, func(o *agentbuildertest.Options) {
 		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteAgents, Status: 429, RetryAfter: "120"}}
 	})
+	refuses := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteAgents, Status: 400}}
+	})
 	tests := []struct {
 		name     string
 		env      map[string]string
@@ -89,8 +144,11 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		errCode  string
 		contains string
 	}{
+		{"bad request", map[string]string{"KIBANA_URL": refuses.URL}, []string{"discover"}, ExitUsage, "bad_request", "HTTP 400"},
 		{"not configured", map[string]string{"KIBANA_URL": "", "KIBANA_API_KEY": ""}, []string{"discover"}, ExitUsage, "not_configured", "KIBANA_URL and KIBANA_API_KEY not set"},
 		{"bad url", map[string]string{"KIBANA_URL": "kibana.example"}, []string{"discover"}, ExitUsage, "config", "must start with https://"},
+		{"ip address without a scheme", map[string]string{"KIBANA_URL": "127.0.0.1:45601"}, []string{"discover"}, ExitUsage, "config", `the Kibana URL "127.0.0.1:45601" must start with https:// or http://`},
+		{"agent url without a scheme", nil, []string{"get-card", "--url", "127.0.0.1:45601"}, ExitUsage, "usage", `the agent URL "127.0.0.1:45601" must start with https:// or http://`},
 		{"unreachable", map[string]string{"KIBANA_URL": "http://" + closedAddr}, []string{"discover"}, ExitUnreachable, "unreachable", "connection refused"},
 		{"key refused", map[string]string{"KIBANA_API_KEY": "d3Jvbmc6a2V5"}, []string{"discover"}, ExitAuth, "auth", "HTTP 401"},
 		{"space refused", map[string]string{"KIBANA_API_KEY": "bm9zcGFjZTprZXk="}, []string{"discover"}, ExitAuth, "forbidden", "HTTP 403"},
@@ -742,5 +800,181 @@ func TestCanceledHints(t *testing.T) {
 		if ce := recordError(&c.rec); !strings.Contains(ce.hint, c.want) || ce.exit != ExitTaskFailed {
 			t.Errorf("%s: exit %d, hint %q, want %q", c.name, ce.exit, ce.hint, c.want)
 		}
+	}
+}
+
+// A command that only groups others prints its help alone, but with --json
+// stdout is one JSON document or nothing: a usage error listing the
+// subcommands.
+func TestGroupCommandsWithJSON(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--json"}, "a command is needed: one of cancel, completion, config,"},
+		{[]string{"config", "--json"}, "config needs a subcommand: one of path, set, show, unset"},
+		{[]string{"--json", "skill"}, "skill needs a subcommand: one of install, show"},
+		{[]string{"completion", "--json"}, "completion needs a subcommand: one of bash, fish, powershell, zsh"},
+	} {
+		r := newHarness(t, nil).run(tc.args...)
+		r.expect(t, ExitUsage)
+		var doc struct {
+			Error errorDoc `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Error.Code != "usage" ||
+			!strings.HasPrefix(doc.Error.Message, tc.want) || doc.Error.Hint == "" || r.stderr != "" {
+			t.Errorf("%v: %v; stdout %q stderr %q", tc.args, err, r.stdout, r.stderr)
+		}
+		// Without --json, the help, exit 0.
+		plain := newHarness(t, nil).run(slicesDelete(tc.args, "--json")...)
+		plain.expect(t, ExitOK)
+		if !strings.Contains(plain.stdout, "Usage:") {
+			t.Errorf("%v without --json: stdout %q", tc.args, plain.stdout)
+		}
+	}
+}
+
+func slicesDelete(args []string, drop string) []string {
+	var out []string
+	for _, a := range args {
+		if a != drop {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// Flag and command mistakes: the hint names the command's own help, a
+// near command is suggested, and a flag that would carry a secret says
+// where the secret goes instead, never repeating the value.
+func TestUsageMistakes(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args           []string
+		message, hint  string
+		notInAnyOutput string
+	}{
+		{[]string{"send", "--bogus"}, "unknown flag: --bogus", "run `a2a-courier send --help` for its flags", ""},
+		{[]string{"config", "show", "--bogus"}, "unknown flag: --bogus", "run `a2a-courier config show --help` for its flags", ""},
+		{[]string{"sned"}, `unknown command "sned" for "a2a-courier"`, "did you mean `a2a-courier send`? run `a2a-courier --help` for the commands and flags", ""},
+		{[]string{"config", "shwo"}, `config has no subcommand "shwo"`, "did you mean `a2a-courier config show`? run `a2a-courier config --help`", ""},
+		{[]string{"completion", "bsh"}, `unknown completion subcommand "bsh"`, "did you mean `a2a-courier completion bash`?", ""},
+		{[]string{"discover", "--api-key", "c2VjcmV0OnZhbHVl"}, "--api-key: the API key is never a flag value", "set KIBANA_API_KEY, give --api-key-file <file>", "c2VjcmV0OnZhbHVl"},
+		{[]string{"send", "elastic-ai-agent", "hi", "--api-key=c2VjcmV0OnZhbHVl"}, "--api-key: the API key is never a flag value", "config set api-key < key-file", "c2VjcmV0OnZhbHVl"},
+		{[]string{"discover", "--key", "s3cr3t"}, "--key: the API key is never a flag value", "KIBANA_API_KEY", "s3cr3t"},
+		{[]string{"send", "--url", "https://agent.example", "hi", "--token", "s3cr3t"}, "--token: a token is never a flag value", "give --token-file <file>", "s3cr3t"},
+		{[]string{"get-card", "x", "--bearer-token=s3cr3t"}, "--bearer-token: a token is never a flag value", "A2A_COURIER_TOKEN", "s3cr3t"},
+	} {
+		for _, jsonMode := range []bool{false, true} {
+			args := tc.args
+			if jsonMode {
+				args = append([]string{"--json"}, args...)
+			}
+			r := newHarness(t, nil).run(args...)
+			r.expect(t, ExitUsage)
+			if tc.notInAnyOutput != "" && strings.Contains(r.stdout+r.stderr, tc.notInAnyOutput) {
+				t.Errorf("%v: the value was echoed: %q %q", args, r.stdout, r.stderr)
+			}
+			if jsonMode {
+				var doc struct {
+					Error errorDoc `json:"error"`
+				}
+				if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || !strings.HasPrefix(doc.Error.Message, tc.message) ||
+					!strings.Contains(doc.Error.Hint, tc.hint) {
+					t.Errorf("%v: %v %+v", args, err, doc.Error)
+				}
+				continue
+			}
+			if !strings.HasPrefix(r.stderr, "a2a-courier: "+tc.message) || !strings.Contains(r.stderr, "\nhint: ") ||
+				!strings.Contains(r.stderr[strings.Index(r.stderr, "\nhint: "):], tc.hint) || r.stdout != "" {
+				t.Errorf("%v: stdout %q stderr %q", args, r.stdout, r.stderr)
+			}
+		}
+	}
+}
+
+// Every example of --help can be pasted: no elided ids ("3f6c…"), ids that
+// look like UUIDs are UUIDs, and a shell variable is set by an earlier line
+// of the same examples.
+func TestHelpExamplesCanBePasted(t *testing.T) {
+	t.Parallel()
+	uuidLike := regexp.MustCompile(`\b[0-9a-f]{4,8}-[0-9a-z…-]*`)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if strings.Contains(c.Example, "…") {
+			t.Errorf("%s: an example elides something: %q", c.CommandPath(), c.Example)
+		}
+		for _, id := range uuidLike.FindAllString(c.Example, -1) {
+			if _, err := uuid.Parse(id); err != nil {
+				t.Errorf("%s: %q is not a whole UUID", c.CommandPath(), id)
+			}
+		}
+		set := map[string]bool{}
+		for _, line := range strings.Split(c.Example, "\n") {
+			line = strings.TrimSpace(line)
+			for _, m := range regexp.MustCompile(`\$([a-z_]+)`).FindAllStringSubmatch(line, -1) {
+				if !set[m[1]] {
+					t.Errorf("%s: $%s is used before an example line sets it: %q", c.CommandPath(), m[1], line)
+				}
+			}
+			if name, _, ok := strings.Cut(line, "="); ok && regexp.MustCompile(`^[a-z_]+$`).MatchString(name) {
+				set[name] = true
+			}
+		}
+	}
+	walk(RootCommand())
+}
+
+// Help says what each command does, in lines a terminal of 80 columns
+// shows whole.
+func TestHelpText(t *testing.T) {
+	t.Parallel()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+		if c.Name() == "completion" || c.HasParent() && c.Parent().Name() == "completion" {
+			return // cobra's text
+		}
+		for _, l := range strings.Split(c.Long, "\n") {
+			if n := len([]rune(l)); n > 80 {
+				t.Errorf("%s: a help line of %d columns: %q", c.CommandPath(), n, l)
+			}
+		}
+	}
+	walk(RootCommand())
+
+	help := func(args ...string) string {
+		r := newHarness(t, nil).run(append(args, "--help")...)
+		r.expect(t, ExitOK)
+		return r.stdout
+	}
+	for _, cmd := range [][]string{{"get-card"}, {"cancel"}, {"fetch"}} {
+		if out := help(cmd...); strings.Contains(out, "--no-stream") {
+			t.Errorf("%s --help lists --no-stream, which means nothing there", cmd[0])
+		}
+	}
+	for _, cmd := range []string{"send", "send-async"} {
+		if out := help(cmd); !strings.Contains(out, "--no-stream") {
+			t.Errorf("%s --help lacks --no-stream", cmd)
+		}
+	}
+	// get-card and cancel still take it: scripts may pass it everywhere.
+	if r := newHarness(t, nil).run("get-card", "--no-stream", "--url", "127.0.0.1:1"); strings.Contains(r.stderr, "unknown flag") {
+		t.Errorf("get-card --no-stream: %s", r.stderr)
+	}
+	if out := help("send-async"); strings.Contains(out, "send's --timeout") || !strings.Contains(out, "the worker sends it again") {
+		t.Errorf("send-async --help is not its own:\n%s", out)
+	}
+	if out := help("cancel"); !strings.Contains(out, "Agent Builder cannot stop a run") || strings.Contains(out, "9.2 to 9.5 offers") {
+		t.Errorf("cancel --help:\n%s", out)
+	}
+	if out := help("discover"); !strings.Contains(out, `{"agents":[{"id","name","description","kind"}]}`) || !strings.Contains(out, `"url"`) {
+		t.Errorf("discover --help does not show the document it prints:\n%s", out)
 	}
 }

@@ -491,9 +491,18 @@ func (a *App) kibanaSettings() (*settings, error) {
 			hint:    setupSteps(), setup: setupStepList()}
 	}
 	if _, err := client.ParseKibanaURL(s.URL); err != nil {
-		return nil, configErr("the Kibana URL ("+s.Sources["kibana_url"]+") is Kibana's address, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io", "%s", err.Error())
+		return nil, configErr(kibanaURLHint(s.URL, s.Sources["kibana_url"]), "%s", err.Error())
 	}
 	return s, nil
+}
+
+// kibanaURLHint is the hint for a Kibana URL that ParseKibanaURL refused;
+// source says where it came from ("env KIBANA_URL").
+func kibanaURLHint(raw, source string) string {
+	if !strings.Contains(raw, "://") {
+		return "write the scheme in the Kibana URL (" + source + "): https://, or http:// for a Kibana without TLS, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io or http://localhost:5601"
+	}
+	return "the Kibana URL (" + source + ") is Kibana's address, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io"
 }
 
 // setupStepList is the guided set-up, one step per entry.

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,9 +16,10 @@ import (
 )
 
 type configShowDoc struct {
-	Profile    string                `json:"profile"`
-	ConfigFile string                `json:"config_file"`
-	Settings   map[string]settingDoc `json:"settings"`
+	Profile          string                `json:"profile"`
+	ConfigFile       string                `json:"config_file"`
+	ConfigFileExists bool                  `json:"config_file_exists"`
+	Settings         map[string]settingDoc `json:"settings"`
 }
 
 func (h *harness) configShow(t *testing.T, args ...string) configShowDoc {
@@ -65,7 +67,7 @@ func TestConfigPrecedence(t *testing.T) {
 		delete(h.env, "A2A_COURIER_MAX_WAIT")
 		d := h.configShow(t)
 		if d.Profile != "default" || d.Settings["kibana_url"].Source != "default" || d.Settings["poll_interval"] != (settingDoc{"20s", "default"}) ||
-			d.Settings["api_key"].Value != "not set" || !strings.HasSuffix(d.ConfigFile, "(not present)") {
+			d.Settings["api_key"].Value != "not set" || d.ConfigFile != filepath.Join(h.env["A2A_COURIER_CONFIG_DIR"], "config.yaml") || d.ConfigFileExists {
 			t.Errorf("%+v", d)
 		}
 	})
@@ -74,7 +76,7 @@ func TestConfigPrecedence(t *testing.T) {
 		h := newHarness(t, nil)
 		writeConfig(t, h, twoProfiles, 0o600)
 		d := h.configShow(t)
-		if d.Profile != "prod" || d.Settings["kibana_url"] != (settingDoc{"https://prod.example.com", "file (profile prod)"}) ||
+		if d.Profile != "prod" || !d.ConfigFileExists || d.Settings["kibana_url"] != (settingDoc{"https://prod.example.com", "file (profile prod)"}) ||
 			d.Settings["space"].Value != "security" || d.Settings["poll_interval"].Value != "30s" || d.Settings["max_wait"].Source != "default" {
 			t.Errorf("%+v", d)
 		}
@@ -232,6 +234,33 @@ func TestConfigSetAndUnset(t *testing.T) {
 	r.expect(t, ExitOK)
 	if r.stdout != filepath.Join(dir, "config.yaml")+"\n" {
 		t.Errorf("path %q", r.stdout)
+	}
+	r = h.run("config", "path", "--json")
+	r.expect(t, ExitOK)
+	if want := fmt.Sprintf("{\n  \"config_file\": %q,\n  \"config_file_exists\": true\n}\n", filepath.Join(dir, "config.yaml")); r.stdout != want {
+		t.Errorf("path --json %q, want %q", r.stdout, want)
+	}
+}
+
+// Without a config file, config show's text says so beside the path; its
+// JSON keeps the path a path and says it in config_file_exists.
+func TestConfigShowWithoutAFile(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	dir := t.TempDir()
+	h.env["A2A_COURIER_CONFIG_DIR"] = dir
+	path := filepath.Join(dir, "config.yaml")
+	r := h.run("config", "show")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stdout, "config_file    "+path+" (not present)\n") {
+		t.Errorf("text: %q", r.stdout)
+	}
+	if d := h.configShow(t); d.ConfigFile != path || d.ConfigFileExists {
+		t.Errorf("json: %+v", d)
+	}
+	r = h.run("config", "path", "--json")
+	if want := fmt.Sprintf("{\n  \"config_file\": %q,\n  \"config_file_exists\": false\n}\n", path); r.stdout != want {
+		t.Errorf("path --json %q, want %q", r.stdout, want)
 	}
 }
 

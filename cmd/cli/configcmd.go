@@ -49,7 +49,7 @@ flag value: "config set api-key" reads it from stdin.`,
   a2a-courier config set default-profile prod
   a2a-courier config unset space --profile prod`,
 		Args: exactArgs(0, "a subcommand: show, set, unset or path"),
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE: groupRun(app),
 	}
 	cmd.AddCommand(newConfigShowCmd(app), newConfigSetCmd(app), newConfigUnsetCmd(app), newConfigPathCmd(app))
 	return cmd
@@ -97,13 +97,13 @@ func (a *App) runConfigShow() error {
 		{"wait_timeout", s.WaitTimeout.String()},
 		{"state_dir", s.StateDir},
 	}
-	configFile := s.ConfigFile
-	if configFile == "" {
-		configFile = a.configPath() + " (not present)"
+	configFile, exists := s.ConfigFile, s.ConfigFile != ""
+	if !exists {
+		configFile = a.configPath()
 	}
 	pr := a.printer()
 	if pr.json {
-		doc := map[string]any{"profile": s.Profile, "config_file": configFile}
+		doc := map[string]any{"profile": s.Profile, "config_file": configFile, "config_file_exists": exists}
 		set := map[string]settingDoc{}
 		for _, r := range rows {
 			set[r.name] = settingDoc{Value: r.value, Source: s.Sources[r.name]}
@@ -113,6 +113,9 @@ func (a *App) runConfigShow() error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-14s %s (%s)\n", "profile", s.Profile, s.Sources["profile"])
+	if !exists {
+		configFile += " (not present)"
+	}
 	fmt.Fprintf(&b, "%-14s %s\n", "config_file", configFile)
 	for _, r := range rows {
 		v := r.value
@@ -168,6 +171,25 @@ func checkDuration(v string) (string, error) {
 	return d.String(), nil
 }
 
+// wrapText breaks text at spaces into lines of at most width columns, each
+// starting with indent, for help text.
+func wrapText(text string, width int, indent string) string {
+	var b strings.Builder
+	line := indent
+	for _, w := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(w) > width {
+			b.WriteString(line + "\n")
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += w
+	}
+	b.WriteString(line)
+	return b.String()
+}
+
 func settableNames() string {
 	var names []string
 	for n := range settableKeys {
@@ -182,7 +204,8 @@ func newConfigSetCmd(app *App) *cobra.Command {
 		Use:   "set <name> [value]",
 		Short: "Set a value in the profile (api-key is read from stdin, never an argument)",
 		Long: `Set a value in the selected profile of the config file (created 0600 in a
-0700 directory); a profile that does not exist yet is created. Names: ` + settableNames() + `.
+0700 directory); a profile that does not exist yet is created. Names:
+` + wrapText(settableNames()+".", 78, "  ") + `
 
 Only that value changes: the rest of the file (comments, blank lines, the
 order of keys, peers, keys this version does not know) is kept as written.
@@ -208,7 +231,8 @@ func newConfigUnsetCmd(app *App) *cobra.Command {
 		Short: "Remove a value from the profile",
 		Long: `Remove a value from the selected profile of the config file: its line goes,
 the rest of the file (comments included) stays as written. A profile that
-the removal leaves empty is removed too. Names: ` + settableNames() + `.
+the removal leaves empty is removed too. Names:
+` + wrapText(settableNames()+".", 78, "  ") + `
 
 Removing a value that is not set changes nothing and says so (--json:
 "changed": false). A profile named with --profile, A2A_COURIER_PROFILE or
@@ -233,7 +257,8 @@ func newConfigPathCmd(app *App) *cobra.Command {
 				return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
 			}
 			if app.printer().json {
-				return app.printer().writeJSON(map[string]string{"config_file": p})
+				_, err := os.Stat(p)
+				return app.printer().writeJSON(map[string]any{"config_file": p, "config_file_exists": err == nil})
 			}
 			app.printer().payload(p)
 			return nil
@@ -348,7 +373,11 @@ func (a *App) runConfigSet(args []string) error {
 	default:
 		v, err := spec.check(args[1])
 		if err != nil {
-			return usageErr("see `a2a-courier config set --help`", "%s: %v", name, err)
+			hint := "see `a2a-courier config set --help`"
+			if name == "kibana-url" && !strings.Contains(args[1], "://") {
+				hint = kibanaURLHint(args[1], "config set kibana-url")
+			}
+			return usageErr(hint, "%s: %v", name, err)
 		}
 		value = v
 	}

@@ -25,9 +25,14 @@ func newDiscoverCmd(app *App) *cobra.Command {
 A2A peers: their id (what send and get-card take), name and a one-line
 description.
 
-On a terminal the list is a table; piped, it is one agent per line with
-tab-separated id, name and description. --json prints
-{"agents":[{"id","name","description"}]}.`,
+On a terminal the list is a table as wide as the terminal (the description
+is cut, ids never; on a narrow terminal each agent takes two lines); piped,
+it is one agent per line with tab-separated id, name and description.
+
+--json prints {"agents":[{"id","name","description","kind"}]}: kind is
+"kibana" for Agent Builder agents and "peer" for the config file's A2A
+agents, which also have "url"; the Kibana agents come first, each group
+sorted by id.`,
 		Example: `  a2a-courier discover
   a2a-courier discover --json
   a2a-courier discover | cut -f1`,

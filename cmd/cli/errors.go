@@ -11,8 +11,8 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// Exit codes. One table, documented in --help and SKILL.md; never
-// renumbered once released.
+// Exit codes. One table, never renumbered once released; exitCodeTable
+// is its text.
 const (
 	ExitOK            = 0 // success: the final reply is on stdout
 	ExitUnexpected    = 1 // unexpected error
@@ -20,24 +20,34 @@ const (
 	ExitUnreachable   = 3 // server unreachable (DNS, refused, TLS)
 	ExitAuth          = 4 // authentication or authorisation refused (401, 403)
 	ExitNotFound      = 5 // not found (agent, conversation, context)
-	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled
+	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled, or is lost
 	ExitInputRequired = 7 // the remote task needs input
 	ExitStillRunning  = 8 // still running: the wait ran out, nothing is lost
 	ExitBusy          = 9 // server busy or rate-limited after bounded retries
 )
 
-// exitCodeTable is printed by --help and kept in SKILL.md.
+// exitCodeTable is the exit code table as --help prints it. It is the
+// source of truth: README.md's table says the same, word for word, and
+// SKILL.md's has the same codes (TestExitCodeTablesAgree).
 const exitCodeTable = `Exit codes:
   0  success: the final reply is on stdout
   1  unexpected error
-  2  usage or configuration error (missing configuration prints the set-up steps)
+  2  usage or configuration error (missing configuration prints the set-up
+     steps)
   3  server unreachable (DNS, refused, TLS)
   4  authentication or authorisation refused (401, 403)
   5  not found (agent, conversation, context)
-  6  the remote task failed, was rejected or canceled; the reason is printed
-  7  the remote task needs input (input-required, auth-required, awaiting prompt)
-  8  still running: the wait ran out, nothing is lost, resume with the printed command
-  9  server busy or rate-limited (429, 503) after bounded retries`
+  6  the remote task failed, was rejected or canceled, or is lost (the agent
+     can no longer show it); the reason is printed. A request refused before
+     anything ran exits with the code of the refusal: 2, 3, 4, 5 or 9
+  7  the remote task needs input (input-required, auth-required, awaiting
+     prompt)
+  8  still running: the wait ran out, nothing is lost, resume with the
+     printed command
+  9  server busy or rate-limited (429, 503) after bounded retries (a refused
+     send is sent again at most 3 times, after the server's Retry-After,
+     within --timeout); the hint and retry_after_seconds say how long the
+     server asked to wait`
 
 // cliError is an error with everything needed to report it: the exit code,
 // a stable code for --json, a one-line message and a hint.
@@ -96,6 +106,8 @@ func remoteHint(ce *cliError) *cliError {
 		"not_found":    "check the agent's URL (get-card shows the endpoint its card names) and the task or context id",
 		"server_error": "the agent's server failed; try again, and check its logs if it persists",
 		"protocol":     "the answer was not A2A JSON-RPC: check the agent's URL with get-card",
+		"bad_request": "the agent refused the request: check the ids and values given, and the agent's URL and " +
+			"protocol with get-card",
 	}[ce.code]
 	// Only hints that speak of Kibana are replaced: a hint written for
 	// the case at hand stays.
@@ -181,12 +193,20 @@ func fromClientError(e *client.Error) *cliError {
 		out.exit = ExitTaskFailed
 		out.hint = "the agent's run failed; nothing was stored, so sending again starts a new run"
 	case client.KindBadRequest:
-		out.exit = ExitUnexpected
-		out.hint = "the server refused the request as malformed"
-		if strings.Contains(e.Message, "redirected away") {
-			out.exit = ExitUsage
+		// The request, as given, is one the server does not take: a
+		// usage or configuration problem, not an unexpected one.
+		out.exit = ExitUsage
+		switch {
+		case strings.Contains(e.Message, "redirected away"):
 			out.code = "config"
 			out.hint = "set KIBANA_URL to the address the server redirects to, if you trust it"
+		case e.StatusCode == 501 || e.StatusCode == 505:
+			out.hint = "the server does not implement this request: is KIBANA_URL Kibana's address (not Elasticsearch's), with its base path if any?"
+		case e.StatusCode != 0:
+			out.hint = fmt.Sprintf("the server refused the request (HTTP %d): check the ids and values given; "+
+				"if they are right, run `a2a-courier doctor` to check that KIBANA_URL is a Kibana with Agent Builder", e.StatusCode)
+		default:
+			out.hint = "check the ids and values given"
 		}
 	default:
 		out.exit = ExitUnexpected

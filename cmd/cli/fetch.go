@@ -54,11 +54,12 @@ rejected or canceled, 7 input required, 8 still running.
 When a local record exists, was sent and is not final (or expired), it is
 updated with the reply. A record whose message is still queued is shown as it
 stands: its message is not on the server yet.`,
-		Example: `  a2a-courier fetch 3f6c2e1a-…
+		Example: `  ctx=3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10   # printed by send or send-async
+  a2a-courier fetch "$ctx"
   a2a-courier fetch "$ctx" --json --max-chars 4000
   a2a-courier fetch "$ctx" --url https://agents.example.com/research
   a2a-courier fetch "$ctx" research            # a peer of the config file
-  a2a-courier fetch --task 0193c2d4-… --url https://agents.example.com/research`,
+  a2a-courier fetch --task 0193c2d4-7e1f-7a3b-9c4d-5e6f7a8b9c0d --url https://agents.example.com/research`,
 		Args: rangeArgs(0, 2, "a contextId and optionally a peer, or --task <taskId> and optionally a peer"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {

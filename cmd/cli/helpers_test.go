@@ -68,6 +68,8 @@ type harness struct {
 	env   map[string]string
 	stdin string
 	tty   bool
+	// width is the terminal's width; 0 means 100.
+	width int
 }
 
 func newHarness(t *testing.T, sim *agentbuildertest.Server) *harness {
@@ -119,10 +121,14 @@ func (h *harness) runCtx(ctx context.Context, args ...string) result {
 	h.t.Helper()
 	var out, errb bytes.Buffer
 	env := h.env
+	width := h.width
+	if width == 0 {
+		width = 100
+	}
 	p := &Process{
 		Args: args, Stdin: strings.NewReader(h.stdin), Stdout: &out, Stderr: &errb,
 		StdoutTTY: h.tty, StderrTTY: false, StdinTTY: false,
-		TermWidth: func() int { return 100 },
+		TermWidth: func() int { return width },
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Environ: func() []string {
 			var kv []string

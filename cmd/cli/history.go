@@ -33,10 +33,12 @@ lists: Kibana 9.2 to 9.5 return at most 1000 conversations, in no order (they
 are sorted here, and a warning says when the newest may be missing); 9.6 and
 later return pages, followed until the limit, at most 10000.
 
-On a terminal the list is a table; piped, it is one conversation per line
-with tab-separated id, title, agent and updated time (as the server wrote
-it, RFC 3339), no header. When --limit cut the list, stderr says how many
-conversations there are. --json prints
+On a terminal the list is a table as wide as the terminal (the title is cut,
+ids never; on a narrow terminal each conversation takes two lines, the title
+on the second); piped, it is one conversation per line with tab-separated
+id, title, agent and updated time (as the server wrote it, RFC 3339), no
+header. When --limit cut the list, stderr says how many conversations there
+are. --json prints
 {"conversations":[{"id","title","agent_id","updated_at"}],"total":N}, where
 total is how many conversations the server reports.`,
 		Example: `  a2a-courier history

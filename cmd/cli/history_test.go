@@ -120,6 +120,56 @@ func TestHistory(t *testing.T) {
 	})
 }
 
+// On a terminal the list fits the terminal's width: the title gives way,
+// cut with an ellipsis, and ids stay whole; when too little would be left
+// of the title, each conversation takes two lines, the title on the second.
+func TestHistoryFitsTheTerminal(t *testing.T) {
+	t.Parallel()
+	e := newHSEnv(t, hsOptions(agentbuildertest.V95))
+	const long, short = "a2a-3f6c2e1a-1b2c-4d5e-8f90-123456789abc", "0193c2d4-7e1f-7a3b-9c4d-5e6f7a8b9c0d"
+	e.srv.PutConversation("", long, "elastic-ai-agent", "hs", "High-risk operations report for the last thirty days, by user and index",
+		hsBase, hsRound("x", "y", ""))
+	e.srv.PutConversation("", short, "audit-agent", "hs", "Errors", hsBase.Add(time.Hour), hsRound("x", "y", ""))
+	for _, tc := range []struct {
+		width int
+		want  string
+	}{
+		{80, "" +
+			"ID                                        AGENT             UPDATED\n" +
+			"  TITLE\n" +
+			short + "      audit-agent       2026-11-03 11:00 UTC\n" +
+			"  Errors\n" +
+			long + "  elastic-ai-agent  2026-11-03 10:00 UTC\n" +
+			"  High-risk operations report for the last thirty days, by user and index\n"},
+		{60, "" +
+			"ID                                        AGENT             UPDATED\n" +
+			"  TITLE\n" +
+			short + "      audit-agent       2026-11-03 11:00 UTC\n" +
+			"  Errors\n" +
+			long + "  elastic-ai-agent  2026-11-03 10:00 UTC\n" +
+			"  High-risk operations report for the last thirty days, by…\n"},
+		{120, "" +
+			"╭──────────────────────────────────────────┬─────────────────────────────────┬──────────────────┬──────────────────────╮\n" +
+			"│ ID                                       │ TITLE                           │ AGENT            │ UPDATED              │\n" +
+			"├──────────────────────────────────────────┼─────────────────────────────────┼──────────────────┼──────────────────────┤\n" +
+			"│ " + short + "     │ Errors                          │ audit-agent      │ 2026-11-03 11:00 UTC │\n" +
+			"│ " + long + " │ High-risk operations report fo… │ elastic-ai-agent │ 2026-11-03 10:00 UTC │\n" +
+			"╰──────────────────────────────────────────┴─────────────────────────────────┴──────────────────┴──────────────────────╯\n"},
+	} {
+		e.width = tc.width
+		r := e.run(t, true, "history")
+		if r.code != 0 || r.stdout != tc.want || r.stderr != "" {
+			t.Errorf("width %d: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", tc.width, r.code, r.stderr, r.stdout, tc.want)
+		}
+		for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+			// The ids (40 columns) and the time stay whole even at 60.
+			if w := len([]rune(l)); w > max(tc.width, 80) {
+				t.Errorf("width %d: a line of %d columns: %q", tc.width, w, l)
+			}
+		}
+	}
+}
+
 // TestHistoryFollowsPages lists a 9.6 server's 2500 conversations, 1000 a
 // page, up to the limit.
 func TestHistoryFollowsPages(t *testing.T) {

@@ -39,6 +39,8 @@ type hsEnv struct {
 	srv      *agentbuildertest.Server
 	stateDir string
 	env      map[string]string
+	// width is the terminal's width; 0 means 100.
+	width int
 }
 
 func newHSEnv(t *testing.T, opts agentbuildertest.Options) *hsEnv {
@@ -57,14 +59,18 @@ type hsResult struct {
 }
 
 // run executes one command line; tty makes stdout and stderr terminals of
-// 100 columns.
+// e.width (else 100) columns.
 func (e *hsEnv) run(t *testing.T, tty bool, args ...string) hsResult {
 	t.Helper()
 	var out, errb bytes.Buffer
+	width := e.width
+	if width == 0 {
+		width = 100
+	}
 	p := &Process{
 		Args: args, Stdout: &out, Stderr: &errb,
 		StdoutTTY: tty, StderrTTY: tty,
-		TermWidth: func() int { return 100 },
+		TermWidth: func() int { return width },
 		LookupEnv: func(k string) (string, bool) { v, ok := e.env[k]; return v, ok },
 		Executable: func() (string, error) {
 			t.Fatal("history and show must not start a worker")

@@ -118,16 +118,34 @@ func Run(ctx context.Context, p *Process) int {
 	if errors.As(err, &ex) {
 		return ex.code
 	}
-	if strings.HasPrefix(err.Error(), "unknown command") || strings.HasPrefix(err.Error(), "unknown flag") ||
-		strings.HasPrefix(err.Error(), "unknown shorthand") {
-		err = usageErr("run `a2a-courier --help` for the commands and flags", "%s", firstLine(err.Error()))
+	var ce *cliError
+	if !errors.As(err, &ce) && strings.HasPrefix(err.Error(), "unknown command") {
+		err = unknownCommandErr(err)
 	}
-	ce := classify(err)
+	ce = classify(err)
 	if app.remote {
 		ce = remoteHint(ce)
 	}
 	app.printError(ce)
 	return ce.exit
+}
+
+// unknownCommandErr turns cobra's unknown-command error, whose suggestions
+// ("Did you mean this?") follow the first line, into a usage error that
+// names them in its hint.
+func unknownCommandErr(err error) *cliError {
+	lines := strings.Split(err.Error(), "\n")
+	var suggestions []string
+	for _, l := range lines[1:] {
+		if strings.HasPrefix(l, "\t") && strings.TrimSpace(l) != "" {
+			suggestions = append(suggestions, "`a2a-courier "+strings.TrimSpace(l)+"`")
+		}
+	}
+	hint := "run `a2a-courier --help` for the commands and flags"
+	if len(suggestions) > 0 {
+		hint = "did you mean " + strings.Join(suggestions, " or ") + "? " + hint
+	}
+	return usageErr(hint, "%s", lines[0])
 }
 
 func firstLine(s string) string {
@@ -242,8 +260,10 @@ detached worker reads the result back from the server's conversation
 store, and nothing is ever sent twice.
 
 Configuration comes from the environment:
-  KIBANA_URL        Kibana's URL, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io
-  KIBANA_API_KEY    an Elasticsearch API key ("encoded" value) with Agent Builder read
+  KIBANA_URL        Kibana's URL (not Elasticsearch's), e.g.
+                    https://my-deployment.kb.europe-west1.gcp.cloud.es.io
+  KIBANA_API_KEY    an Elasticsearch API key ("encoded" value) with Agent
+                    Builder read
   KIBANA_SPACE_ID   the Kibana space (default: the default space)
 
 Output: stdout carries only the result; progress and hints go to stderr.
@@ -263,9 +283,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 	pf.StringVar(&app.flags.space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
 	pf.StringVar(&app.flags.apiKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (env KIBANA_API_KEY; never a flag value)")
 	pf.StringVar(&app.flags.tokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
-	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageErr("run `"+c.CommandPath()+" --help` for its flags", "%s", err.Error())
-	})
+	root.SetFlagErrorFunc(flagError)
 	humanOnly := func(c *cobra.Command) *cobra.Command {
 		c.Annotations = map[string]string{"skill": "omit"}
 		return c
@@ -289,33 +307,91 @@ With --json, stdout carries exactly one JSON document, errors included.
 		newWorkerCmd(app),
 	)
 	root.InitDefaultCompletionCmd()
-	rejectUnknownSubcommands(root)
+	groupCommands(app, root)
 	return root
 }
 
-// rejectUnknownSubcommands makes a command that only groups others (config,
-// skill, completion) refuse an unknown subcommand with exit 2, instead of
-// printing its help and exiting 0.
-func rejectUnknownSubcommands(c *cobra.Command) {
-	for _, sub := range c.Commands() {
-		rejectUnknownSubcommands(sub)
+// flagError reports a flag cobra could not parse as a usage error whose
+// hint is the help of the command at hand. A flag that would carry a
+// secret gets its own message: a key or token is never a flag value (argv
+// is visible to other users and lands in shell history), and the value
+// given is never repeated.
+func flagError(c *cobra.Command, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
+		switch strings.ToLower(strings.ReplaceAll(name, "_", "-")) {
+		case "api-key", "apikey", "key", "kibana-api-key", "kibana-key", "elastic-api-key", "password", "secret":
+			return usageErr("set KIBANA_API_KEY, give --api-key-file <file> (readable by you alone), or store it in a profile "+
+				"from stdin: a2a-courier config set api-key < key-file",
+				"--%s: the API key is never a flag value (other users can read a command line, and shells keep it)", name)
+		case "token", "bearer", "bearer-token", "auth-token", "access-token", "a2a-token":
+			return usageErr("give --token-file <file> (readable by you alone), or set A2A_COURIER_TOKEN with A2A_COURIER_TOKEN_ORIGIN "+
+				"(the origin it may be sent to); a peer of the config file takes token_env or token_file",
+				"--%s: a token is never a flag value (other users can read a command line, and shells keep it)", name)
+		}
 	}
-	if c == c.Root() || !c.HasSubCommands() || c.Runnable() {
+	return usageErr("run `"+c.CommandPath()+" --help` for its flags", "%s", msg)
+}
+
+// groupCommands gives the commands that only group others and have no
+// RunE of their own (the root, completion) groupRun; completion also takes
+// any argument, so that an unknown subcommand is a usage error (exit 2)
+// instead of its help and exit 0. The root keeps cobra's own check, which
+// suggests a command near an unknown one.
+func groupCommands(app *App, c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		groupCommands(app, sub)
+	}
+	if !c.HasSubCommands() || c.Runnable() {
 		return
 	}
-	c.Args = cobra.ArbitraryArgs
-	c.RunE = func(cmd *cobra.Command, args []string) error {
-		if len(args) == 0 {
+	if c.HasParent() {
+		c.Args = cobra.ArbitraryArgs
+	}
+	c.RunE = groupRun(app)
+}
+
+// groupRun runs a command that only groups others: alone it prints its
+// help, except with --json, where stdout is one JSON document or nothing:
+// then it is a usage error (exit 2) that lists the subcommands.
+func groupRun(app *App) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		names := strings.Join(subcommandNames(cmd), ", ")
+		if len(args) > 0 {
+			return usageErr(suggest(cmd, args[0])+"run `"+cmd.CommandPath()+" --help`",
+				"unknown %s subcommand %q: use one of %s", commandName(cmd), args[0], names)
+		}
+		if !app.jsonOut {
 			return cmd.Help()
 		}
-		var names []string
-		for _, sub := range cmd.Commands() {
-			if sub.IsAvailableCommand() {
-				names = append(names, sub.Name())
-			}
+		if !cmd.HasParent() {
+			return usageErr("run `a2a-courier --help` for what each command does", "a command is needed: one of %s", names)
 		}
-		return usageErr("run `"+cmd.CommandPath()+" --help`", "unknown %s subcommand %q: use one of %s", commandName(cmd), args[0], strings.Join(names, ", "))
+		return usageErr("run `"+cmd.CommandPath()+" --help` for what each does", "%s needs a subcommand: one of %s", commandName(cmd), names)
 	}
+}
+
+// subcommandNames lists the subcommands a user may run.
+func subcommandNames(cmd *cobra.Command) []string {
+	var names []string
+	for _, sub := range cmd.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return names
+}
+
+// suggest is the start of a hint naming the subcommand of cmd nearest to
+// an unknown one ("did you mean `a2a-courier config show`? "), or "".
+func suggest(cmd *cobra.Command, unknown string) string {
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default for the root
+	}
+	if s := cmd.SuggestionsFor(unknown); len(s) > 0 {
+		return "did you mean `" + cmd.CommandPath() + " " + s[0] + "`? "
+	}
+	return ""
 }
 
 // exactArgs is cobra.ExactArgs with a usage error that names the command.
@@ -325,7 +401,7 @@ func exactArgs(n int, what string) cobra.PositionalArgs {
 			return usageErr("usage: "+cmd.UseLine(), "%s needs %s", commandName(cmd), what)
 		}
 		if len(args) > n && n == 0 && cmd.HasSubCommands() {
-			return usageErr("run `"+cmd.CommandPath()+" --help`", "%s has no subcommand %q: it takes %s", commandName(cmd), args[0], what)
+			return usageErr(suggest(cmd, args[0])+"run `"+cmd.CommandPath()+" --help`", "%s has no subcommand %q: it takes %s", commandName(cmd), args[0], what)
 		}
 		if len(args) > n {
 			hint := "usage: " + cmd.UseLine()

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 )
 
@@ -143,8 +143,19 @@ func (pr *printer) printError(e *cliError) {
 	}
 }
 
+// minFlexWidth is the narrowest the flexible column of a table is cut to
+// before each row takes two lines instead.
+const minFlexWidth = 20
+
 // table prints rows: a styled table on a terminal, tab-separated lines
 // without a header when piped, so that cut and awk work.
+//
+// On a terminal the table fits its width: flexCol (a title, a
+// description) gives way, cut with an ellipsis; the other columns, ids
+// among them, are never cut, so that they can be copied. When the
+// flexible column would be left fewer than minFlexWidth characters, each
+// row takes two lines instead: the other columns, then the flexible one,
+// indented, as wide as the terminal.
 func (pr *printer) table(headers []string, rows [][]string, flexCol int) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
@@ -171,8 +182,17 @@ func (pr *printer) table(headers []string, rows [][]string, flexCol int) {
 			cells[i][j] = singleLine(c)
 		}
 	}
-	if pr.width > 0 && flexCol >= 0 {
-		fitColumn(headers, cells, flexCol, pr.width)
+	if pr.width > 0 && flexCol >= 0 && flexCol < len(headers) {
+		room, fits := flexRoom(headers, cells, flexCol, pr.width)
+		if !fits {
+			pr.twoLineRows(headers, cells, flexCol)
+			return
+		}
+		for _, r := range cells {
+			if flexCol < len(r) {
+				r[flexCol] = truncate(r[flexCol], room)
+			}
+		}
 	}
 	header := pr.outR.NewStyle().Bold(true).Padding(0, 1)
 	cell := pr.outR.NewStyle().Padding(0, 1)
@@ -190,8 +210,8 @@ func (pr *printer) table(headers []string, rows [][]string, flexCol int) {
 	fmt.Fprintln(pr.out, t.Render())
 }
 
-// fitColumn shortens the flexible column so the table fits the terminal.
-func fitColumn(headers []string, rows [][]string, flex, width int) {
+// columnWidths is the width of each column: its widest cell or header.
+func columnWidths(headers []string, rows [][]string) []int {
 	widths := make([]int, len(headers))
 	for i, h := range headers {
 		widths[i] = lipgloss.Width(h)
@@ -203,21 +223,62 @@ func fitColumn(headers []string, rows [][]string, flex, width int) {
 			}
 		}
 	}
-	used := 1 // left border
+	return widths
+}
+
+// flexRoom is the width the flexible column may have for the bordered
+// table to fit the terminal, and whether that is at least minFlexWidth
+// (or all the column needs).
+func flexRoom(headers []string, rows [][]string, flex, width int) (int, bool) {
+	widths := columnWidths(headers, rows)
+	used := 1 // the left border
 	for i, w := range widths {
 		if i != flex {
-			used += w + 3 // padding and separator
+			used += w + 3 // padding and the border after the cell
 		}
 	}
 	room := width - used - 3
-	if room < 12 {
-		room = 12
+	return room, room >= widths[flex] || room >= minFlexWidth
+}
+
+// twoLineRows prints a table too wide for the terminal as two lines a
+// row: the columns other than flex, aligned, then the flex column
+// indented and cut to the terminal's width. Headers likewise, in bold.
+func (pr *printer) twoLineRows(headers []string, rows [][]string, flex int) {
+	widths := columnWidths(headers, rows)
+	const indent = "  "
+	room := pr.width - len(indent)
+	if room < 8 {
+		room = 8
 	}
+	line := func(r []string) string {
+		var b strings.Builder
+		last := len(r) - 1
+		if last == flex {
+			last--
+		}
+		for i, c := range r {
+			if i == flex {
+				continue
+			}
+			b.WriteString(c)
+			if i < last {
+				b.WriteString(strings.Repeat(" ", widths[i]-lipgloss.Width(c)+2))
+			}
+		}
+		return b.String()
+	}
+	bold := pr.outR.NewStyle().Bold(true)
+	var b strings.Builder
+	b.WriteString(bold.Render(line(headers)) + "\n")
+	b.WriteString(bold.Render(indent+headers[flex]) + "\n")
 	for _, r := range rows {
+		b.WriteString(line(r) + "\n")
 		if flex < len(r) {
-			r[flex] = truncate(r[flex], room)
+			b.WriteString(indent + truncate(r[flex], room) + "\n")
 		}
 	}
+	io.WriteString(pr.out, b.String())
 }
 
 func singleLine(s string) string {
@@ -247,12 +308,16 @@ func tsvCell(s string) string {
 	}, s)
 }
 
+// truncate cuts s to n terminal columns, the last one an ellipsis; wide
+// characters (CJK, emoji) count as two.
 func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
+	if lipgloss.Width(s) <= n {
 		return s
 	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
+	if n < 2 {
+		return "…"
+	}
+	return strings.TrimRight(ansi.Truncate(s, n-1, ""), " ") + "…"
 }
 
 // spinner shows that a wait is going on, on stderr, only when stderr is a

@@ -34,7 +34,8 @@ message again. With --wait, result waits until the task is final or
 --timeout runs out (exit 8: still running, nothing lost).
 
 No local record (another machine, a wiped disk)? Use fetch.`,
-		Example: `  a2a-courier result 3f6c2e1a-…
+		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse last week's failed logins")
+  a2a-courier result "$ctx"
   a2a-courier result "$ctx" --wait --timeout 10m --json
   a2a-courier result "$ctx" --max-chars 2000`,
 		Args: exactArgs(1, "a contextId (printed by send-async)"),

@@ -39,7 +39,7 @@ const sendGuidance = `Sync or async? Look at the agent, not at the question:
   - agents that use tools heavily (search, ES|QL, analysis) take minutes even
     for a one-line question: use send-async, then result --wait;
   - light chat agents answer in seconds: send is fine;
-  - when unsure, use send-async. A wrong choice loses nothing: when send's
+  - when unsure, use send-async. A wrong choice loses nothing: when
     --timeout runs out the task is handed to a background worker and send
     exits 8 with the command that fetches the reply.
 
@@ -53,8 +53,25 @@ send a new message.
 A server that refuses the message as busy (HTTP 429, or 503 with
 Retry-After) has not taken it in: it is sent again at most 3 times, after
 the wait the server asks for (at most 60s), only while that fits in the
-time left (send's --timeout, the task's --max-wait); then exit 9, and the
+time left (--timeout, and the task's --max-wait); then exit 9, and the
 hint says how long the server asked to wait.`
+
+const sendAsyncGuidance = `Use send-async for agents that take minutes (tools: search, ES|QL,
+analysis), and when unsure; send, which waits, suits light chat agents that
+answer in seconds.
+
+Nothing is ever sent twice. The contextId is generated and the task
+recorded (its text too, until the worker sends it) before anything leaves;
+if the connection is cut (proxy 502, Kibana's idle timeout, a network drop)
+the worker reads the reply back from the conversation store. A task that
+reached "sending" is never sent again, not even when its worker died before
+it knew whether the request arrived: to ask again, send a new message.
+
+A server that refuses the message as busy (HTTP 429, or 503 with
+Retry-After) has not taken it in: the worker sends it again at most 3 times,
+after the wait the server asks for (at most 60s), while that fits in the
+task's --max-wait; then the task ends rejected, and result exits 9 with a
+hint that says how long the server asked to wait.`
 
 func newSendCmd(app *App) *cobra.Command {
 	opts := &sendOptions{}
@@ -70,7 +87,7 @@ The message comes from the argument or, with "-" or no argument, from stdin
 		Example: `  a2a-courier send elastic-ai-agent "How many errors were logged yesterday?"
   echo "Summarise today's alerts" | a2a-courier send elastic-ai-agent
   a2a-courier send audit-agent --timeout 90s --json - < question.txt
-  a2a-courier send audit-agent --context 3f6c…-uuid "Yes, go ahead"`,
+  a2a-courier send audit-agent --context 3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10 "Yes, go ahead"`,
 		Args: messageArgs,
 		RunE: sendRunE(app, opts),
 	}
@@ -86,13 +103,15 @@ func newSendAsyncCmd(app *App) *cobra.Command {
 		Use:   "send-async <agent> [text|-]",
 		Short: "Send a message in the background and print its contextId at once",
 		Long: `Send a message to an agent through a detached background worker and return
-at once. stdout carries the contextId; get the reply with
-"a2a-courier result <contextId> --wait". The worker survives the caller
-leaving; if it dies, result revives it.
+at once, exit 0: stdout carries the contextId (--json: the task document in
+state "queued", with the command that waits for the reply). Get the reply
+with "a2a-courier result <contextId> --wait". The worker survives the
+caller leaving; if it dies, result revives it.
 
-The message comes from the argument or, with "-" or no argument, from stdin.
+The message comes from the argument or, with "-" or no argument, from stdin
+(a message in argv is visible to every process on the machine).
 
-` + sendGuidance,
+` + sendAsyncGuidance,
 		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse the last 30 days of high-risk operations")
   a2a-courier result "$ctx" --wait --timeout 10m
   a2a-courier send-async audit-agent --json - < question.txt`,

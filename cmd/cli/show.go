@@ -59,6 +59,7 @@ no round yet); 7 when the agent awaits an answer or a confirmation; 6 when
 the round failed; 1 when a finished round holds no reply. With
 --all-rounds the last round decides.`,
 		Example: `  a2a-courier show "$(a2a-courier history --limit 1 | cut -f1)"
+  ctx=3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10   # printed by send or send-async
   a2a-courier show "$ctx" --max-chars 4000
   a2a-courier show "$ctx" --round 1 --json
   a2a-courier show "$ctx" --all-rounds`,
@@ -285,9 +286,13 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	}
 	r, n, ok := conv.PickRound(idx)
 	if !ok && n > 0 {
+		hint := fmt.Sprintf("use --round 1 to %d, or leave --round out for the last round", n)
+		if n == 1 {
+			hint = "the conversation has 1 round: leave --round out (or use --round 1) to show it"
+		}
 		return &cliError{exit: ExitNotFound, code: "not_found",
 			message: fmt.Sprintf("conversation %s has %s; there is no round %d", convID, plural(n, "round"), opts.round),
-			hint:    fmt.Sprintf("use --round 1 to %d, or leave --round out for the last round", n)}
+			hint:    hint}
 	}
 	if !ok {
 		reason := fmt.Sprintf("conversation %s has no round yet: its first run may still be going", convID)

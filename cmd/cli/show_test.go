@@ -81,6 +81,8 @@ func TestShow(t *testing.T) {
 			fmt.Sprintf("a2a-courier: conversation %s has 2 rounds; there is no round 3\nhint: use --round 1 to 2, or leave --round out for the last round\n", conv), 5},
 		{"round out of range, json", []string{"show", showCtx, "--round", "7", "--json"},
 			fmt.Sprintf("{\n  \"error\": {\n    \"code\": \"not_found\",\n    \"message\": \"conversation %s has 2 rounds; there is no round 7\",\n    \"hint\": \"use --round 1 to 2, or leave --round out for the last round\"\n  }\n}\n", conv), "", 5},
+		{"round out of range, one round", []string{"show", "ui-conv", "--round", "5"}, "",
+			"a2a-courier: conversation ui-conv has 1 round; there is no round 5\nhint: the conversation has 1 round: leave --round out (or use --round 1) to show it\n", 5},
 		{"no such conversation", []string{"show", "0000-nope"}, "",
 			"a2a-courier: conversation not found: neither a2a-0000-nope (contextId 0000-nope) nor 0000-nope exists\n" + notFoundHint, 5},
 		{"no such conversation id", []string{"show", "a2a-nope"}, "", "a2a-courier: conversation a2a-nope not found\n" + notFoundHint, 5},

@@ -22,7 +22,7 @@ func newSkillCmd(app *App) *cobra.Command {
 		Example: `  a2a-courier skill install --target claude
   a2a-courier skill show`,
 		Args: exactArgs(0, "a subcommand: install or show"),
-		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		RunE: groupRun(app),
 	}
 	opts := &skillInstallOptions{}
 	install := &cobra.Command{

@@ -41,6 +41,12 @@ func addAgentFlags(cmd *cobra.Command, af *agentFlags) {
 	cmd.Flags().StringVar(&af.url, "url", "", "address a generic A2A agent by its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
 	cmd.Flags().StringVar(&af.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
 	cmd.Flags().BoolVar(&af.noStream, "no-stream", false, "follow tasks by polling even when the agent streams")
+	if cmd.Name() != "send" && cmd.Name() != "send-async" {
+		// Only a send follows a task by stream or by polling: get-card and
+		// cancel still take the flag (a script may pass it to every
+		// command) but do not list it.
+		cmd.Flags().MarkHidden("no-stream")
+	}
 }
 
 // splitAgentArgs reads "<agent> [text|-]", or "[text|-]" with --url.
@@ -197,6 +203,16 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	hc, err := a.httpClients()(st)
 	if err != nil {
 		return nil, configErr("check the CA bundle", "%v", err)
+	}
+	if _, err := client.CardLocations(rawURL); err != nil {
+		hint := "give the agent's base URL (its card is at <url>/.well-known/agent-card.json) or its card's URL"
+		if !strings.Contains(rawURL, "://") {
+			hint = "write the scheme: https://, or http:// for an agent without TLS"
+		}
+		if p != nil {
+			return nil, configErr(hint+"; in the config file, peer "+peerName+"'s url", "%s", err.Error())
+		}
+		return nil, usageErr(hint, "%s", err.Error())
 	}
 	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
 	defer cancel()

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// helpExitCodes reads exitCodeTable: code → meaning, continuation lines
+// joined.
+func helpExitCodes(t *testing.T) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entry := regexp.MustCompile(`^  (\d)  (.*)$`)
+	last := ""
+	for _, l := range strings.Split(exitCodeTable, "\n")[1:] {
+		if m := entry.FindStringSubmatch(l); m != nil {
+			last = m[1]
+			out[last] = m[2]
+			continue
+		}
+		if last == "" || !strings.HasPrefix(l, "     ") {
+			t.Fatalf("exitCodeTable: line %q is neither an entry nor its continuation", l)
+		}
+		out[last] += " " + strings.TrimSpace(l)
+	}
+	return out
+}
+
+// markdownExitCodes reads the rows of the exit code table of a Markdown
+// file: the rows "| <digit> | meaning |" after a "| code | meaning" header.
+func markdownExitCodes(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i := strings.Index(text, "| code | meaning")
+	if i < 0 {
+		t.Fatalf("%s has no exit code table", path)
+	}
+	out := map[string]string{}
+	row := regexp.MustCompile(`^\| (\d) \| (.*?) \|`)
+	for _, l := range strings.Split(text[i:], "\n")[2:] {
+		m := row.FindStringSubmatch(l)
+		if m == nil {
+			break
+		}
+		out[m[1]] = strings.ReplaceAll(m[2], "`", "")
+	}
+	return out
+}
+
+// The exit code table of --help is the source of truth: the README and
+// design.md say the same, word for word, and SKILL.md has the same codes.
+func TestExitCodeTablesAgree(t *testing.T) {
+	t.Parallel()
+	help := helpExitCodes(t)
+	if len(help) != 10 {
+		t.Fatalf("exitCodeTable has %d codes, want 0 to 9", len(help))
+	}
+	for _, path := range []string{"../../README.md", "../../docs/design.md"} {
+		md := markdownExitCodes(t, path)
+		for code, want := range help {
+			if md[code] != want {
+				t.Errorf("%s, exit %s:\n  %q\n--help says\n  %q", path, code, md[code], want)
+			}
+		}
+		if len(md) != len(help) {
+			t.Errorf("%s has %d exit codes, --help %d", path, len(md), len(help))
+		}
+	}
+	skill := markdownExitCodes(t, "../../SKILL.md")
+	for code := range help {
+		if skill[code] == "" {
+			t.Errorf("SKILL.md lacks exit %s", code)
+		}
+	}
+	if len(skill) != len(help) {
+		t.Errorf("SKILL.md has %d exit codes, --help %d", len(skill), len(help))
+	}
+	// Exit 6 and 9 carry the rules a caller branches on.
+	for _, want := range []string{"rejected", "code of the refusal"} {
+		if !strings.Contains(help["6"], want) {
+			t.Errorf("exit 6 does not say %q", want)
+		}
+	}
+	if !strings.Contains(help["9"], "retry_after_seconds") || !strings.Contains(skill["9"], "busy") {
+		t.Errorf("exit 9: help %q, SKILL.md %q", help["9"], skill["9"])
+	}
+}
