@@ -143,6 +143,7 @@ func TestBadResponses(t *testing.T) {
 		{"429", status(429, "30"), ExitBusy, "HTTP 429"},
 		{"503", status(503, ""), ExitBusy, "HTTP 503"},
 		{"401", status(401, ""), ExitAuth, "HTTP 401"},
+		{"400", status(400, ""), ExitUsage, "HTTP 400"},
 		{"an HTML page with 200", body("text/html", "<html><title>Sign in</title></html>"), ExitTaskFailed, "HTML page instead of JSON"},
 		// The run may go on behind these: the task is followed, and with a
 		// short maximum wait it ends expired (exit 8), never failed.

@@ -689,7 +689,7 @@ func exitCodeFor(rec *store.Record) int {
 				return ExitNotFound
 			case "busy":
 				return ExitBusy
-			case "too_large":
+			case "too_large", "bad_request":
 				return ExitUsage
 			case "rpc_error":
 				if rec.Error.RPCCode == -32001 {
