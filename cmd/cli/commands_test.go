@@ -569,26 +569,7 @@ func TestTokenGoesOnlyWhereItIsMeant(t *testing.T) {
 // worker sends it later.
 func TestCtrlCBeforeSending(t *testing.T) {
 	t.Parallel()
-	// An endpoint that takes connections and never answers the TLS
-	// handshake: the request cannot have left.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"name":"H","protocolVersion":"0.3.0","url":"https://`+ln.Addr().String()+`/","capabilities":{}}`)
-	}))
-	t.Cleanup(card.Close)
+	card := hangingAgent(t)
 
 	h := newHarness(t, nil)
 	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -731,24 +712,7 @@ func TestLostTasks(t *testing.T) {
 // ran", not as a run that may still finish.
 func TestCancelBeforeSending(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			t.Cleanup(func() { c.Close() })
-		}
-	}()
-	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, `{"name":"H","protocolVersion":"0.3.0","url":"https://`+ln.Addr().String()+`/","capabilities":{}}`)
-	}))
-	t.Cleanup(card.Close)
+	card := hangingAgent(t)
 
 	h := newHarness(t, nil)
 	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -977,4 +941,29 @@ func TestHelpText(t *testing.T) {
 	if out := help("discover"); !strings.Contains(out, `{"agents":[{"id","name","description","kind"}]}`) || !strings.Contains(out, `"url"`) {
 		t.Errorf("discover --help does not show the document it prints:\n%s", out)
 	}
+}
+
+// hangingAgent serves a card whose endpoint takes connections and never
+// answers the TLS handshake: a request to it cannot have left.
+func hangingAgent(t *testing.T) *httptest.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { c.Close() })
+		}
+	}()
+	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"name":"H","protocolVersion":"0.3.0","url":"https://`+ln.Addr().String()+`/","capabilities":{}}`)
+	}))
+	t.Cleanup(card.Close)
+	return card
 }
