@@ -261,12 +261,17 @@ func ensurePrivateDir(d string) error {
 	return nil
 }
 
-// validID accepts 1 to 255 of letters, digits and . _ ~ : @ + -, not
-// starting with '.' or ':'. It is the regular expression
-// ^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,254}$ written out: compiling that
-// expression cost every command 1.5 ms at start-up, for its 255 states.
+// MaxContextIDLen bounds a contextId so that every file named after it
+// (".<id>.json.tmp-<random>" while it is written) fits the 255 bytes a
+// file name may have, and so does Kibana's conversation id "a2a-<id>".
+const MaxContextIDLen = 200
+
+// validID accepts 1 to MaxContextIDLen of letters, digits and . _ ~ : @ + -,
+// not starting with '.' or ':'. It is the regular expression
+// ^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,199}$ written out: compiling that
+// expression cost every command 1.5 ms at start-up, for its 200 states.
 func validID(id string) bool {
-	if len(id) == 0 || len(id) > 255 || id[0] == '.' || id[0] == ':' {
+	if len(id) == 0 || len(id) > MaxContextIDLen || id[0] == '.' || id[0] == ':' {
 		return false
 	}
 	for i := 0; i < len(id); i++ {
@@ -287,7 +292,7 @@ func CheckContextID(id string) error {
 		return errors.New("the contextId is empty")
 	}
 	if !validID(id) {
-		return fmt.Errorf("invalid contextId %q: use letters, digits and . _ ~ : @ + - (at most 255, not starting with '.')", shorten(id, 60))
+		return fmt.Errorf("invalid contextId %q: use letters, digits and . _ ~ : @ + - (at most %d, not starting with '.')", shorten(id, 60), MaxContextIDLen)
 	}
 	return nil
 }

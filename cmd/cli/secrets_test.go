@@ -172,6 +172,18 @@ func TestIDsCannotEscape(t *testing.T) {
 			}
 		}
 	}
+	// Ids too long for the files named after them (and for "a2a-<id>").
+	for _, n := range []int{201, 251, 255, 300} {
+		id := strings.Repeat("b", n)
+		for _, args := range [][]string{
+			{"result", id}, {"fetch", id}, {"cancel", id}, {"send", "elastic-ai-agent", "x", "--context", id},
+		} {
+			r := h.run(append(args, "--json")...)
+			if r.code != ExitUsage || !strings.Contains(r.stdout, `"usage"`) {
+				t.Errorf("%s of a %d-character id: exit %d, want 2 (usage)\n%s", args[0], n, r.code, r.stdout)
+			}
+		}
+	}
 	if _, err := os.Stat(outside); err == nil {
 		t.Error("a file was written outside the state directory")
 	}
