@@ -106,7 +106,8 @@ func HashText(text string) string {
 // shows the final outcome first wins. A connection that breaks is not a
 // failure: the run goes on server-side and its round is read back. Deliver
 // never sends twice. It returns when an outcome is final or ctx ends.
-func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) Outcome {
+func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
+	defer func() { out = k.t.scrubOutcome(out) }()
 	if o.PollInterval <= 0 {
 		o.PollInterval = 20 * time.Second
 	}

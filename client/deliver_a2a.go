@@ -54,7 +54,8 @@ const findTaskLooks = 4
 // polling tasks/get. A broken stream is resumed by subscribing again or by
 // polling, never by sending again. It returns when the outcome is final or
 // ctx ends; Outcome.Err then holds the last problem (ErrTaskGone, ErrNoTask).
-func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) Outcome {
+func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
+	defer func() { out = c.t.scrubOutcome(out) }()
 	if o.PollInterval <= 0 {
 		o.PollInterval = 20 * time.Second
 	}

@@ -728,3 +728,41 @@ func secretForms(values ...string) []string {
 	sort.SliceStable(forms, func(i, j int) bool { return len(forms[i]) > len(forms[j]) })
 	return forms
 }
+
+// redactText replaces every form of the credential in s with [redacted]:
+// an agent that echoes the key in its reply must not put it on a screen
+// or in a record.
+func (t *transport) redactText(s string) string {
+	if s == "" || (t.authValue == "" && t.secret == "") {
+		return s
+	}
+	for _, x := range secretForms(t.authValue.Reveal(), t.secret.Reveal()) {
+		s = strings.ReplaceAll(s, x, "[redacted]")
+	}
+	return s
+}
+
+func (t *transport) scrubOutcome(out Outcome) Outcome {
+	out.Reply, out.Reason = t.redactText(out.Reply), t.redactText(out.Reason)
+	return out
+}
+
+// RedactText returns s with the client's credential, in any form, replaced
+// by [redacted] (for text the server sends back, such as a reply).
+func (k *Kibana) RedactText(s string) string { return k.t.redactText(s) }
+
+// RedactText returns s with the client's credential, in any form, replaced
+// by [redacted].
+func (c *A2A) RedactText(s string) string { return c.t.redactText(s) }
+
+// RedactCredential returns s with every form of cred (as configured: an
+// API key in any of its forms, or a token) replaced by [redacted].
+func RedactCredential(s string, cred Secret) string {
+	if s == "" || cred == "" {
+		return s
+	}
+	for _, x := range secretForms(cred.Reveal(), NormalizeAPIKey(cred.Reveal())) {
+		s = strings.ReplaceAll(s, x, "[redacted]")
+	}
+	return s
+}

@@ -388,6 +388,7 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 // outcome into the local record when it is not final yet.
 func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store, ctxID, note, resume string) error {
 	out, final := res.Outcome()
+	out.Reply, out.Reason = client.RedactCredential(out.Reply, src.cred), client.RedactCredential(out.Reason, src.cred)
 	if final && local != nil && local.AnswersTask != "" && local.AnswersTask == res.TaskID && !local.State.Terminal() &&
 		out.State == client.StateInputRequired && out.Reply == local.Question {
 		// The task still asks the question our message answers: the agent
@@ -459,6 +460,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		} else {
 			out, found = conv.Outcome("", 0, true)
 		}
+		out.Reply, out.Reason = k.RedactText(out.Reply), k.RedactText(out.Reason)
 	case client.IsKind(err, client.KindNotFound):
 		if local == nil && !isUUID(opts.contextID) {
 			// a2a-courier, Kibana and the SDK clients all make UUIDs: an

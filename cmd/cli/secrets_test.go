@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/base64"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+	"github.com/tidwall/gjson"
 )
 
 // leakChecker collects everything a secret must never reach.
@@ -254,4 +256,40 @@ func TestEchoedKeyIsRedacted(t *testing.T) {
 			l.check(fmt.Sprintf("the output of %v with the key configured as %.7s…", args, configured), r.stdout+r.stderr)
 		}
 	}
+}
+
+// TestEchoedTokenInAReplyIsRedacted: an agent whose reply repeats the
+// credential it was sent (a buggy or hostile agent) does not get it onto
+// the screen or into the task record.
+func TestEchoedTokenInAReplyIsRedacted(t *testing.T) {
+	t.Parallel()
+	const token = "tok-ECHOED-4c1e9b7a"
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			fmt.Fprintf(w, `{"name":"Echo","protocolVersion":"0.3.0","url":%q,"capabilities":{},
+				"securitySchemes":{"bearer":{"type":"http","scheme":"bearer"}},"security":[{"bearer":[]}]}`, srv.URL+"/")
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		id := gjson.GetBytes(body, "id").Raw
+		ctxID := gjson.GetBytes(body, "params.message.contextId").String()
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"message","role":"agent","messageId":"m1","contextId":%q,
+			"parts":[{"kind":"text","text":"you sent %s, and the token alone is %s"}]}}`, id, ctxID, r.Header.Get("Authorization"), token)
+	}))
+	t.Cleanup(srv.Close)
+	h := newHarness(t, nil)
+	h.env["A2A_COURIER_TOKEN"] = token
+	h.env["A2A_COURIER_TOKEN_ORIGIN"] = srv.URL
+	r := h.run("send", "--url", srv.URL, "who am I?", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	if d.Reply == nil || !strings.Contains(*d.Reply, "[redacted]") {
+		t.Fatalf("%s", r.stdout)
+	}
+	l := &leakChecker{t: t, secrets: []string{token}}
+	l.check("stdout", r.stdout)
+	l.check("stderr", r.stderr)
+	l.checkDir(h.env["A2A_COURIER_STATE_DIR"])
 }

@@ -23,6 +23,8 @@ type showOptions struct {
 	allRounds bool
 	maxChars  int
 	timeout   time.Duration
+	// redact hides the credential in a reply that echoes it.
+	redact func(string) string
 }
 
 func newShowCmd(app *App) *cobra.Command {
@@ -135,6 +137,7 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	if err != nil {
 		return err
 	}
+	opts.redact = k.RedactText
 	var st *store.Store
 	if opts.maxChars > 0 {
 		if st, err = a.openStore(); err != nil {
@@ -329,7 +332,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		}
 		return exitWith(ExitStillRunning)
 	}
-	reply := roundReply(r, state)
+	reply := opts.redact(roundReply(r, state))
 	cut, file, total, err := cutText("reply", reply, opts.maxChars, roundFileName(convID, number, ""), st)
 	if err != nil {
 		return err
@@ -390,7 +393,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 		}
 		if state == roundDone || state == roundAwaiting {
 			var reply string
-			if reply, file, total, err = cutText("reply", roundReply(r, state), opts.maxChars, roundFileName(convID, number, ""), st); err != nil {
+			if reply, file, total, err = cutText("reply", opts.redact(roundReply(r, state)), opts.maxChars, roundFileName(convID, number, ""), st); err != nil {
 				cutErr = err
 				return false
 			}
