@@ -164,6 +164,8 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"bad context id", nil, []string{"result", "../../etc/passwd"}, ExitUsage, "usage", "invalid contextId"},
 		{"unknown context", nil, []string{"result", "3f6c2e1a-0000-4000-8000-000000000000"}, ExitNotFound, "not_found", "no local record"},
 		{"bad duration env", map[string]string{"A2A_COURIER_POLL_INTERVAL": "soon"}, []string{"send", "elastic-ai-agent", "x"}, ExitUsage, "config", "A2A_COURIER_POLL_INTERVAL"},
+		{"zero timeout", nil, []string{"discover", "--timeout", "0s"}, ExitUsage, "usage", "--timeout must be positive"},
+		{"negative result timeout", nil, []string{"result", "3f6c2e1a-0000-4000-8000-000000000000", "--wait", "--timeout", "-1s"}, ExitUsage, "usage", "--timeout must be positive"},
 		{"negative max chars", nil, []string{"send", "elastic-ai-agent", "x", "--max-chars", "-1"}, ExitUsage, "usage", "--max-chars"},
 	}
 	for _, tt := range tests {

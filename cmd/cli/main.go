@@ -276,6 +276,18 @@ With --json, stdout carries exactly one JSON document, errors included.
 		DisableAutoGenTag: true,
 	}
 	root.SetVersionTemplate("a2a-courier {{.Version}}\n")
+	// A wait of zero or less is a mistake, not "no time at all": say so
+	// before anything is asked of a server.
+	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		for _, name := range []string{"timeout", "poll-interval", "max-wait"} {
+			if f := c.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "duration" {
+				if d, err := time.ParseDuration(f.Value.String()); err == nil && d <= 0 {
+					return usageErr("use a positive duration such as 30s or 5m", "--%s must be positive, not %s", name, f.Value.String())
+				}
+			}
+		}
+		return nil
+	}
 	pf := root.PersistentFlags()
 	pf.BoolVar(&app.jsonOut, "json", app.jsonOut, "print exactly one JSON document on stdout (errors too)")
 	pf.StringVar(&app.flags.profile, "profile", "", "profile of the config file to use (env A2A_COURIER_PROFILE)")
@@ -308,6 +320,11 @@ With --json, stdout carries exactly one JSON document, errors included.
 	)
 	root.InitDefaultCompletionCmd()
 	groupCommands(app, root)
+	// Flag descriptions wrap at 80 columns, as the rest of the help does.
+	root.SetUsageTemplate(strings.NewReplacer(
+		".LocalFlags.FlagUsages", ".LocalFlags.FlagUsagesWrapped 80",
+		".InheritedFlags.FlagUsages", ".InheritedFlags.FlagUsagesWrapped 80",
+	).Replace(root.UsageTemplate()))
 	return root
 }
 
