@@ -28,7 +28,8 @@ func newDemoCmd(app *App) *cobra.Command {
 		Long: `Start the built-in Kibana Agent Builder simulator on a loopback address and
 run the main commands against it, showing what a user sees: discover,
 get-card, send, send through a connection a proxy cuts, send-async with a
-real detached worker, result --wait, fetch, and a failing agent.
+real detached worker, result --wait, fetch, a failing agent, and history
+and show.
 
 Nothing leaves the machine and no configuration is needed: the demo uses a
 temporary state directory and the simulator's demo API key. Each command

@@ -100,8 +100,8 @@ func classify(err error) *cliError {
 func remoteHint(ce *cliError) *cliError {
 	hint := map[string]string{
 		"unreachable": "check the agent's URL and that the agent is up and reachable from this machine",
-		"auth": "the agent refused the credential: check its token (A2A_COURIER_TOKEN with A2A_COURIER_TOKEN_ORIGIN, " +
-			"--token-file, or the peer's token_env/token_file) and that it has not expired",
+		"auth": "the agent wants a credential it accepts: give it a token (A2A_COURIER_TOKEN with A2A_COURIER_TOKEN_ORIGIN, " +
+			"--token-file, or the peer's token_env/token_file), or check that the one given has not expired",
 		"forbidden":    "the agent refused this credential the operation: check the token's rights on the agent",
 		"not_found":    "check the agent's URL (get-card shows the endpoint its card names) and the task or context id",
 		"server_error": "the agent's server failed; try again, and check its logs if it persists",
