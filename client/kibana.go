@@ -159,18 +159,28 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 
 // redactRawURL hides the user name and password of a URL that could not
 // be parsed as one, for a message.
+//
+// A password may hold '/', '?', '#' or '@', so everything from the
+// scheme to the last '@' of the whole string goes: a path with an '@' is
+// hidden too, which costs an error message some detail, never a secret.
 func redactRawURL(raw string) string {
-	auth := raw
-	if i := strings.Index(auth, "://"); i >= 0 {
-		auth = auth[i+3:]
+	start := 0
+	if i := strings.Index(raw, "://"); i >= 0 {
+		start = i + 3
 	}
-	if i := strings.IndexAny(auth, "/?#"); i >= 0 {
-		auth = auth[:i]
-	}
-	if i := strings.LastIndex(auth, "@"); i >= 0 {
-		return strings.Replace(raw, auth[:i+1], "…@", 1)
+	if i := strings.LastIndex(raw, "@"); i >= start {
+		return raw[:start] + "…@" + raw[i+1:]
 	}
 	return raw
+}
+
+// RedactURL returns a URL fit for messages: without user name and
+// password, whether or not it parses.
+func RedactURL(raw string) string {
+	if u, err := url.Parse(strings.TrimSpace(raw)); err == nil && !strings.Contains(u.Opaque, "@") {
+		return u.Redacted()
+	}
+	return redactRawURL(raw)
 }
 
 // redactParseError drops the URL from a parse error: it may carry a
@@ -178,6 +188,12 @@ func redactRawURL(raw string) string {
 func redactParseError(err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
+		if strings.ContainsAny(ue.Err.Error(), "\"'`") {
+			// url.Parse's own words may quote part of the authority, a
+			// password's included ("invalid port \":hun\" after host"):
+			// say less.
+			return "it is not a valid URL (check the host, the port and the characters used)"
+		}
 		return ue.Err.Error()
 	}
 	return err.Error()

@@ -612,7 +612,7 @@ func identity(origin, key string) string {
 func targetOrigin(rawURL string) string {
 	u, err := client.ParseKibanaURL(rawURL)
 	if err != nil {
-		return rawURL
+		return client.RedactURL(rawURL) // it may carry a password
 	}
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + u.Path
 }

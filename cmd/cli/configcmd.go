@@ -84,8 +84,12 @@ func (a *App) runConfigShow() error {
 	if space == "" {
 		space = "default"
 	}
+	shownURL := s.URL
+	if strings.Contains(shownURL, "@") {
+		shownURL = client.RedactURL(shownURL) // a password in a URL is shown to no one
+	}
 	rows := []struct{ name, value string }{
-		{"kibana_url", s.URL},
+		{"kibana_url", shownURL},
 		{"space", space},
 		{"api_key", key},
 		{"ca_cert", s.CAFile},

@@ -293,3 +293,42 @@ func TestEchoedTokenInAReplyIsRedacted(t *testing.T) {
 	l.check("stderr", r.stderr)
 	l.checkDir(h.env["A2A_COURIER_STATE_DIR"])
 }
+
+// TestURLPasswordsNeverEcho: a URL given with a user name and password
+// (refused: Kibana takes an API key) never has its password repeated, in
+// any of the messages that quote a URL, whatever characters it holds.
+func TestURLPasswordsNeverEcho(t *testing.T) {
+	t.Parallel()
+	const pw = "hun/ter?2#pw"
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+	}{
+		{map[string]string{"KIBANA_URL": "elastic:" + pw + "@10.0.0.1:5601"}, []string{"discover"}},
+		{map[string]string{"KIBANA_URL": "https://elastic:" + pw + "@kb.example.com"}, []string{"discover"}},
+		{map[string]string{"KIBANA_URL": "https://elastic:hunter2pw@kb.example.com:notaport"}, []string{"discover"}},
+		{map[string]string{"KIBANA_URL": "https://kb1.example.com"}, []string{"discover", "--kibana-url", "https://elastic:" + pw + "@kb2.example.com"}},
+		{map[string]string{"KIBANA_URL": "https://elastic:" + pw + "@kb.example.com"}, []string{"config", "show"}},
+		{map[string]string{"KIBANA_URL": "https://elastic:" + pw + "@kb.example.com"}, []string{"doctor"}},
+		{nil, []string{"get-card", "--url", "https://elastic:" + pw + "@agents.example.com/a"}},
+		{nil, []string{"get-card", "--url", "elastic:" + pw + "@agents.example.com"}},
+	} {
+		h := newHarness(t, nil)
+		h.env["KIBANA_API_KEY"] = testKey
+		for k, v := range c.env {
+			h.env[k] = v
+		}
+		for _, jsonMode := range []bool{false, true} {
+			args := c.args
+			if jsonMode {
+				args = append(append([]string{}, args...), "--json")
+			}
+			r := h.run(args...)
+			for _, part := range []string{pw, "hunter2pw", "hun/", "ter?2", "2#pw", ":hun"} {
+				if strings.Contains(r.stdout+r.stderr, part) {
+					t.Errorf("%v with %v: %q reached the output:\n%s%s", args, c.env, part, r.stdout, r.stderr)
+				}
+			}
+		}
+	}
+}
