@@ -240,12 +240,7 @@ func (t *transport) redact(err error) error {
 		return err
 	}
 	forms := secretForms(t.authValue.Reveal(), t.secret.Reveal())
-	hide := func(s string) string {
-		for _, x := range forms {
-			s = strings.ReplaceAll(s, x, "[redacted]")
-		}
-		return s
-	}
+	hide := func(s string) string { return hideForms(s, forms) }
 	if ce.Message == "" && ce.Err != nil {
 		// Error() would show the underlying error's text.
 		if m := oneLine(ce.Err.Error(), 300); hide(m) != m {
@@ -736,10 +731,31 @@ func (t *transport) redactText(s string) string {
 	if s == "" || (t.authValue == "" && t.secret == "") {
 		return s
 	}
-	for _, x := range secretForms(t.authValue.Reveal(), t.secret.Reveal()) {
+	return hideForms(s, secretForms(t.authValue.Reveal(), t.secret.Reveal()))
+}
+
+// hideForms replaces each of forms in s with [redacted], and also the
+// start of one that a cut ("…", see oneLine) left at the end of s.
+func hideForms(s string, forms []string) string {
+	for _, x := range forms {
 		s = strings.ReplaceAll(s, x, "[redacted]")
 	}
-	return s
+	if !strings.Contains(s, "…") {
+		return s
+	}
+	parts := strings.Split(s, "…")
+	for i := range parts[:len(parts)-1] {
+	cut:
+		for _, x := range forms {
+			for n := len(x) - 1; n >= 4; n-- {
+				if strings.HasSuffix(parts[i], x[:n]) {
+					parts[i] = parts[i][:len(parts[i])-n] + "[redacted]"
+					break cut
+				}
+			}
+		}
+	}
+	return strings.Join(parts, "…")
 }
 
 func (t *transport) scrubOutcome(out Outcome) Outcome {
@@ -761,8 +777,5 @@ func RedactCredential(s string, cred Secret) string {
 	if s == "" || cred == "" {
 		return s
 	}
-	for _, x := range secretForms(cred.Reveal(), NormalizeAPIKey(cred.Reveal())) {
-		s = strings.ReplaceAll(s, x, "[redacted]")
-	}
-	return s
+	return hideForms(s, secretForms(cred.Reveal(), NormalizeAPIKey(cred.Reveal())))
 }

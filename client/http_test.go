@@ -467,3 +467,23 @@ func TestCheckID(t *testing.T) {
 		}
 	}
 }
+
+// TestCutSecretIsHidden: a message cut short in the middle of an echoed
+// credential does not show the part before the cut.
+func TestCutSecretIsHidden(t *testing.T) {
+	const pair = "VuaCfGcBCdbkQm-e5aOx:ui2lp2axTNmsyakw9tvNnw"
+	forms := secretForms(base64Std(pair))
+	for _, s := range []string{
+		"bad key ui2lp2axTNmsya…",
+		"HTTP 400: bad key " + base64Std(pair)[:20] + "… (more)",
+		"key " + pair[:30] + "…",
+	} {
+		got := hideForms(s, forms)
+		if !strings.Contains(got, "[redacted]…") || strings.Contains(got, "ui2lp") || strings.Contains(got, base64Std(pair)[:8]) {
+			t.Errorf("%q -> %q", s, got)
+		}
+	}
+	if got := hideForms("nothing secret here…", forms); got != "nothing secret here…" {
+		t.Errorf("changed an innocent message: %q", got)
+	}
+}
