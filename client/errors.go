@@ -150,7 +150,7 @@ func IsKind(err error, kinds ...Kind) bool {
 
 // MayHaveArrived reports whether a failed request may nonetheless have
 // reached the server and started work there: the connection broke, a proxy
-// gave up (502, 504), the server failed in the middle (500), or its answer
+// gave up (502, 504, 520-526), the server failed in the middle (500), or its answer
 // was cut short. Callers that must not send twice recover by reading
 // instead of retrying. Refusals that prove nothing ran (4xx, 501, 503, an
 // HTML page instead of JSON) are not in this class.
@@ -165,10 +165,11 @@ func MayHaveArrived(err error) bool {
 	case KindProtocol:
 		return ce.Processed
 	case KindServer:
-		switch ce.StatusCode {
-		case 0, 500, 502, 504:
-			return true
-		}
+		// Any 5xx but 501, 503 and 505 (classified elsewhere) and 511 (a
+		// captive portal that let nothing through): a proxy's 520-526
+		// (Cloudflare: the origin had the request and timed out, or broke
+		// off) are like 502 and 504.
+		return ce.StatusCode != 511
 	}
 	return false
 }

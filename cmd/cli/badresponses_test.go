@@ -153,6 +153,8 @@ func TestBadResponses(t *testing.T) {
 			io.WriteString(w, proxyHTML)
 		}, ExitStillRunning, ""},
 		{"truncated JSON-RPC answer", body("application/json", `{"jsonrpc":"2.0","result":{"kind":"mess`), ExitStillRunning, ""},
+		{"524 from a proxy (the origin had it and timed out)", status(524, ""), ExitStillRunning, ""},
+		{"520 from a proxy (the origin broke off)", status(520, ""), ExitStillRunning, ""},
 	}
 	for _, code := range []int{-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009} {
 		want := ExitTaskFailed
