@@ -98,7 +98,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		}
 		// A2A tasks carry no creation time: created_at is left out.
 		return a.reportCanceled(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name, CanceledBy: "cancel",
-			State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, st)
+			Target: tg.Store, State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, st)
 	}
 	if rec.State.Terminal() {
 		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),
@@ -135,6 +135,10 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		updated, err := h.Update(func(x *store.Record) error {
 			if !x.State.Terminal() {
 				markCanceled(x, a.p.Now())
+			} else if x.State == store.Canceled && x.CanceledBy == "" && x.MessageID == rec.MessageID {
+				// The agent's canceled state reached the worker before
+				// the marker did: it was this cancel all the same.
+				x.CanceledBy = "cancel"
 			}
 			return nil
 		})
@@ -145,9 +149,23 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		}
 		rec = updated
 	} else {
+		msgID := rec.MessageID
 		rec, err = a.waitRecord(ctx, st, rec)
 		if err != nil {
 			return err
+		}
+		if rec.State == store.Canceled && rec.CanceledBy == "" && rec.MessageID == msgID {
+			if h, err := st.Lock(rec.ContextID); err == nil {
+				if updated, err := h.Update(func(x *store.Record) error {
+					if x.State == store.Canceled && x.CanceledBy == "" {
+						x.CanceledBy = "cancel"
+					}
+					return nil
+				}); err == nil {
+					rec = updated
+				}
+				h.Release()
+			}
 		}
 	}
 	return a.reportCanceled(rec, st)
@@ -161,7 +179,10 @@ func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
 	}
 	pr := a.printer()
 	if pr.json {
-		return pr.writeJSON(recordDoc(rec))
+		// What was asked for happened: no error object beside exit 0.
+		d := recordDoc(rec)
+		d.Error = nil
+		return pr.writeJSON(d)
 	}
 	pr.info("task %s canceled", nonEmptyStr(rec.ContextID, rec.TaskID))
 	return nil
@@ -169,7 +190,8 @@ func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
 
 func cancelError(err error) error {
 	var rerr *client.Error
-	if errors.As(err, &rerr) && rerr.Kind == client.KindRPC {
+	if errors.As(err, &rerr) && rerr.RPCCode != 0 {
+		// By its JSON-RPC code, whether it came in an HTTP 200 or a 4xx.
 		ce := fromClientError(rerr)
 		switch rpcCodeOf(err) {
 		case -32002:

@@ -757,8 +757,10 @@ func TestCanceledHints(t *testing.T) {
 	}{
 		{"stopped by the server", store.Record{Target: store.Target{Kind: "kibana"}, SentAt: &sent, Reason: "the run was aborted"}, "the agent stopped the run"},
 		{"a generic agent canceled it", store.Record{Target: store.Target{Kind: "a2a"}, SentAt: &sent}, "the agent stopped the run"},
-		{"cancel before sending", store.Record{Target: store.Target{Kind: "kibana"}, CanceledBy: "cancel"}, "nothing was sent"},
-		{"Ctrl-C before sending", store.Record{Target: store.Target{Kind: "a2a"}, CanceledBy: "interrupt"}, "nothing was sent"},
+		{"cancel before sending", store.Record{Target: store.Target{Kind: "kibana"}, MessageID: "m1", CanceledBy: "cancel"}, "nothing was sent"},
+		{"Ctrl-C before sending", store.Record{Target: store.Target{Kind: "a2a"}, MessageID: "m1", CanceledBy: "interrupt"}, "nothing was sent"},
+		{"cancel by task id alone", store.Record{Target: store.Target{Kind: "a2a"}, CanceledBy: "cancel"}, "canceled on request"},
+		{"a record from before canceled_by", store.Record{Target: store.Target{Kind: "kibana"}, SentAt: &sent, Reason: "canceled on request; Agent Builder cannot stop a run"}, "may still finish"},
 		{"cancel of a running Kibana task", store.Record{Target: store.Target{Kind: "kibana"}, SentAt: &sent, CanceledBy: "cancel"}, "may still finish"},
 		{"cancel of a running generic task", store.Record{Target: store.Target{Kind: "a2a"}, SentAt: &sent, CanceledBy: "cancel"}, "canceled on request"},
 	} {

@@ -766,10 +766,15 @@ func recordError(rec *store.Record) *cliError {
 		ce.code = "task_lost"
 		ce.hint = "the agent can no longer show this task, so its reply cannot be read back; sending again runs the whole task again: ask before doing so"
 	case store.Canceled:
+		canceledBy := rec.CanceledBy
+		if canceledBy == "" && strings.HasPrefix(rec.Reason, "canceled on request") {
+			canceledBy = "cancel" // a record of a build before canceled_by
+		}
 		switch {
-		case rec.CanceledBy == "":
+		case canceledBy == "":
 			ce.hint = "the agent stopped the run on its side; sending again starts a new run"
-		case rec.SentAt == nil:
+		case rec.SentAt == nil && rec.MessageID != "":
+			// (A task canceled by its id alone has no record of its send.)
 			ce.hint = "nothing was sent, so nothing ran; sending again is safe"
 		case rec.Target.Kind != "a2a":
 			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"

@@ -227,7 +227,26 @@ func TestCancelByTaskIDHasNoCreationTime(t *testing.T) {
 	h := newHarness(t, nil)
 	r := h.run("cancel", "t-9", "--url", a.srv.URL, "--json")
 	r.expect(t, ExitOK) // the cancel did what was asked (docs/json.md)
-	if d := decodeTask(t, r.stdout); d.State != "canceled" || d.TaskID != "t-9" || d.CreatedAt != nil || a.cancels.Load() != 1 {
+	if d := decodeTask(t, r.stdout); d.State != "canceled" || d.TaskID != "t-9" || d.CreatedAt != nil || a.cancels.Load() != 1 ||
+		d.Error != nil || d.ConversationID != "" {
 		t.Fatalf("%+v", d)
+	}
+}
+
+// TestNotCancelableInAnHTTP400: an agent that sends its JSON-RPC error in
+// an HTTP 400 is read by the error's code, as in an HTTP 200.
+func TestNotCancelableInAnHTTP400(t *testing.T) {
+	t.Parallel()
+	a := newScriptedAgent(t)
+	a.cancel = func(w http.ResponseWriter, id string) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		io.WriteString(w, `{"jsonrpc":"2.0","id":`+id+`,"error":{"code":-32002,"message":"Task cannot be canceled"}}`)
+	}
+	h := newHarness(t, nil)
+	r := h.run("cancel", "t-9", "--url", a.srv.URL, "--json")
+	r.expect(t, ExitTaskFailed)
+	if !strings.Contains(r.stdout, `"not_cancelable"`) {
+		t.Fatalf("%s", r.stdout)
 	}
 }
