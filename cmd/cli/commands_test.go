@@ -157,6 +157,7 @@ func TestErrorsAndExitCodes(t *testing.T) {
 		{"bad agent id", nil, []string{"get-card", "../etc"}, ExitUsage, "usage", "invalid agent id"},
 		{"unknown command", nil, []string{"dance"}, ExitUsage, "usage", "unknown command"},
 		{"unknown flag", nil, []string{"discover", "--fast"}, ExitUsage, "usage", "unknown flag"},
+		{"unknown shorthand glued to a value", nil, []string{"discover", "-pSUPERSECRET"}, ExitUsage, "usage", "unknown shorthand flag: 'p'"},
 		{"missing argument", nil, []string{"get-card"}, ExitUsage, "usage", "no agent given"},
 		{"too many arguments", nil, []string{"send", "a", "b", "c"}, ExitUsage, "usage", "a message that was not quoted"},
 		{"unquoted message to send-async", nil, []string{"send-async", "elastic-ai-agent", "hello", "world"}, ExitUsage, "usage", "a message that was not quoted"},

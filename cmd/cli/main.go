@@ -347,6 +347,12 @@ func flagError(c *cobra.Command, err error) error {
 				"--%s: a token is never a flag value (other users can read a command line, and shells keep it)", name)
 		}
 	}
+	// pflag quotes the whole word of an unknown shorthand ("unknown
+	// shorthand flag: 'p' in -pSecret"): the rest of it may be a value,
+	// so it is not repeated.
+	if i := strings.Index(msg, "' in -"); i >= 0 && strings.HasPrefix(msg, "unknown shorthand flag: '") {
+		msg = msg[:i+1]
+	}
 	return usageErr("run `"+c.CommandPath()+" --help` for its flags", "%s", msg)
 }
 

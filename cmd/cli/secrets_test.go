@@ -332,3 +332,21 @@ func TestURLPasswordsNeverEcho(t *testing.T) {
 		}
 	}
 }
+
+// TestGluedShorthandValueIsNotRepeated: "-pSecret" is an unknown shorthand
+// followed by what may be a secret; the error names the flag only.
+func TestGluedShorthandValueIsNotRepeated(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	for _, json := range []bool{false, true} {
+		args := []string{"discover", "-pSUPERSECRET"}
+		if json {
+			args = append(args, "--json")
+		}
+		r := h.run(args...)
+		r.expect(t, ExitUsage)
+		if strings.Contains(r.stdout+r.stderr, "SUPERSECRET") {
+			t.Errorf("the value was repeated: %s%s", r.stdout, r.stderr)
+		}
+	}
+}
