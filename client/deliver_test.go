@@ -343,3 +343,19 @@ func TestStreamErrorAfterAcceptIsNotARefusal(t *testing.T) {
 		t.Fatalf("outcome %+v, %d sends, %d gets", out, sends.Load(), gets.Load())
 	}
 }
+
+// A 400 on a read of the conversation (a proxy's, say) is a failed read,
+// not the end: the next read finds the round, as for generic agents.
+func TestDeliverKeepsReadingAfterA400(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteConversation, Status: 400, Times: 2}}
+		o.Faults.ProxyCutAfter = 100 * time.Millisecond
+	})
+	k := simClient(t, sim, testKey, "")
+	k.t.retries = 0
+	out := k.Deliver(context.Background(), deliverOpts("slow", "c-400", "x"))
+	if out.State != StateCompleted {
+		t.Fatalf("got %+v", out)
+	}
+}
