@@ -326,7 +326,18 @@ func TestSendCtrlCWhileRateLimited(t *testing.T) {
 	sim := startSim(t, rateLimitA2A(429, "3", 1))
 	h := newHarness(t, sim)
 	ctx, cancel := context.WithCancelCause(context.Background())
-	time.AfterFunc(time.Second, func() { cancel(&signalError{os.Interrupt}) })
+	defer cancel(nil)
+	go func() {
+		// Ctrl-C once the refusal is recorded: during the wait.
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		for ctx.Err() == nil {
+			if recs, _ := st.List(); len(recs) == 1 && recs[0].State == store.Queued && recs[0].Refusals == 1 {
+				cancel(&signalError{os.Interrupt})
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
 	r := h.runCtx(ctx, "send", "elastic-ai-agent", "never mind", "--json")
 	r.expect(t, ExitTaskFailed)
 	d := decodeTask(t, r.stdout)
