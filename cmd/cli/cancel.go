@@ -29,8 +29,9 @@ record ends as canceled, so no worker follows it any more. A task not sent
 yet (queued) is canceled locally only: the agent has nothing of it, and the
 task an unsent answer (send --task) answers is left alone.
 
-Kibana Agent Builder cannot stop a run: 9.2 to 9.5 offer no way to, and 9.6
-answers tasks/cancel with "task not cancelable". The task is then canceled
+Kibana Agent Builder cannot stop a run: 9.2 to 9.5 offer no way to, and by
+our reading of Kibana's newest code (not checked against a release) its
+tasks/cancel answers "task not cancelable". The task is then canceled
 locally only (a task not sent yet is dropped, nothing sent), the run may go
 on, and fetch can still read its reply.
 
