@@ -216,7 +216,15 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	// Reads that keep failing (the server is down) back off, up to five
 	// minutes or eight intervals, whichever is longer.
 	failures := 0
+	// quickReads counts the reads made since no open connection can bring
+	// the outcome any more (it was cut, or this is a recovery): the first
+	// come sooner (rampWait).
+	quickReads := 0
 	nextPoll := func() time.Duration {
+		if !postOpen && failures == 0 {
+			quickReads++
+			return rampWait(o.PollInterval, quickReads)
+		}
 		d := o.PollInterval
 		for i := 0; i < failures && d < 5*time.Minute && d < 8*o.PollInterval; i++ {
 			d *= 2
@@ -316,6 +324,18 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 			timer.Reset(readRetryWait(nextPoll(), err))
 		}
 	}
+}
+
+// rampWait is the wait after read n (from 1) of an outcome that no open
+// connection will bring: 1s, 2s, 4s, 8s, 16s, then the poll interval, and
+// never more than it. A run that ends soon after its connection was cut
+// (or its worker was revived) is read back within seconds, not at the next
+// 20 s poll; a run of minutes costs five reads more.
+func rampWait(interval time.Duration, n int) time.Duration {
+	if n < 1 || n > 5 {
+		return interval
+	}
+	return min(interval, time.Second<<(n-1))
 }
 
 // maxReadRetryAfter bounds how long a read waits on a server's Retry-After:

@@ -159,6 +159,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 	}
 
 	subscribeTries := 0
+	reads := 0 // of the task, which no open connection brings any more
 	for {
 		if ctx.Err() != nil {
 			return Outcome{Err: lastErr}
@@ -221,8 +222,10 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 			lastErr = err
 			emit(Event{Kind: "poll_error", Message: "reading the task failed; will try again", Err: err})
 		}
-		// A rate-limited read (429, 503) waits as long as the server asked.
-		if SleepContext(ctx, readRetryWait(o.PollInterval, err)) != nil {
+		// The first reads come sooner (rampWait); a rate-limited read (429,
+		// 503) waits as long as the server asked.
+		reads++
+		if SleepContext(ctx, readRetryWait(rampWait(o.PollInterval, reads), err)) != nil {
 			return Outcome{Err: lastErr}
 		}
 	}

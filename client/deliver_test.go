@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -357,5 +358,36 @@ func TestDeliverKeepsReadingAfterA400(t *testing.T) {
 	out := k.Deliver(context.Background(), deliverOpts("slow", "c-400", "x"))
 	if out.State != StateCompleted {
 		t.Fatalf("got %+v", out)
+	}
+}
+
+func TestRampWait(t *testing.T) {
+	t.Parallel()
+	var got []time.Duration
+	for n := 1; n <= 7; n++ {
+		got = append(got, rampWait(20*time.Second, n))
+	}
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 20 * time.Second, 20 * time.Second}
+	if !slices.Equal(got, want) {
+		t.Errorf("ramp %v, want %v", got, want)
+	}
+	if d := rampWait(500*time.Millisecond, 3); d != 500*time.Millisecond {
+		t.Errorf("a short poll interval is never lengthened: %v", d)
+	}
+}
+
+// After a cut, a run that ends soon is read back within seconds at the
+// default 20 s poll interval (not at the next poll): the first reads after
+// the cut come at 0, 1, 2, 4 … s. (The bound is the poll interval itself,
+// far above the few seconds this takes.)
+func TestReadsComeSoonerAfterACut(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Faults.ProxyCutAfter = 100 * time.Millisecond })
+	o := deliverOpts("slow", "c-ramp", "x")
+	o.PollInterval = 20 * time.Second
+	ctx, cancel := context.WithTimeout(context.Background(), 19*time.Second)
+	defer cancel()
+	if out := simClient(t, sim, testKey, "").Deliver(ctx, o); out.State != StateCompleted {
+		t.Fatalf("no outcome before the first regular poll: %+v", out)
 	}
 }
