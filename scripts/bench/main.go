@@ -557,7 +557,7 @@ agents:
 		"from then on `result` prints the reply. Tasks are started with `send-async` (the first starts the worker, before its POST). "+
 		"With the connection alive the agent runs %s and the reply comes on the open POST. With the connection cut, the "+
 		"simulator answers the POST with a proxy's 502 after %s while the run goes on; the worker reads the conversation at "+
-		"once, then every poll interval. The %d runs of a cut row have run times spread evenly over one poll interval after "+
+		"once, then after 1, 2, 4, 8 and 16 s, then every poll interval. The %d runs of a cut row have run times spread evenly over one poll interval after "+
 		"the cut (so the samples cover every phase between a read and the round completing), and run together.\n\n",
 		aliveRun, *cutAfter, n)
 	fmt.Printf("| case | recorded (median) | visible (median) | visible p90 | visible max | bound |\n|---|---|---|---|---|---|\n")
