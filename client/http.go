@@ -240,7 +240,7 @@ func (t *transport) redact(err error) error {
 		return err
 	}
 	forms := secretForms(t.authValue.Reveal(), t.secret.Reveal())
-	hide := func(s string) string { return hideForms(s, forms) }
+	hide := func(s string) string { return hideForms(s, forms, true) }
 	if ce.Message == "" && ce.Err != nil {
 		// Error() would show the underlying error's text.
 		if m := oneLine(ce.Err.Error(), 300); hide(m) != m {
@@ -731,23 +731,28 @@ func (t *transport) redactText(s string) string {
 	if s == "" || (t.authValue == "" && t.secret == "") {
 		return s
 	}
-	return hideForms(s, secretForms(t.authValue.Reveal(), t.secret.Reveal()))
+	return hideForms(s, secretForms(t.authValue.Reveal(), t.secret.Reveal()), false)
 }
 
-// hideForms replaces each of forms in s with [redacted], and also the
-// start of one that a cut ("…", see oneLine) left at the end of s.
-func hideForms(s string, forms []string) string {
+// hideForms replaces each of forms in s with [redacted]. In an error
+// message (cut: oneLine shortens them with "…") it also hides the start,
+// 8 characters or more, of a form that the cut left just before a "…";
+// not in a reply, where "…" is punctuation.
+func hideForms(s string, forms []string, cut bool) string {
 	for _, x := range forms {
 		s = strings.ReplaceAll(s, x, "[redacted]")
 	}
-	if !strings.Contains(s, "…") {
+	if !cut || !strings.Contains(s, "…") {
 		return s
 	}
 	parts := strings.Split(s, "…")
 	for i := range parts[:len(parts)-1] {
 	cut:
 		for _, x := range forms {
-			for n := len(x) - 1; n >= 4; n-- {
+			if strings.Contains(x, " ") {
+				continue // "ApiKey …", "Bearer …": the credential alone is a form too
+			}
+			for n := len(x) - 1; n >= 8; n-- {
 				if strings.HasSuffix(parts[i], x[:n]) {
 					parts[i] = parts[i][:len(parts[i])-n] + "[redacted]"
 					break cut
@@ -760,6 +765,7 @@ func hideForms(s string, forms []string) string {
 
 func (t *transport) scrubOutcome(out Outcome) Outcome {
 	out.Reply, out.Reason = t.redactText(out.Reply), t.redactText(out.Reason)
+	out.Err = t.redact(out.Err) // an agent's failure text, say, goes to the record
 	return out
 }
 
@@ -777,5 +783,5 @@ func RedactCredential(s string, cred Secret) string {
 	if s == "" || cred == "" {
 		return s
 	}
-	return hideForms(s, secretForms(cred.Reveal(), NormalizeAPIKey(cred.Reveal())))
+	return hideForms(s, secretForms(cred.Reveal(), NormalizeAPIKey(cred.Reveal())), false)
 }

@@ -478,12 +478,19 @@ func TestCutSecretIsHidden(t *testing.T) {
 		"HTTP 400: bad key " + base64Std(pair)[:20] + "… (more)",
 		"key " + pair[:30] + "…",
 	} {
-		got := hideForms(s, forms)
+		got := hideForms(s, forms, true)
 		if !strings.Contains(got, "[redacted]…") || strings.Contains(got, "ui2lp") || strings.Contains(got, base64Std(pair)[:8]) {
 			t.Errorf("%q -> %q", s, got)
 		}
 	}
-	if got := hideForms("nothing secret here…", forms); got != "nothing secret here…" {
+	if got := hideForms("nothing secret here…", forms, true); got != "nothing secret here…" {
 		t.Errorf("changed an innocent message: %q", got)
+	}
+	// In a reply "…" is punctuation: only whole forms go.
+	bearer := secretForms("Bearer tok-123456789", "tok-123456789")
+	for _, s := range []string{"The Polar Bear… is white", "ApiKey… docs", "tok-1234… is not the token"} {
+		if got := hideForms(s, bearer, false); got != s {
+			t.Errorf("a reply was changed: %q -> %q", s, got)
+		}
 	}
 }

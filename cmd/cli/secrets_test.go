@@ -350,3 +350,22 @@ func TestGluedShorthandValueIsNotRepeated(t *testing.T) {
 		}
 	}
 }
+
+// TestEchoedKeyInAnAgentFailureIsRedacted: a failing agent whose reason
+// repeats the key does not get it into the task record or the audit log.
+func TestEchoedKeyInAnAgentFailureIsRedacted(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "leaky", Name: "Leaky", Fail: "bad key " + testKey, RunTime: 10 * time.Millisecond})
+	})
+	h := newHarness(t, sim)
+	r := h.run("send", "leaky", "hi", "--json")
+	r.expect(t, ExitTaskFailed)
+	l := &leakChecker{t: t, secrets: []string{testKey}}
+	l.check("stdout", r.stdout)
+	l.check("stderr", r.stderr)
+	l.checkDir(h.env["A2A_COURIER_STATE_DIR"])
+	if !strings.Contains(r.stdout, "[redacted]") {
+		t.Errorf("%s", r.stdout)
+	}
+}
