@@ -414,7 +414,9 @@ func TestParseKibanaURL(t *testing.T) {
 		{in: "127.0.0.1:45601", wantErr: `the Kibana URL "127.0.0.1:45601" must start with https:// or http://`},
 		{in: "localhost:45601", wantErr: `the Kibana URL "localhost:45601" must start with https:// or http://`},
 		{in: "[::1]:5601/kibana", wantErr: "must start with https://"},
-		{in: "user:pw@10.0.0.1:5601", wantErr: `the Kibana URL "…@10.0.0.1:5601" must start with https://`},
+		{in: "user:pw@10.0.0.1:5601", wantErr: `must not carry a user name or password`},
+		{in: "https://elastic:1234/Secretpw@kb.example.com", wantErr: `must not carry a user name or password`},
+		{in: "https://elastic:?Secret@kb.example.com", wantErr: `must not carry a user name or password`},
 		{in: "https://", wantErr: "no host"},
 		{in: "https://user:pw@kb.example.com", wantErr: "user name or password"},
 		{in: "https://kb.example.com/s/prod", wantErr: "space path"},
@@ -492,5 +494,24 @@ func TestCutSecretIsHidden(t *testing.T) {
 		if got := hideForms(s, bearer, false); got != s {
 			t.Errorf("a reply was changed: %q -> %q", s, got)
 		}
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	t.Parallel()
+	for _, raw := range []string{
+		"https://elastic:1234/Secretpw@kb.example.com",
+		"https://elastic:/Secretpw@kb.example.com",
+		"https://elastic:?Secretpw@kb.example.com",
+		"https://elastic:#Secretpw@kb.example.com",
+		"elastic:Secretpw@kb.example.com/?r=https://x",
+		"https://elastic:Secretpw@kb.example.com",
+	} {
+		if got := RedactURL(raw); strings.Contains(got, "Secretpw") {
+			t.Errorf("RedactURL(%q) = %q", raw, got)
+		}
+	}
+	if got := RedactURL("https://kb.example.com:9243/base"); got != "https://kb.example.com:9243/base" {
+		t.Errorf("a plain URL changed: %q", got)
 	}
 }

@@ -124,6 +124,12 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 	if raw == "" {
 		return nil, errors.New("the Kibana URL is empty")
 	}
+	if strings.Contains(raw, "@") {
+		// user:password@host, however the password reads (one that looks
+		// like a port and a path parses without a User): Kibana takes an
+		// API key, and no Kibana address holds an '@'.
+		return nil, errors.New("the Kibana URL must not carry a user name or password (it holds an '@'); use an API key")
+	}
 	if !strings.Contains(raw, "://") {
 		// Without a scheme, url.Parse reads "host:port" as a scheme and
 		// an opaque part ("localhost:5601"), or fails on an IP address
@@ -165,7 +171,7 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 // hidden too, which costs an error message some detail, never a secret.
 func redactRawURL(raw string) string {
 	start := 0
-	if i := strings.Index(raw, "://"); i >= 0 {
+	if i := strings.Index(raw, "://"); i > 0 && validScheme(raw[:i]) {
 		start = i + 3
 	}
 	if i := strings.LastIndex(raw, "@"); i >= start {
@@ -175,12 +181,30 @@ func redactRawURL(raw string) string {
 }
 
 // RedactURL returns a URL fit for messages: without user name and
-// password, whether or not it parses.
+// password, whether or not it parses (a password that looks like a port
+// and a path parses without a User, so any '@' means redactRawURL).
 func RedactURL(raw string) string {
-	if u, err := url.Parse(strings.TrimSpace(raw)); err == nil && !strings.Contains(u.Opaque, "@") {
+	if strings.Contains(raw, "@") {
+		return redactRawURL(raw)
+	}
+	if u, err := url.Parse(strings.TrimSpace(raw)); err == nil {
 		return u.Redacted()
 	}
-	return redactRawURL(raw)
+	return raw
+}
+
+// validScheme reports whether s is a URL scheme: a letter, then letters,
+// digits, '+', '-' or '.'.
+func validScheme(s string) bool {
+	for i, c := range s {
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z':
+		case i > 0 && ('0' <= c && c <= '9' || c == '+' || c == '-' || c == '.'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // redactParseError drops the URL from a parse error: it may carry a

@@ -57,6 +57,11 @@ func (r *RemoteAgent) Name() string { return r.Card.Get("name").String() }
 // well-known paths below it (agent-card.json, then the older agent.json).
 func CardLocations(rawURL string) ([]string, error) {
 	rawURL = strings.TrimSpace(rawURL)
+	if strings.Contains(rawURL, "@") {
+		// user:password@host, however the password reads (one that
+		// looks like a port and a path parses without a User).
+		return nil, fmt.Errorf("the agent URL must not carry a user name or password (it holds an '@'); use a token")
+	}
 	if !strings.Contains(rawURL, "://") {
 		return nil, fmt.Errorf("the agent URL %q must start with https:// or http://", redactRawURL(rawURL))
 	}

@@ -312,6 +312,12 @@ func TestURLPasswordsNeverEcho(t *testing.T) {
 		{map[string]string{"KIBANA_URL": "https://elastic:" + pw + "@kb.example.com"}, []string{"doctor"}},
 		{nil, []string{"get-card", "--url", "https://elastic:" + pw + "@agents.example.com/a"}},
 		{nil, []string{"get-card", "--url", "elastic:" + pw + "@agents.example.com"}},
+		// Passwords that read as a port and a path: the URL parses without a user.
+		{map[string]string{"KIBANA_URL": "https://elastic:1234/Secretpw@kb.example.com"}, []string{"config", "show"}},
+		{map[string]string{"KIBANA_URL": "https://elastic:1234/Secretpw@kb.example.com"}, []string{"discover"}},
+		{nil, []string{"get-card", "--url", "https://elastic:1234/Secretpw@agents.example.com/a"}},
+		{nil, []string{"send", "--url", "https://elastic:/Secretpw@agents.example.com/a", "hi"}},
+		{map[string]string{"KIBANA_URL": "elastic:Secretpw@kb.example.com/?r=https://x"}, []string{"discover"}},
 	} {
 		h := newHarness(t, nil)
 		h.env["KIBANA_API_KEY"] = testKey
@@ -324,7 +330,7 @@ func TestURLPasswordsNeverEcho(t *testing.T) {
 				args = append(append([]string{}, args...), "--json")
 			}
 			r := h.run(args...)
-			for _, part := range []string{pw, "hunter2pw", "hun/", "ter?2", "2#pw", ":hun"} {
+			for _, part := range []string{pw, "hunter2pw", "hun/", "ter?2", "2#pw", ":hun", "Secretpw"} {
 				if strings.Contains(r.stdout+r.stderr, part) {
 					t.Errorf("%v with %v: %q reached the output:\n%s%s", args, c.env, part, r.stdout, r.stderr)
 				}
