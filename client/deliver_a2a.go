@@ -224,8 +224,12 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 		}
 		// The first reads come sooner (rampWait); a rate-limited read (429,
 		// 503) waits as long as the server asked.
-		reads++
-		if SleepContext(ctx, readRetryWait(rampWait(o.PollInterval, reads), err)) != nil {
+		wait := o.PollInterval
+		if err == nil {
+			reads++
+			wait = rampWait(o.PollInterval, reads)
+		}
+		if SleepContext(ctx, readRetryWait(wait, err)) != nil {
 			return Outcome{Err: lastErr}
 		}
 	}

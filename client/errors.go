@@ -216,3 +216,13 @@ func oneLine(s string, max int) string {
 	}
 	return s
 }
+
+// StatusCode returns the HTTP status of a failed request (0 when there was
+// none).
+func StatusCode(err error) int {
+	var ce *Error
+	if errors.As(err, &ce) {
+		return ce.StatusCode
+	}
+	return 0
+}

@@ -353,6 +353,11 @@ func flagError(c *cobra.Command, err error) error {
 	if i := strings.Index(msg, "' in -"); i >= 0 && strings.HasPrefix(msg, "unknown shorthand flag: '") {
 		msg = msg[:i+1]
 	}
+	if rest, ok := strings.CutPrefix(msg, "bad flag syntax: "); ok {
+		// "---api-key=SECRET": the name, never what follows '='.
+		name, _, _ := strings.Cut(rest, "=")
+		msg = "bad flag syntax: " + name
+	}
 	return usageErr("run `"+c.CommandPath()+" --help` for its flags", "%s", msg)
 }
 

@@ -345,14 +345,16 @@ func TestGluedShorthandValueIsNotRepeated(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	for _, json := range []bool{false, true} {
-		args := []string{"discover", "-pSUPERSECRET"}
-		if json {
-			args = append(args, "--json")
-		}
-		r := h.run(args...)
-		r.expect(t, ExitUsage)
-		if strings.Contains(r.stdout+r.stderr, "SUPERSECRET") {
-			t.Errorf("the value was repeated: %s%s", r.stdout, r.stderr)
+		for _, bad := range []string{"-pSUPERSECRET", "---api-key=SUPERSECRET"} {
+			args := []string{"discover", bad}
+			if json {
+				args = append(args, "--json")
+			}
+			r := h.run(args...)
+			r.expect(t, ExitUsage)
+			if strings.Contains(r.stdout+r.stderr, "SUPERSECRET") {
+				t.Errorf("the value was repeated: %s%s", r.stdout, r.stderr)
+			}
 		}
 	}
 }
