@@ -54,14 +54,19 @@ argument, or --url.`,
 }
 
 func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
-	if err := store.CheckContextID(opts.id); err != nil {
+	if err := client.CheckID("contextId or task id", opts.id); err != nil {
 		return usageErr("pass the contextId printed by send-async, or a task id", "%s", err.Error())
 	}
 	st, err := a.openStore()
 	if err != nil {
 		return err
 	}
-	rec, err := st.Load(opts.id)
+	// Longer than a contextId may be, it can only be a task id (the
+	// agent's, up to 255 characters): no record file bears its name.
+	rec, err := (*store.Record)(nil), error(store.ErrNotFound)
+	if store.CheckContextID(opts.id) == nil {
+		rec, err = st.Load(opts.id)
+	}
 	if errors.Is(err, store.ErrNotFound) {
 		recs, _ := st.List()
 		for _, r := range recs {

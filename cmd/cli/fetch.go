@@ -306,8 +306,8 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 
 // fetchTask reads one task of a generic agent by its id.
 func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
-	if err := store.CheckContextID(opts.taskID); err != nil {
-		return usageErr("pass the task id printed with the task (task_id)", "invalid task id: %s", err.Error())
+	if err := client.CheckID("task id", opts.taskID); err != nil {
+		return usageErr("pass the task id printed with the task (task_id)", "%s", err.Error())
 	}
 	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) {
 		// Damaged records are skipped here: they are not this task's. A

@@ -178,12 +178,21 @@ func TestIDsCannotEscape(t *testing.T) {
 	for _, n := range []int{201, 251, 255, 300} {
 		id := strings.Repeat("b", n)
 		for _, args := range [][]string{
-			{"result", id}, {"fetch", id}, {"cancel", id}, {"send", "elastic-ai-agent", "x", "--context", id},
+			{"result", id}, {"fetch", id}, {"send", "elastic-ai-agent", "x", "--context", id},
 		} {
 			r := h.run(append(args, "--json")...)
 			if r.code != ExitUsage || !strings.Contains(r.stdout, `"usage"`) {
 				t.Errorf("%s of a %d-character id: exit %d, want 2 (usage)\n%s", args[0], n, r.code, r.stdout)
 			}
+		}
+		// cancel also takes an agent's task id, which may be up to 255
+		// long: not a local record, so not found; longer is usage.
+		want := ExitNotFound
+		if n > 255 {
+			want = ExitUsage
+		}
+		if r := h.run("cancel", id, "--json"); r.code != want {
+			t.Errorf("cancel of a %d-character id: exit %d, want %d\n%s", n, r.code, want, r.stdout)
 		}
 	}
 	if _, err := os.Stat(outside); err == nil {

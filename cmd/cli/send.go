@@ -199,8 +199,9 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 		}
 	}
 	if opts.taskID != "" {
-		if err := store.CheckContextID(opts.taskID); err != nil {
-			return usageErr("pass the task id printed with the agent's question", "invalid task id: %s", err.Error())
+		// A task id is the agent's (up to 255 characters): it names no file.
+		if err := client.CheckID("task id", opts.taskID); err != nil {
+			return usageErr("pass the task id printed with the agent's question", "%s", err.Error())
 		}
 	}
 	if opts.maxChars < 0 {
