@@ -134,6 +134,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	}
 	// The worker holding the record marks it canceled; with no worker,
 	// this process does.
+	msgID := rec.MessageID
 	if err := st.RequestCancel(rec.ContextID, rec.MessageID); err != nil {
 		return err
 	}
@@ -141,10 +142,6 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		updated, err := h.Update(func(x *store.Record) error {
 			if !x.State.Terminal() {
 				markCanceled(x, a.p.Now())
-			} else if x.State == store.Canceled && x.CanceledBy == "" && x.MessageID == rec.MessageID {
-				// The agent's canceled state reached the worker before
-				// the marker did: it was this cancel all the same.
-				x.CanceledBy = "cancel"
 			}
 			return nil
 		})
@@ -155,23 +152,24 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		}
 		rec = updated
 	} else {
-		msgID := rec.MessageID
 		rec, err = a.waitRecord(ctx, st, rec)
 		if err != nil {
 			return err
 		}
-		if rec.State == store.Canceled && rec.CanceledBy == "" && rec.MessageID == msgID {
-			if h, err := st.Lock(rec.ContextID); err == nil {
-				if updated, err := h.Update(func(x *store.Record) error {
-					if x.State == store.Canceled && x.CanceledBy == "" {
-						x.CanceledBy = "cancel"
-					}
-					return nil
-				}); err == nil {
-					rec = updated
+	}
+	if rec.State == store.Canceled && rec.CanceledBy == "" && rec.MessageID == msgID {
+		// The agent's canceled state reached the worker before the marker
+		// did: it was this cancel all the same.
+		if h, err := st.Lock(rec.ContextID); err == nil {
+			if updated, err := h.Update(func(x *store.Record) error {
+				if x.State == store.Canceled && x.CanceledBy == "" && x.MessageID == msgID {
+					x.CanceledBy = "cancel"
 				}
-				h.Release()
+				return nil
+			}); err == nil {
+				rec = updated
 			}
+			h.Release()
 		}
 	}
 	return a.reportCanceled(rec, st)

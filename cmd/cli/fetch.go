@@ -419,22 +419,7 @@ func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchS
 		t = t.UTC()
 		rec.FinishedAt = &t
 	}
-	if fetchMayWrite(local) && st != nil {
-		if h, err := st.Lock(local.ContextID); err == nil {
-			h.Update(func(x *store.Record) error {
-				if !stillFetchable(x, local) {
-					return errRecordMoved
-				}
-				finish(x, a.p.Now(), rec.State)
-				x.Reply, x.Reason, x.Via, x.HTTPStatus = out.Reply, out.Reason, "fetch", 200
-				if x.TaskID == "" {
-					x.TaskID = rec.TaskID
-				}
-				return nil
-			})
-			h.Release()
-		}
-	}
+	a.writeFetched(st, local, rec.State, out.Reply, out.Reason, rec.TaskID)
 	return a.reportRecordWith(rec, opts.maxChars, st, docExtra{note: note})
 }
 
@@ -529,20 +514,34 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 			result.CreatedAt = t.UTC()
 		}
 	}
-	if fetchMayWrite(local) && st != nil {
-		if h, err := st.Lock(local.ContextID); err == nil {
-			h.Update(func(x *store.Record) error {
-				if !stillFetchable(x, local) {
-					return errRecordMoved
-				}
-				finish(x, a.p.Now(), result.State)
-				x.Reply, x.Reason, x.Via, x.HTTPStatus = out.Reply, "", "fetch", 200
-				return nil
-			})
-			h.Release()
-		}
-	}
+	a.writeFetched(st, local, result.State, out.Reply, "", "")
 	return a.reportRecord(&result, opts.maxChars, st)
+}
+
+// writeFetched writes an outcome fetch read from the server into the local
+// record, when fetch may write it (fetchMayWrite) and, under its lock, the
+// record is still the one fetch read (stillFetchable). taskID fills a record
+// that has none.
+func (a *App) writeFetched(st *store.Store, local *store.Record, state store.State, reply, reason, taskID string) {
+	if st == nil || !fetchMayWrite(local) {
+		return
+	}
+	h, err := st.Lock(local.ContextID)
+	if err != nil {
+		return
+	}
+	defer h.Release()
+	h.Update(func(x *store.Record) error {
+		if !stillFetchable(x, local) {
+			return errRecordMoved
+		}
+		finish(x, a.p.Now(), state)
+		x.Reply, x.Reason, x.Via, x.HTTPStatus = reply, reason, "fetch", 200
+		if x.TaskID == "" {
+			x.TaskID = taskID
+		}
+		return nil
+	})
 }
 
 // fetchMayWrite reports whether fetch may write an outcome into a local
