@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/a2a-courier/a2a-courier/client/ids"
 	"github.com/tidwall/gjson"
 )
 
@@ -266,20 +267,7 @@ func (k *Kibana) apiPathRaw(prefix, id string) string {
 // digits and . _ ~ : @ + -, not starting with '.' or ':', so no slashes, no
 // dot segments, no whitespace or control characters. Anything else is
 // refused before it can reach a URL path or a file name.
-func ValidID(id string) bool {
-	if len(id) == 0 || len(id) > 255 || id[0] == '.' || id[0] == ':' {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '.', c == '_', c == '~', c == ':', c == '@', c == '+', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+func ValidID(id string) bool { return ids.Valid(id, 255) }
 
 // CheckID returns an error naming what is wrong with id, or nil.
 func CheckID(what, id string) error {

@@ -14,6 +14,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/ids"
 )
 
 // State is a task record's state.
@@ -266,24 +268,9 @@ func ensurePrivateDir(d string) error {
 // file name may have, and so does Kibana's conversation id "a2a-<id>".
 const MaxContextIDLen = 200
 
-// validID accepts 1 to MaxContextIDLen of letters, digits and . _ ~ : @ + -,
-// not starting with '.' or ':'. It is the regular expression
-// ^[A-Za-z0-9_~@+-][A-Za-z0-9._~:@+-]{0,199}$ written out: compiling that
-// expression cost every command 1.5 ms at start-up, for its 200 states.
-func validID(id string) bool {
-	if len(id) == 0 || len(id) > MaxContextIDLen || id[0] == '.' || id[0] == ':' {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		switch c := id[i]; {
-		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		case c == '.', c == '_', c == '~', c == ':', c == '@', c == '+', c == '-':
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validID accepts the ids of the shared rule (ids.Valid) up to
+// MaxContextIDLen long.
+func validID(id string) bool { return ids.Valid(id, MaxContextIDLen) }
 
 // CheckContextID refuses ids that could escape the state directory or do
 // not look like a contextId at all.
