@@ -307,7 +307,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 				emit(Event{Kind: "poll", Message: "no reply stored yet"})
 			case IsKind(err, KindNotFound):
 				emit(Event{Kind: "poll", Message: "no reply stored yet"})
-			case IsKind(err, KindAuth, KindForbidden) || IsKind(err, KindBadRequest) && StatusCode(err) != 400 ||
+			case IsKind(err, KindAuth, KindForbidden) || IsKind(err, KindBadRequest) && statusCode(err) != 400 ||
 				IsKind(err, KindProtocol) && !MayHaveArrived(err):
 				// Reading cannot succeed (refused credentials, a page that
 				// is not Kibana's); the POST, if still open, may yet answer.

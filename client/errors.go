@@ -217,9 +217,9 @@ func oneLine(s string, max int) string {
 	return s
 }
 
-// StatusCode returns the HTTP status of a failed request (0 when there was
+// statusCode returns the HTTP status of a failed request (0 when there was
 // none).
-func StatusCode(err error) int {
+func statusCode(err error) int {
 	var ce *Error
 	if errors.As(err, &ce) {
 		return ce.StatusCode

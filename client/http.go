@@ -773,9 +773,6 @@ func (t *transport) scrubOutcome(out Outcome) Outcome {
 // by [redacted] (for text the server sends back, such as a reply).
 func (k *Kibana) RedactText(s string) string { return k.t.redactText(s) }
 
-// RedactText returns s with the client's credential, in any form, replaced
-// by [redacted].
-func (c *A2A) RedactText(s string) string { return c.t.redactText(s) }
 
 // RedactCredential returns s with every form of cred (as configured: an
 // API key in any of its forms, or a token) replaced by [redacted].
