@@ -773,7 +773,6 @@ func (t *transport) scrubOutcome(out Outcome) Outcome {
 // by [redacted] (for text the server sends back, such as a reply).
 func (k *Kibana) RedactText(s string) string { return k.t.redactText(s) }
 
-
 // RedactCredential returns s with every form of cred (as configured: an
 // API key in any of its forms, or a token) replaced by [redacted].
 func RedactCredential(s string, cred Secret) string {
