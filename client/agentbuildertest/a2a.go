@@ -151,7 +151,7 @@ func (s *Sim) messageSend(w http.ResponseWriter, r *http.Request, space string, 
 		s.sendNonBlocking(w, r, space, agent, key, id, contextID, input)
 		return
 	}
-	rn := s.launch(space, agent, key, contextID, input, false)
+	rn := s.launch(space, agent, key, contextID, input, false, false)
 	done := rn.done
 
 	faults := s.Faults()
@@ -251,14 +251,17 @@ func dropConnection(w http.ResponseWriter) {
 }
 
 // launch counts and starts a run that goes on whatever happens to the
-// request, as Kibana's blocking executor does: it passes no abort signal to
-// the agent and stores the round when the run completes (AbortOnDisconnect
-// changes that). The run emits its events as it goes (play, for streams)
-// and ends on rn.done. findable marks a non-blocking run: scheduled first,
-// and found by tasks/get.
-func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input string, findable bool) *run {
+// request, as Kibana's blocking executor does in 9.2 to 9.5: it passes no
+// abort signal to the agent and stores the round when the run completes
+// (AbortOnDisconnect changes that for the newest Kibana). The run emits
+// its events as it goes (play, for streams) and ends on rn.done. findable
+// marks a run tasks/get finds (a blocking:false send or stream); detached
+// marks the one run that belongs to Task Manager rather than to its
+// request: a blocking:false send that is not a stream.
+func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input string, findable, detached bool) *run {
 	convID := "a2a-" + contextID
 	rn := s.newRun(space, contextID, findable)
+	rn.detached = detached
 	s.mu.Lock()
 	if findable {
 		s.tasks[rn.taskID] = rn
@@ -282,46 +285,28 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 	if c := s.conversations[s.conversationKey(space, convID)]; c != nil && len(c.Rounds) > 0 {
 		asks = false
 	}
-	if s.opts.PrecreateEmpty && s.conversations[s.conversationKey(space, convID)] == nil {
+	if s.conversations[s.conversationKey(space, convID)] == nil {
 		ts := s.now().UTC().Format(time.RFC3339Nano)
-		s.conversations[s.conversationKey(space, convID)] = &conversation{
-			ID: convID, AgentID: agent.ID, Username: key.Username, Space: space,
-			Title: "[A2A] " + convID, CreatedAt: ts, UpdatedAt: ts, Rounds: []json.RawMessage{},
+		switch {
+		case s.opts.conversationAtReceipt():
+			// The newest execution service persists the user's message
+			// before anything runs; rounds are projected from finished
+			// executions only, so the document has none until the run
+			// completes, and none for ever if it fails.
+			s.conversations[s.conversationKey(space, convID)] = &conversation{
+				ID: convID, AgentID: agent.ID, Username: key.Username, Space: space,
+				Title: placeholderTitle, CreatedAt: ts, UpdatedAt: ts, Rounds: []json.RawMessage{},
+			}
+		case s.opts.PrecreateEmpty:
+			s.conversations[s.conversationKey(space, convID)] = &conversation{
+				ID: convID, AgentID: agent.ID, Username: key.Username, Space: space,
+				Title: "[A2A] " + convID, CreatedAt: ts, UpdatedAt: ts, Rounds: []json.RawMessage{},
+			}
 		}
-	}
-	// Two-phase persistence (Kibana's newest main): the round is written at
-	// receipt as in_progress, and rewritten when the run ends.
-	roundIndex := -1
-	if s.opts.persistRoundAtStart() {
-		k := s.conversationKey(space, convID)
-		c := s.conversations[k]
-		ts := s.now().UTC().Format(time.RFC3339Nano)
-		if c == nil {
-			c = &conversation{ID: convID, AgentID: agent.ID, Username: key.Username, Space: space, Title: titleFor(input), CreatedAt: ts}
-			s.conversations[k] = c
-		}
-		c.Rounds = append(c.Rounds, buildRound(agent, input, "", "in_progress", "", s.now(), s.now()))
-		roundIndex = len(c.Rounds) - 1
-		c.UpdatedAt = ts
-		c.version++
 	}
 	s.saveLocked()
 	s.mu.Unlock()
 	s.logf("run started: agent %s, context %s, %s", agent.ID, contextID, runTime)
-	// endRound rewrites the in_progress round of two-phase persistence.
-	endRound := func(status, text string) {
-		if roundIndex < 0 {
-			return
-		}
-		c := s.conversations[s.conversationKey(space, convID)]
-		if c == nil || roundIndex >= len(c.Rounds) {
-			return
-		}
-		c.Rounds[roundIndex] = buildRound(agent, input, text, status, "", s.now(), s.now())
-		c.UpdatedAt = s.now().UTC().Format(time.RFC3339Nano)
-		c.version++
-		s.saveLocked()
-	}
 
 	s.runWG.Add(1)
 	go func() {
@@ -335,10 +320,12 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			s.mu.Lock()
 			s.active--
 			rn.status = execAborted
-			endRound("aborted", "")
+			if s.runCtx.Err() == nil {
+				s.storeInterruptedLocked(space, convID, agent, key, input, started, map[string]any{"type": "aborted"})
+			}
 			s.mu.Unlock()
 			if s.runCtx.Err() == nil {
-				s.logf("run aborted: context %s: nothing stored", contextID)
+				s.logf("run aborted: context %s: no round stored unless interrupted_rounds", contextID)
 			}
 			return
 		}
@@ -346,7 +333,8 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			s.mu.Lock()
 			s.active--
 			s.endRunLocked(rn, execFailed, fail, "")
-			endRound("failed", "Error: "+fail)
+			s.storeInterruptedLocked(space, convID, agent, key, input, started,
+				map[string]any{"type": "failed", "error": map[string]any{"code": "internalError", "message": fail}})
 			s.mu.Unlock()
 			s.logf("run failed: context %s: %s", contextID, fail)
 			rn.done <- runResult{text: "Error: " + fail, failed: true}
@@ -370,16 +358,17 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		if c == nil {
 			c = &conversation{
 				ID: convID, AgentID: agent.ID, Username: key.Username, Space: space,
-				Title: titleFor(input), CreatedAt: ts,
+				Title: titleFor(input), CreatedAt: ts, UpdatedAt: ts,
 			}
 			s.conversations[k] = c
 		}
-		if roundIndex >= 0 && roundIndex < len(c.Rounds) {
-			c.Rounds[roundIndex] = round
-		} else {
-			c.Rounds = append(c.Rounds, round)
+		if c.Title == placeholderTitle {
+			c.Title = titleFor(input) // the generated title lands with the round
 		}
-		c.UpdatedAt = ts
+		if len(c.Rounds) == 0 || !s.opts.staleUpdatedAt() {
+			c.UpdatedAt = ts
+		}
+		c.Rounds = append(c.Rounds, round)
 		c.version++
 		s.completedAt[contextID] = s.now()
 		s.active--
@@ -391,6 +380,35 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		rn.done <- runResult{text: reply}
 	}()
 	return rn
+}
+
+// placeholderTitle is the title of a conversation created at receipt,
+// until the run's generated title replaces it (Kibana's
+// DEFAULT_CONVERSATION_TITLE).
+const placeholderTitle = "New conversation"
+
+// storeInterruptedLocked stores the round of a failed or aborted run, when
+// the newest rounds model does (InterruptedRounds): status completed, an
+// empty response, and what interrupted it.
+func (s *Sim) storeInterruptedLocked(space, convID string, agent *Agent, key *Key, input string, started time.Time, interruption map[string]any) {
+	if !s.opts.interruptedRounds() {
+		return
+	}
+	k := s.conversationKey(space, convID)
+	c := s.conversations[k]
+	ts := s.now().UTC().Format(time.RFC3339Nano)
+	if c == nil {
+		c = &conversation{ID: convID, AgentID: agent.ID, Username: key.Username, Space: space, Title: placeholderTitle, CreatedAt: ts}
+		s.conversations[k] = c
+	}
+	var round map[string]any
+	json.Unmarshal(buildRound(agent, input, "", "completed", "", started, s.now()), &round)
+	round["interruption"] = interruption
+	b, _ := json.Marshal(round)
+	c.Rounds = append(c.Rounds, b)
+	c.UpdatedAt = ts
+	c.version++
+	s.saveLocked()
 }
 
 func titleFor(input string) string {

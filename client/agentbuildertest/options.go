@@ -29,6 +29,10 @@ const (
 	V94 Version = "9.4"
 	V95 Version = "9.5"
 	V96 Version = "9.6"
+	// VServerless is Elastic Cloud Serverless, which runs Kibana's newest
+	// code: every switch as in 9.6, and /api/status says build_flavor
+	// "serverless".
+	VServerless Version = "serverless"
 )
 
 // DefaultVersion is the version imitated when Options.Version is empty.
@@ -97,18 +101,33 @@ type Options struct {
 	// StreamKeepAlive is how often a stream sends a ": keep-alive" comment
 	// (Kibana: 10 s, the default).
 	StreamKeepAlive time.Duration `yaml:"stream_keep_alive"`
-	// AbortOnDisconnect aborts a run whose blocking message/send or
-	// message/stream connection ends before the answer (client gone, proxy
-	// cut, idle close): nothing is stored and its task, if any, is
-	// canceled. Newest Kibana wires the request's abort into the run; which
-	// release does is unverified. Default: off (the run goes on and is
-	// stored).
+	// AbortOnDisconnect aborts a run whose blocking message/send, or whose
+	// message/stream (blocking or not), ends before the answer (client
+	// gone, proxy cut, idle close, the client's own timeout): nothing is
+	// stored and its task, if any, is canceled. Only a non-streaming
+	// blocking:false send belongs to Task Manager and goes on. Kibana's
+	// newest adapter subscribes to the request's aborted$ and passes the
+	// signal to the run (docs/simulator.md). Default: on from 9.6.
 	AbortOnDisconnect *bool `yaml:"abort_on_disconnect"`
-	// PersistRoundAtStart imitates the two-phase persistence of Kibana's
-	// newest main (unreleased): the round is stored at receipt with status
-	// in_progress and rewritten when the run ends (completed, failed with
-	// "Error: …" as its response, aborted). Default off in every version.
-	PersistRoundAtStart *bool `yaml:"persist_round_at_start"`
+	// ConversationAtReceipt creates the conversation a2a-<ctx> when the
+	// request arrives, before the run ends, as the newest execution
+	// service does (it persists the user's message first): a reader sees
+	// 200 with fewer rounds than expected while the run goes on, and for
+	// ever after it failed. Default: on from 9.6.
+	ConversationAtReceipt *bool `yaml:"conversation_at_receipt"`
+	// InterruptedRounds makes a failed or aborted run form a round, as the
+	// newest rounds model (events_to_rounds.ts) does: status completed, an
+	// empty response and interruption {type: failed, error: {code,
+	// message}} or {type: aborted}. At PR #291846 (9.6.0) such runs formed
+	// no round. Default: on for serverless only.
+	InterruptedRounds *bool `yaml:"interrupted_rounds"`
+	// StaleUpdatedAt imitates the onechat-era converter (9.2, 9.3), which
+	// wrote updatedAt instead of updated_at, so a conversation's updated_at
+	// never moves forward on follow-up rounds. Default: on in 9.2 and 9.3.
+	StaleUpdatedAt *bool `yaml:"stale_updated_at"`
+	// StatusNumber is the version.number GET /api/status answers; default
+	// a release of Version (serverless: the newest).
+	StatusNumber string `yaml:"status_number"`
 }
 
 // Agent is a simulated agent and how its runs behave.
@@ -189,6 +208,7 @@ const (
 	RouteA2A           = "a2a"           // POST /api/agent_builder/a2a/{id}
 	RouteConversation  = "conversation"  // GET|DELETE /api/agent_builder/conversations/{id}
 	RouteConversations = "conversations" // GET /api/agent_builder/conversations
+	RouteStatus        = "status"        // GET /api/status
 )
 
 // StatusFault answers requests on Route with Status instead of handling them.
@@ -224,6 +244,9 @@ func (o *Options) version() Version {
 func (o *Options) atLeast(v Version) bool { return versionNum(o.version()) >= versionNum(v) }
 
 func versionNum(v Version) int {
+	if v == VServerless {
+		return 9999 // the newest code, whatever the number
+	}
 	var major, minor int
 	fmt.Sscanf(string(v), "%d.%d", &major, &minor)
 	return major*100 + minor
@@ -244,8 +267,8 @@ func (o *Options) privilege() string {
 
 // Validate reports options the simulator cannot honour.
 func (o *Options) Validate() error {
-	if n := versionNum(o.version()); n < 902 || n > 906 {
-		return fmt.Errorf("unsupported version %q: use 9.2 to 9.6", o.Version)
+	if n := versionNum(o.version()); (n < 902 || n > 906) && o.version() != VServerless {
+		return fmt.Errorf("unsupported version %q: use 9.2 to 9.6, or serverless", o.Version)
 	}
 	seen := map[string]bool{}
 	for _, a := range o.Agents {
@@ -265,7 +288,7 @@ func (o *Options) Validate() error {
 	}
 	for _, f := range o.Faults.Statuses {
 		switch f.Route {
-		case RouteAgents, RouteCard, RouteA2A, RouteConversation, RouteConversations:
+		case RouteAgents, RouteCard, RouteA2A, RouteConversation, RouteConversations, RouteStatus:
 		default:
 			return fmt.Errorf("unknown fault route %q", f.Route)
 		}
@@ -355,10 +378,32 @@ func applyReply(a *Agent, input string) string {
 	return out
 }
 
-func (o *Options) nonBlockingTasks() bool    { return boolOr(o.NonBlockingTasks, o.atLeast(V96)) }
-func (o *Options) streaming() bool           { return boolOr(o.Streaming, false) }
-func (o *Options) persistRoundAtStart() bool { return boolOr(o.PersistRoundAtStart, false) }
-func (o *Options) abortOnDisconnect() bool   { return boolOr(o.AbortOnDisconnect, false) }
+func (o *Options) nonBlockingTasks() bool { return boolOr(o.NonBlockingTasks, o.atLeast(V96)) }
+func (o *Options) streaming() bool        { return boolOr(o.Streaming, false) }
+func (o *Options) abortOnDisconnect() bool {
+	return boolOr(o.AbortOnDisconnect, o.atLeast(V96))
+}
+func (o *Options) conversationAtReceipt() bool {
+	return boolOr(o.ConversationAtReceipt, o.atLeast(V96))
+}
+func (o *Options) interruptedRounds() bool {
+	return boolOr(o.InterruptedRounds, o.version() == VServerless)
+}
+func (o *Options) staleUpdatedAt() bool { return boolOr(o.StaleUpdatedAt, !o.atLeast(V94)) }
+
+// statusInfo is what GET /api/status says: version.number and
+// version.build_flavor.
+func (o *Options) statusInfo() (number, flavor string) {
+	number, flavor = o.StatusNumber, "traditional"
+	v := o.version()
+	if v == VServerless {
+		flavor = "serverless"
+	}
+	if number == "" {
+		number = map[Version]string{V92: "9.2.4", V93: "9.3.3", V94: "9.4.2", V95: "9.5.1", V96: "9.6.0", VServerless: "9.7.0"}[v]
+	}
+	return number, flavor
+}
 
 func (o *Options) streamKeepAlive() time.Duration {
 	if o.StreamKeepAlive > 0 {

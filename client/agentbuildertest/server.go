@@ -44,6 +44,7 @@ type Sim struct {
 	completedAt   map[string]time.Time     // contextId → last round stored
 	active        int
 	totalRuns     int
+	requests      map[string]int  // route → requests that reached it
 	tasks         map[string]*run // taskId → run, non-blocking runs only (tasks.go)
 }
 
@@ -81,6 +82,7 @@ func New(opts Options) *Sim {
 		runs:          map[string]int{},
 		completedAt:   map[string]time.Time{},
 		tasks:         map[string]*run{},
+		requests:      map[string]int{},
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -135,6 +137,21 @@ func (s *Sim) Runs(contextID string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.runs[contextID]
+}
+
+// Requests returns how many requests reached a route (RouteStatus,
+// RouteCard, …), whatever they were answered: a test proves that a cached
+// answer spared a request.
+func (s *Sim) Requests(route string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.requests[route]
+}
+
+func (s *Sim) countRequest(route string) {
+	s.mu.Lock()
+	s.requests[route]++
+	s.mu.Unlock()
 }
 
 // TotalRuns returns the number of runs started since the simulator began.
@@ -222,6 +239,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.boom(w, r, http.StatusNotFound, "Not Found")
 		return
 	}
+	if rest == "/api/status" && r.Method == http.MethodGet {
+		s.status(w, r)
+		return
+	}
 	const api = "/api/agent_builder/"
 	if !strings.HasPrefix(rest, api) {
 		s.boom(w, r, http.StatusNotFound, "Not Found")
@@ -251,6 +272,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if unesc, err := pathUnescape(id); err == nil {
 		id = unesc
 	}
+	s.countRequest(route)
 	if s.injectStatus(w, r, route) {
 		return
 	}
@@ -290,6 +312,49 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.getConversation(w, r, space, id, key)
 		}
 	}
+}
+
+// status answers GET /api/status as Kibana core does for an authenticated
+// caller: the name, the version (number and build flavor) and the overall
+// level, with plugin statuses and metrics left short. Kibana answers it to
+// any authenticated user; it asks for no Agent Builder privilege.
+func (s *Sim) status(w http.ResponseWriter, r *http.Request) {
+	s.countRequest(RouteStatus)
+	if s.injectStatus(w, r, RouteStatus) {
+		return
+	}
+	if s.authenticate(r) == nil {
+		w.Header().Set("WWW-Authenticate", `Basic realm="kibana", ApiKey`)
+		s.boom(w, r, http.StatusUnauthorized, "Unauthorized")
+		return
+	}
+	number, flavor := s.opts.statusInfo()
+	s.logf("GET %s -> 200 (%s, %s)", r.URL.Path, number, flavor)
+	writeJSON(w, r, http.StatusOK, map[string]any{
+		"name": "agent-builder-simulator",
+		"uuid": "5b2de169-2785-441b-ae8c-186a1936b17d",
+		"version": map[string]any{
+			"number": number, "build_hash": "0000000000000000000000000000000000000000", "build_number": 99999,
+			"build_snapshot": false, "build_flavor": flavor, "build_date": "2026-11-01T00:00:00.000Z",
+		},
+		"status": map[string]any{
+			"overall": map[string]any{"level": "available", "summary": "All services and plugins are available"},
+			"core": map[string]any{
+				"elasticsearch":    map[string]any{"level": "available", "summary": "Elasticsearch is available"},
+				"savedObjects":     map[string]any{"level": "available", "summary": "SavedObjects service has completed migrations and is available"},
+				"http":             map[string]any{"level": "available", "summary": "All services and plugins are available"},
+				"featureFlags":     map[string]any{"level": "available", "summary": "All services and plugins are available"},
+				"pricing":          map[string]any{"level": "available", "summary": "All services and plugins are available"},
+				"uiSettings":       map[string]any{"level": "available", "summary": "All services and plugins are available"},
+				"executionContext": map[string]any{"level": "available", "summary": "All services and plugins are available"},
+			},
+			"plugins": map[string]any{
+				"agentBuilder": map[string]any{"level": "available", "summary": "All dependencies are available"},
+				"taskManager":  map[string]any{"level": "available", "summary": "Task Manager is healthy"},
+			},
+		},
+		"metrics": map[string]any{"last_updated": isoMillis(s.now()), "collection_interval_in_millis": 5000},
+	}, !s.opts.DisableGzip)
 }
 
 // splitSpace removes an optional /s/<space> prefix.

@@ -94,13 +94,14 @@ func TestNonBlockingSendAndTasksGet(t *testing.T) {
 		task["status"].(map[string]any)["timestamp"] == nil {
 		t.Fatalf("non-blocking result %s", r.raw)
 	}
-	// It answered before the run ended: the run is still going and nothing
-	// is stored yet.
+	// It answered before the run ended: the run is still going, and the
+	// conversation exists (the message is persisted at receipt) with no
+	// round yet.
 	if s.ActiveRuns() != 1 {
 		t.Errorf("active runs %d, want 1", s.ActiveRuns())
 	}
-	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-nb", key, nil); c.status != 404 {
-		t.Errorf("stored before the run ended: %d", c.status)
+	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-nb", key, nil); c.status != 200 || len(c.body["rounds"].([]any)) != 0 {
+		t.Errorf("before the run ended: %d %s", c.status, c.raw)
 	}
 	var states []string
 	var last map[string]any
@@ -153,8 +154,10 @@ func TestTasksGetFailedUnknownAndBlocking(t *testing.T) {
 	if statusText(last) != "model timeout" {
 		t.Errorf("failed task message %q", statusText(last))
 	}
-	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-f", key, nil); c.status != 404 {
-		t.Errorf("a failed run stored a round: %s", c.raw)
+	// The conversation was created at receipt; the failed run never
+	// reaches its rounds.
+	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-f", key, nil); c.status != 200 || len(c.body["rounds"].([]any)) != 0 {
+		t.Errorf("a failed run stored a round: %d %s", c.status, c.raw)
 	}
 	if code, msg := rpcErr(getTask(t, s, "/api/agent_builder/a2a/echo", key, "nope")); code != -32001 || msg != "Task not found: nope" {
 		t.Errorf("unknown id: %v %q", code, msg)
@@ -551,7 +554,6 @@ func TestAbortOnDisconnect(t *testing.T) {
 	on := true
 	s := server96(t, func(o *Options) {
 		o.Streaming = &on
-		o.AbortOnDisconnect = &on
 		o.Faults.ProxyCutAfter = 150 * time.Millisecond
 	})
 	cut := func(ctx string, blocking bool) string {
@@ -564,23 +566,87 @@ func TestAbortOnDisconnect(t *testing.T) {
 		}
 		return frameResult(frames[0])["id"].(string)
 	}
+	rounds := func(ctx string) int {
+		c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-"+ctx, key, nil)
+		if c.status != 200 {
+			t.Fatalf("%s: %d %s", ctx, c.status, c.raw)
+		}
+		return len(c.body["rounds"].([]any))
+	}
 	// A blocking stream dies with its connection: nothing is stored.
 	cut("c-ab", true)
-	// A blocking:false stream runs on Task Manager under its taskId: the
-	// cut ends the stream, not the run; tasks/get follows it to the end.
-	taskID := cut("c-nb", false)
+	// So does a blocking:false stream: the newest adapter keeps a stream's
+	// abort subscription for the stream's whole life; tasks/get then
+	// reports it canceled.
+	taskID := cut("c-nbs", false)
+	// A blocking send cut by the proxy is aborted too.
+	if r := call(t, "POST", s.URL+"/api/agent_builder/a2a/long", key, send("c-abs", "q")); r.status != 502 {
+		t.Fatalf("blocking send: %d", r.status)
+	}
+	// Only a blocking:false send, answered at once with its Task, belongs
+	// to Task Manager and goes on.
+	nb := result(t, call(t, "POST", s.URL+"/api/agent_builder/a2a/long", key, sendNB("c-nb", "q")))
 	waitFor(t, func() bool { return s.ActiveRuns() == 0 })
-	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-ab", key, nil); c.status != 404 {
-		t.Errorf("an aborted run was stored: %d", c.status)
+	for _, ctx := range []string{"c-ab", "c-nbs", "c-abs"} {
+		if n := rounds(ctx); n != 0 {
+			t.Errorf("%s: an aborted run was stored (%d rounds)", ctx, n)
+		}
 	}
-	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-nb", key, nil); c.status != 200 {
-		t.Errorf("the non-blocking run was not stored: %d", c.status)
+	if n := rounds("c-nb"); n != 1 {
+		t.Errorf("the non-blocking send was not stored: %d rounds", n)
 	}
-	if st := taskState(result(t, getTask(t, s, "/api/agent_builder/a2a/long", key, taskID))); st != "completed" {
-		t.Errorf("task state %s", st)
+	if st := taskState(result(t, getTask(t, s, "/api/agent_builder/a2a/long", key, taskID))); st != "canceled" {
+		t.Errorf("the aborted stream's task is %s", st)
 	}
-	if s.Runs("c-ab") != 1 || s.Runs("c-nb") != 1 {
-		t.Errorf("runs %d, %d", s.Runs("c-ab"), s.Runs("c-nb"))
+	if st := taskState(result(t, getTask(t, s, "/api/agent_builder/a2a/long", key, nb["id"].(string)))); st != "completed" {
+		t.Errorf("the non-blocking send's task is %s", st)
+	}
+	for _, ctx := range []string{"c-ab", "c-nbs", "c-abs", "c-nb"} {
+		if s.Runs(ctx) != 1 {
+			t.Errorf("%s: %d runs", ctx, s.Runs(ctx))
+		}
+	}
+	// Before 9.6 the run goes on after a cut and is stored.
+	old := testServer(t, func(o *Options) {
+		o.Agents = append(o.Agents, Agent{ID: "long", Name: "Long", RunTime: 300 * time.Millisecond})
+		o.Faults.ProxyCutAfter = 100 * time.Millisecond
+	})
+	if r := call(t, "POST", old.URL+"/api/agent_builder/a2a/long", key, send("c-95", "q")); r.status != 502 {
+		t.Fatalf("9.5 blocking send: %d", r.status)
+	}
+	waitFor(t, func() bool { return old.ActiveRuns() == 0 })
+	if c := call(t, "GET", old.URL+"/api/agent_builder/conversations/a2a-c-95", key, nil); c.status != 200 || len(c.body["rounds"].([]any)) != 1 {
+		t.Errorf("9.5: the run was not stored after the cut: %d %s", c.status, c.raw)
+	}
+}
+
+func TestStatusRoute(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v              Version
+		number, flavor string
+	}{{V92, "9.2.4", "traditional"}, {V95, "9.5.1", "traditional"}, {V96, "9.6.0", "traditional"}, {VServerless, "9.7.0", "serverless"}} {
+		s := testServer(t, func(o *Options) { o.Version = tc.v })
+		for _, path := range []string{"/api/status", "/s/default/api/status"} {
+			r := call(t, "GET", s.URL+path, key, nil)
+			v, _ := r.body["version"].(map[string]any)
+			if r.status != 200 || v["number"] != tc.number || v["build_flavor"] != tc.flavor {
+				t.Errorf("%s %s: %d %s", tc.v, path, r.status, r.raw)
+			}
+		}
+		if r := call(t, "GET", s.URL+"/api/status", "", nil); r.status != 401 {
+			t.Errorf("%s without a key: %d", tc.v, r.status)
+		}
+	}
+	s := testServer(t, func(o *Options) {
+		o.StatusNumber = "9.5.9"
+		o.Faults.Statuses = []StatusFault{{Route: RouteStatus, Status: 403, Times: 1}}
+	})
+	if r := call(t, "GET", s.URL+"/api/status", key, nil); r.status != 403 {
+		t.Errorf("injected: %d", r.status)
+	}
+	if r := call(t, "GET", s.URL+"/api/status", key, nil); r.body["version"].(map[string]any)["number"] != "9.5.9" {
+		t.Errorf("status_number: %s", r.raw)
 	}
 }
 
@@ -615,7 +681,102 @@ func TestLoadOptions96(t *testing.T) {
 	if o.nonBlockingTasks() || !o.streaming() || o.streamKeepAlive() != 2*time.Second || !o.abortOnDisconnect() {
 		t.Errorf("%+v", o)
 	}
-	if d := (&Options{}); d.nonBlockingTasks() || d.streaming() || d.streamKeepAlive() != 10*time.Second {
+	if d := (&Options{}); d.nonBlockingTasks() || d.streaming() || d.streamKeepAlive() != 10*time.Second || d.abortOnDisconnect() || d.conversationAtReceipt() {
 		t.Error("defaults at 9.5")
+	}
+	for _, v := range []Version{V96, VServerless} {
+		if d := (&Options{Version: v}); !d.nonBlockingTasks() || !d.abortOnDisconnect() || !d.conversationAtReceipt() || !d.paginatedList() {
+			t.Errorf("defaults at %s", v)
+		}
+	}
+	if _, err := LoadOptions(strings.NewReader("version: serverless\n")); err != nil {
+		t.Errorf("serverless: %v", err)
+	}
+}
+
+// TestNewestRoundsModel: 9.6 creates the conversation at receipt, titled
+// "New conversation" until the run's title lands, and keeps no round for
+// a failed run; Serverless (Kibana's newest events_to_rounds) keeps an
+// interrupted run as a round with an empty response and its interruption.
+func TestNewestRoundsModel(t *testing.T) {
+	t.Parallel()
+	for _, v := range []Version{V96, VServerless} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			s := testServer(t, func(o *Options) {
+				o.Version = v
+				o.Agents = append(o.Agents, Agent{ID: "long", Name: "Long", RunTime: 300 * time.Millisecond},
+					Agent{ID: "bad", Name: "Bad", Fail: "model overloaded", RunTime: 50 * time.Millisecond})
+				o.Faults.ProxyCutAfter = 100 * time.Millisecond
+			})
+			result(t, call(t, "POST", s.URL+"/api/agent_builder/a2a/long", key, sendNB("c-title", "what is the title")))
+			c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-title", key, nil)
+			if c.status != 200 || c.body["title"] != "New conversation" || len(c.body["rounds"].([]any)) != 0 {
+				t.Errorf("at receipt: %d %s", c.status, c.raw)
+			}
+			// A blocking send the proxy cuts is aborted; a failing run fails.
+			if r := call(t, "POST", s.URL+"/api/agent_builder/a2a/long", key, send("c-cut", "q")); r.status != 502 {
+				t.Fatalf("cut: %d", r.status)
+			}
+			call(t, "POST", s.URL+"/api/agent_builder/a2a/bad", key, send("c-bad", "q"))
+			waitFor(t, func() bool { return s.ActiveRuns() == 0 })
+			c = call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-title", key, nil)
+			if c.body["title"] != "What is the title more" || len(c.body["rounds"].([]any)) != 1 {
+				t.Errorf("after: %s", c.raw)
+			}
+			for ctx, want := range map[string]map[string]any{
+				"c-cut": {"type": "aborted"},
+				"c-bad": {"type": "failed", "error": map[string]any{"code": "internalError", "message": "model overloaded"}},
+			} {
+				c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-"+ctx, key, nil)
+				rounds := c.body["rounds"].([]any)
+				if v == V96 {
+					if c.status != 200 || len(rounds) != 0 {
+						t.Errorf("%s: %d %s", ctx, c.status, c.raw)
+					}
+					continue
+				}
+				if len(rounds) != 1 {
+					t.Fatalf("%s: %s", ctx, c.raw)
+				}
+				r := rounds[0].(map[string]any)
+				got, _ := json.Marshal(r["interruption"])
+				exp, _ := json.Marshal(want)
+				if string(got) != string(exp) || r["status"] != "completed" || r["response"].(map[string]any)["message"] != "" {
+					t.Errorf("%s: round %s", ctx, c.raw)
+				}
+			}
+		})
+	}
+}
+
+// TestStaleUpdatedAt: the onechat-era converter of 9.2 and 9.3 never moves
+// updated_at forward on a follow-up round; 9.4 and later do.
+func TestStaleUpdatedAt(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		v     Version
+		stale bool
+	}{{V92, true}, {V93, true}, {V94, false}, {V96, false}} {
+		s := testServer(t, func(o *Options) { o.Version = tc.v })
+		call(t, "POST", s.URL+"/api/agent_builder/a2a/echo", key, send("c-up", "one"))
+		first := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-up", key, nil).body["updated_at"]
+		time.Sleep(5 * time.Millisecond)
+		call(t, "POST", s.URL+"/api/agent_builder/a2a/echo", key, send("c-up", "two"))
+		c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-up", key, nil)
+		if len(c.body["rounds"].([]any)) != 2 || (c.body["updated_at"] == first) != tc.stale {
+			t.Errorf("%s: updated_at %v then %v", tc.v, first, c.body["updated_at"])
+		}
+	}
+}
+
+func TestRequestCounts(t *testing.T) {
+	t.Parallel()
+	s := testServer(t, nil)
+	call(t, "GET", s.URL+"/api/status", key, nil)
+	call(t, "GET", s.URL+"/api/status", "", nil)
+	call(t, "GET", s.URL+"/api/agent_builder/a2a/echo.json", key, nil)
+	if s.Requests(RouteStatus) != 2 || s.Requests(RouteCard) != 1 || s.Requests(RouteA2A) != 0 {
+		t.Errorf("status %d, card %d, a2a %d", s.Requests(RouteStatus), s.Requests(RouteCard), s.Requests(RouteA2A))
 	}
 }

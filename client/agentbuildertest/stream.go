@@ -128,7 +128,7 @@ func (s *Sim) messageStream(w http.ResponseWriter, r *http.Request, space string
 	input, contextID := p.input()
 	// blocking:false streams run on Task Manager under the taskId, so
 	// tasks/get finds them too.
-	rn := s.launch(space, agent, key, contextID, input, p.nonBlocking() && s.opts.nonBlockingTasks())
+	rn := s.launch(space, agent, key, contextID, input, p.nonBlocking() && s.opts.nonBlockingTasks(), false)
 	s.logf("POST %s -> 200 stream, task %s (context %s)", r.URL.Path, rn.taskID, contextID)
 
 	var idleC <-chan time.Time

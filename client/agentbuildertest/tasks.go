@@ -70,6 +70,9 @@ type run struct {
 	taskID, contextID, space string
 	// findable: a non-blocking run, scheduled first and found by tasks/get.
 	findable bool
+	// detached: a blocking:false send (not a stream), the one run that
+	// belongs to Task Manager and not to its request.
+	detached bool
 	created  time.Time
 	done     chan runResult
 	aborted  chan struct{}
@@ -98,10 +101,13 @@ func (s *Sim) newRun(space, contextID string, findable bool) *run {
 func (rn *run) stop() { rn.stopOnce.Do(func() { close(rn.aborted) }) }
 
 // disconnected is called when the connection of a blocking send or a
-// stream ends before the answer. A non-blocking run (a blocking:false
-// stream) belongs to Task Manager, not to the request: it goes on.
+// stream ends before the answer. With AbortOnDisconnect the run ends with
+// it, streams sent blocking:false included (the newest adapter keeps the
+// abort subscription of a stream for its whole life); only a detached run
+// (a blocking:false send, answered at once) belongs to Task Manager and
+// goes on.
 func (s *Sim) disconnected(rn *run) {
-	if s.opts.abortOnDisconnect() && !rn.findable {
+	if s.opts.abortOnDisconnect() && !rn.detached {
 		s.logf("run aborted on disconnect: context %s", rn.contextID)
 		rn.stop()
 	}
@@ -256,7 +262,7 @@ func agentMessage(taskID, contextID string, parts ...map[string]any) map[string]
 func textPart(text string) map[string]any { return map[string]any{"kind": "text", "text": text} }
 
 func (s *Sim) sendNonBlocking(w http.ResponseWriter, r *http.Request, space string, agent *Agent, key *Key, id json.RawMessage, contextID, input string) {
-	rn := s.launch(space, agent, key, contextID, input, true)
+	rn := s.launch(space, agent, key, contextID, input, true, true)
 	s.logf("POST %s -> 200 task %s working (context %s; the run goes on)", r.URL.Path, rn.taskID, contextID)
 	writeJSON(w, r, http.StatusOK, map[string]any{
 		"jsonrpc": "2.0", "id": id,
