@@ -32,6 +32,12 @@ type ListConversationsOptions struct {
 	// Limit is the most conversations returned, newest first; 0 means all
 	// that the server lists.
 	Limit int
+	// LastActivity, when set, says when the caller knows a conversation
+	// last had a round (a reply it recorded itself). An unpaged list (9.2
+	// to 9.5) is sorted by the later of that and updated_at: the
+	// onechat-era converter of 9.2 and 9.3 never moved updated_at forward
+	// on follow-up rounds. A paged list keeps the server's order.
+	LastActivity func(id string) (time.Time, bool)
 }
 
 // ConversationList is the caller's conversations, newest first.
@@ -141,7 +147,11 @@ func (k *Kibana) ListConversations(ctx context.Context, opts ListConversationsOp
 			read += got
 		}
 	}
-	sortNewestFirst(out.Conversations)
+	var known func(string) (time.Time, bool)
+	if !out.Paginated {
+		known = opts.LastActivity
+	}
+	sortNewestFirst(out.Conversations, known)
 	if opts.Limit > 0 && len(out.Conversations) > opts.Limit {
 		out.Conversations = out.Conversations[:opts.Limit]
 	}
@@ -165,8 +175,9 @@ func readSummary(c gjson.Result) ConversationSummary {
 
 // sortNewestFirst orders by updated_at, newest first, comparing instants
 // rather than strings ("10:00:12Z" is later than "10:00:12.001Z" as text
-// only). Entries without a readable time go last; ties go by id.
-func sortNewestFirst(cs []ConversationSummary) {
+// only), or by a later time known of the conversation (known, may be nil).
+// Entries without a readable time go last; ties go by id.
+func sortNewestFirst(cs []ConversationSummary, known func(string) (time.Time, bool)) {
 	type key struct {
 		t  time.Time
 		ok bool
@@ -174,7 +185,13 @@ func sortNewestFirst(cs []ConversationSummary) {
 	keys := make(map[string]key, len(cs))
 	for _, c := range cs {
 		t, err := time.Parse(time.RFC3339Nano, c.UpdatedAt)
-		keys[c.ID] = key{t, err == nil}
+		k := key{t, err == nil}
+		if known != nil {
+			if kt, ok := known(c.ID); ok && (!k.ok || kt.After(k.t)) {
+				k = key{kt, true}
+			}
+		}
+		keys[c.ID] = k
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		a, b := keys[cs[i].ID], keys[cs[j].ID]
@@ -365,6 +382,21 @@ func readRound(i int, raw string) Round {
 			if m := gjson.Get(v, "message"); m.Exists() {
 				rd.Response = m.String()
 				rd.HasResponse = true
+			}
+		case "interruption":
+			// Kibana's newest rounds model: a failed or aborted execution
+			// forms a round with status completed, an empty response and
+			// interruption {type: failed, error: {code, message}} or
+			// {type: aborted, aborted_by: {source}}.
+			in := gjson.Parse(v)
+			if t := in.Get("type").String(); t != "" {
+				rd.Interruption = t
+				rd.InterruptionReason = in.Get("error.message").String()
+				if t == "aborted" {
+					rd.InterruptionReason = in.Get("aborted_by.source").String()
+				}
+			} else if in.IsObject() {
+				rd.Interruption = "failed"
 			}
 		}
 		return true

@@ -220,7 +220,15 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	// the outcome any more (it was cut, or this is a recovery): the first
 	// come sooner (rampWait).
 	quickReads := 0
+	// taskRead is the time between reads of a task tasks/get follows: a
+	// small document, read more often than the conversation, so that the
+	// reply is recorded within seconds of the run's end.
+	taskRead := min(o.PollInterval, maxTaskReadInterval)
 	nextPoll := func() time.Duration {
+		if taskID != "" && failures == 0 {
+			quickReads++
+			return rampWait(taskRead, quickReads)
+		}
 		if !postOpen && failures == 0 {
 			quickReads++
 			return rampWait(o.PollInterval, quickReads)
@@ -268,21 +276,39 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 				return out
 			}
 			lastErr = pr.err
+			pollingStopped = false
+			if taskID != "" {
+				// Kibana answered with the task at once: it has only just
+				// been scheduled, so the first look comes after a second.
+				timer.Reset(nextPoll())
+				continue
+			}
 			// The run may go on: look at the conversation now, then keep
 			// polling.
 			timer.Reset(0)
-			pollingStopped = false
 		case <-pollC:
 			if taskID != "" {
-				// Kibana 9.6+ keeps non-blocking tasks: their state is the
-				// quickest answer, and the only one when the conversation
-				// cannot be read.
+				// Kibana 9.6+ keeps the tasks of blocking:false sends (Task
+				// Manager runs): tasks/get is the authority on their state,
+				// and the only one that sees a failure, which never reaches
+				// the conversation. While it runs, the conversation is not
+				// read at all.
 				res, err := k.a2a(o.AgentID).GetTask(ctx, taskID)
-				if err == nil {
-					if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
+				switch {
+				case err == nil:
+					failures = 0
+					if out, final := k.settleTask(ctx, o, res, taskID, emit); final {
 						return out
 					}
-				} else if IsKind(err, KindBusy) && ctx.Err() == nil {
+					if ctx.Err() != nil {
+						return Outcome{Err: lastErr}
+					}
+					emit(Event{Kind: "poll", Message: fmt.Sprintf("task %s is %s", taskID, nonEmpty(res.State, "unknown"))})
+					timer.Reset(nextPoll())
+					continue
+				case ctx.Err() != nil:
+					return Outcome{Err: lastErr}
+				case IsKind(err, KindBusy):
 					// Rate limited: the conversation is on the same server;
 					// come back when it says, not at once.
 					failures++
@@ -290,6 +316,18 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 					emit(Event{Kind: "poll_error", Message: "the server is busy; reading again later", Err: err})
 					timer.Reset(readRetryWait(nextPoll(), err))
 					continue
+				case taskNotFound(err):
+					// Kibana no longer finds the execution (it was cleaned
+					// up, or is in another space): the conversation is all
+					// that is left to read.
+					taskID = ""
+					lastErr = err
+					emit(Event{Kind: "poll_error", Message: "Kibana no longer finds the task; reading the conversation instead", Err: err})
+				default:
+					// A failed read of the task: this time, the conversation
+					// may answer instead.
+					lastErr = err
+					emit(Event{Kind: "poll_error", Message: "reading the task failed; reading the conversation this time", Err: err})
 				}
 			}
 			conv, err := k.GetConversation(ctx, convID)
@@ -327,6 +365,54 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	}
 }
 
+// maxTaskReadInterval bounds the time between reads of a Kibana task
+// (tasks/get): with the default 20 s poll interval a task is read every
+// 5 s, after the first reads at 1, 2 and 4 s.
+const maxTaskReadInterval = 5 * time.Second
+
+// settleTask turns what tasks/get says into the outcome, when the task has
+// ended. The task is the authority on the state: a failed or canceled task
+// ends at once with its reason. A completed (or interrupted) task's reply
+// is read from the conversation, which holds the round and, for a run that
+// stopped on a confirmation prompt, the only sign of it; the task's own
+// text (status.message) stands in when the conversation cannot be read or
+// does not have the round (Task Manager runs have had a shifting owner:
+// Kibana #271650, #274535, #286573, #291362).
+func (k *Kibana) settleTask(ctx context.Context, o DeliverOptions, res *SendResult, taskID string, emit func(Event)) (Outcome, bool) {
+	out, final := taskOutcome(res.State, res.Text, "task", taskID)
+	if !final {
+		return Outcome{}, false
+	}
+	if out.State != StateCompleted && out.State != StateInputRequired {
+		return out, true
+	}
+	convID := ConversationIDForContext(o.Message.ContextID)
+	wait := 250 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		conv, err := k.GetConversation(ctx, convID)
+		if err == nil {
+			if cout, ok := findOutcome(conv, o); ok {
+				cout.TaskID = taskID
+				emit(Event{Kind: "reply", Message: "the reply was read from conversation " + convID})
+				return cout, true
+			}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return Outcome{}, false
+		case attempt == 3 || err != nil && IsKind(err, KindAuth, KindForbidden):
+			// The round may be projected a moment after the execution
+			// ends; past that, the task's own text is the reply.
+			emit(Event{Kind: "reply", Message: "the conversation has no round for task " + taskID + "; the reply is the task's own text"})
+			return out, true
+		}
+		if SleepContext(ctx, readRetryWait(wait, err)) != nil {
+			return Outcome{}, false
+		}
+		wait *= 2
+	}
+}
+
 // rampWait is the wait after read n (from 1) of an outcome that no open
 // connection will bring: 1s, 2s, 4s, 8s, 16s, then the poll interval, and
 // never more than it. A run that ends soon after its connection was cut
@@ -351,6 +437,36 @@ func readRetryWait(d time.Duration, err error) time.Duration {
 		return ra
 	}
 	return d
+}
+
+// CancelTask asks Kibana to cancel the task of a blocking:false send
+// (tasks/cancel). Kibana 9.6 answers -32002 "Task not cancelable" for a
+// running task (docs/simulator.md): the SDK handler of the cancel request
+// has no event bus for it, and the task store does not save.
+func (k *Kibana) CancelTask(ctx context.Context, agentID, taskID string) (*SendResult, error) {
+	if err := CheckID("agent id", agentID); err != nil {
+		return nil, &Error{Kind: KindBadRequest, Op: "cancel task " + taskID, Message: err.Error()}
+	}
+	return k.a2a(agentID).CancelTask(ctx, taskID)
+}
+
+// GetTask reads the task of a blocking:false send (tasks/get), which
+// Kibana 9.6 keeps for Task Manager runs.
+func (k *Kibana) GetTask(ctx context.Context, agentID, taskID string) (*SendResult, error) {
+	if err := CheckID("agent id", agentID); err != nil {
+		return nil, &Error{Kind: KindBadRequest, Op: "get task " + taskID, Message: err.Error()}
+	}
+	res, err := k.a2a(agentID).GetTask(ctx, taskID)
+	if res != nil {
+		res.Text = k.RedactText(res.Text)
+	}
+	return res, err
+}
+
+// TaskOutcome is what a task read with tasks/get has come to, when it has
+// ended (ok false while it runs).
+func TaskOutcome(res *SendResult, taskID string) (Outcome, bool) {
+	return taskOutcome(res.State, res.Text, "task", taskID)
 }
 
 // a2a returns a JSON-RPC client of one agent's A2A endpoint on the
@@ -489,6 +605,22 @@ func findOutcome(conv *Conversation, o DeliverOptions) (Outcome, bool) {
 }
 
 func roundOutcome(r Round) (Outcome, bool) {
+	switch r.Interruption {
+	case "":
+	case "aborted":
+		reason := "Kibana aborted the run"
+		switch r.InterruptionReason {
+		case "api":
+			reason += " on request"
+		case "task_manager":
+			reason += " (Task Manager stopped it)"
+		case "caller":
+			reason += " (the run that called it was aborted)"
+		}
+		return Outcome{State: StateCanceled, Reason: reason, Via: "conversation", HTTPStatus: 200}, true
+	default:
+		return Outcome{State: StateFailed, Reason: nonEmpty(r.InterruptionReason, "the agent's run failed"), Via: "conversation", HTTPStatus: 200}, true
+	}
 	switch r.Status {
 	case "", "completed":
 		return Outcome{State: StateCompleted, Reply: r.Response, Via: "conversation", HTTPStatus: 200}, true

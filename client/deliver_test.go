@@ -276,38 +276,6 @@ func TestDialTimeoutIsUnreachable(t *testing.T) {
 	}
 }
 
-// Kibana's two-phase persistence shows the round early as in_progress: the
-// client waits for it to finish, and reads a failed round as failed.
-func TestTwoPhasePersistence(t *testing.T) {
-	t.Parallel()
-	yes := true
-	sim := startSim(t, func(o *agentbuildertest.Options) {
-		o.PersistRoundAtStart = &yes
-		o.Faults.ProxyCutAfter = 100 * time.Millisecond
-	})
-	k := simClient(t, sim, testKey, "")
-	var seen bool
-	o := deliverOpts("slow", "c-2p", "two phases")
-	o.OnEvent = func(e Event) {
-		if e.Kind == "poll" {
-			seen = true
-		}
-	}
-	out := k.Deliver(context.Background(), o)
-	if out.State != StateCompleted || out.Reply != "Echo: two phases" || !seen {
-		t.Fatalf("got %+v (polled while in progress: %v)", out, seen)
-	}
-	conv, err := k.GetConversation(context.Background(), "a2a-c-2p")
-	if err != nil || conv.RoundCount() != 1 {
-		t.Fatalf("%v, %d rounds", err, conv.RoundCount())
-	}
-	sim.SetFaults(agentbuildertest.Faults{ProxyCutAfter: 50 * time.Millisecond, FailRuns: 1, FailReason: "model overloaded"})
-	out = k.Deliver(context.Background(), deliverOpts("slow", "c-2p-fail", "fails"))
-	if out.State != StateFailed || out.Reason != "model overloaded" {
-		t.Fatalf("got %+v", out)
-	}
-}
-
 // TestStreamErrorAfterAcceptIsNotARefusal: a stream that named a task and
 // then ends with an error event leaves a task that runs; it is followed
 // (here by tasks/get), never reported as rejected, never sent again.

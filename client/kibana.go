@@ -422,6 +422,13 @@ type Round struct {
 	HasResponse bool
 	// Prompt is the question of a round awaiting a prompt (HITL).
 	Prompt string
+	// Interruption is "failed" or "aborted" for the round of a run that
+	// did not complete (Kibana's newest rounds model keeps them, with an
+	// empty response and status completed); InterruptionReason is the
+	// error's message, or where the abort came from (api, task_manager,
+	// caller).
+	Interruption       string
+	InterruptionReason string
 }
 
 // RoundCount returns the number of rounds.

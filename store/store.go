@@ -117,6 +117,11 @@ type Target struct {
 	Peer string `json:"peer,omitempty"`
 	// NonBlocking sends Kibana configuration.blocking:false (9.6+ tasks).
 	NonBlocking bool `json:"non_blocking,omitempty"`
+	// KibanaVersion and KibanaFlavor are what Kibana's status said when the
+	// task was sent (version.number, version.build_flavor); empty when it
+	// could not be read.
+	KibanaVersion string `json:"kibana_version,omitempty"`
+	KibanaFlavor  string `json:"kibana_build_flavor,omitempty"`
 }
 
 // ErrorInfo is the classified error behind a failed or rejected task.
@@ -177,6 +182,10 @@ type Record struct {
 	HTTPStatus int        `json:"http_status,omitempty"`
 	Via        string     `json:"via,omitempty"`
 	TaskID     string     `json:"task_id,omitempty"`
+	// Path is how a Kibana send went: "task" (blocking:false, followed with
+	// tasks/get), "blocking" or "stream"; empty until the server's answer
+	// said, when the release was unknown.
+	Path string `json:"path,omitempty"`
 
 	// Workers counts the worker processes that took the task.
 	Workers int `json:"workers"`
@@ -542,25 +551,45 @@ func (s *Store) CancelRequested(id, messageID string) bool {
 // ClearCancel removes a task's cancel marker.
 func (s *Store) ClearCancel(id string) { os.Remove(s.cancelPath(id)) }
 
-// cardEntry is a cached agent card.
-type cardEntry struct {
+// cacheEntry is a cached document: an agent card (cards/), or what a
+// server said about itself (servers/).
+type cacheEntry struct {
 	FetchedAt time.Time       `json:"fetched_at"`
 	MaxAge    Duration        `json:"max_age"`
 	Card      json.RawMessage `json:"card"`
 }
 
-func (s *Store) cardPath(key string) string { return filepath.Join(s.dir, "cards", key+".json") }
+func (s *Store) cachePath(dir, key string) string { return filepath.Join(s.dir, dir, key+".json") }
 
 // LoadCard returns a cached card while it is fresh (its server's max-age).
-func (s *Store) LoadCard(key string) ([]byte, bool) {
+func (s *Store) LoadCard(key string) ([]byte, bool) { return s.loadCached("cards", key) }
+
+// SaveCard caches a card for maxAge; a card with no max-age is not kept.
+func (s *Store) SaveCard(key string, card []byte, maxAge time.Duration) error {
+	return s.saveCached("cards", key, card, maxAge)
+}
+
+// ForgetCard drops a cached card (its agent turned out not to exist).
+func (s *Store) ForgetCard(key string) { os.Remove(s.cachePath("cards", key)) }
+
+// LoadServerInfo returns what a server said about itself (Kibana's
+// version, say) while it is fresh.
+func (s *Store) LoadServerInfo(key string) ([]byte, bool) { return s.loadCached("servers", key) }
+
+// SaveServerInfo keeps what a server said about itself for maxAge.
+func (s *Store) SaveServerInfo(key string, doc []byte, maxAge time.Duration) error {
+	return s.saveCached("servers", key, doc, maxAge)
+}
+
+func (s *Store) loadCached(dir, key string) ([]byte, bool) {
 	if CheckContextID(key) != nil {
 		return nil, false
 	}
-	b, err := os.ReadFile(s.cardPath(key))
+	b, err := os.ReadFile(s.cachePath(dir, key))
 	if err != nil {
 		return nil, false
 	}
-	var e cardEntry
+	var e cacheEntry
 	if json.Unmarshal(b, &e) != nil || len(e.Card) == 0 {
 		return nil, false
 	}
@@ -571,21 +600,20 @@ func (s *Store) LoadCard(key string) ([]byte, bool) {
 	return e.Card, true
 }
 
-// SaveCard caches a card for maxAge; a card with no max-age is not kept.
-func (s *Store) SaveCard(key string, card []byte, maxAge time.Duration) error {
-	if maxAge <= 0 || CheckContextID(key) != nil || !json.Valid(card) {
+func (s *Store) saveCached(dir, key string, doc []byte, maxAge time.Duration) error {
+	if maxAge <= 0 || CheckContextID(key) != nil || !json.Valid(doc) {
 		return nil
 	}
-	dir := filepath.Join(s.dir, "cards")
-	if err := ensurePrivateDir(dir); err != nil {
+	full := filepath.Join(s.dir, dir)
+	if err := ensurePrivateDir(full); err != nil {
 		return err
 	}
-	b, err := json.Marshal(cardEntry{FetchedAt: s.now().UTC(), MaxAge: Duration(maxAge), Card: card})
+	b, err := json.Marshal(cacheEntry{FetchedAt: s.now().UTC(), MaxAge: Duration(maxAge), Card: doc})
 	if err != nil {
 		return err
 	}
 	// A cache needs no fsync: a file a crash damages reads as a miss.
-	f, err := os.CreateTemp(dir, "."+key+".tmp-*")
+	f, err := os.CreateTemp(full, "."+key+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -594,13 +622,10 @@ func (s *Store) SaveCard(key string, card []byte, maxAge time.Duration) error {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(f.Name(), s.cardPath(key))
+		werr = os.Rename(f.Name(), s.cachePath(dir, key))
 	}
 	if werr != nil {
 		os.Remove(f.Name())
 	}
 	return werr
 }
-
-// ForgetCard drops a cached card (its agent turned out not to exist).
-func (s *Store) ForgetCard(key string) { os.Remove(s.cardPath(key)) }

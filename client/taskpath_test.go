@@ -1,0 +1,156 @@
+package client
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+)
+
+func TestServerInfo(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		info          ServerInfo
+		aborts, known bool
+		text          string
+	}{
+		{ServerInfo{Number: "9.5.1", Flavor: "traditional"}, false, true, "9.5.1"},
+		{ServerInfo{Number: "9.2.0"}, false, true, "9.2.0"},
+		{ServerInfo{Number: "9.6.0", Flavor: "traditional"}, true, true, "9.6.0"},
+		{ServerInfo{Number: "9.10.2"}, true, true, "9.10.2"},
+		{ServerInfo{Number: "10.0.0"}, true, true, "10.0.0"},
+		{ServerInfo{Number: "8.19.3"}, false, true, "8.19.3"},
+		{ServerInfo{Number: "9.1.0", Flavor: "serverless"}, true, true, "serverless (9.1.0)"},
+		{ServerInfo{Flavor: "serverless"}, true, true, "serverless"},
+		{ServerInfo{Number: "nine"}, false, false, "nine"},
+		{ServerInfo{}, false, false, "unknown"},
+	} {
+		aborts, known := tc.info.AbortsOnDisconnect()
+		if aborts != tc.aborts || known != tc.known || tc.info.String() != tc.text {
+			t.Errorf("%+v: aborts %v known %v %q", tc.info, aborts, known, tc.info.String())
+		}
+	}
+}
+
+func TestStatus(t *testing.T) {
+	t.Parallel()
+	for v, want := range map[agentbuildertest.Version]ServerInfo{
+		agentbuildertest.V95:         {Number: "9.5.1", Flavor: "traditional"},
+		agentbuildertest.V96:         {Number: "9.6.0", Flavor: "traditional"},
+		agentbuildertest.VServerless: {Number: "9.7.0", Flavor: "serverless"},
+	} {
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = v })
+		// In a space too: /api/status lives outside the spaces.
+		info, err := simClient(t, sim, prodOnlyKey, "prod").Status(context.Background())
+		if err != nil || info != want {
+			t.Errorf("%s: %+v %v", v, info, err)
+		}
+	}
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteStatus, Status: 200, Body: `{"status":{"overall":{"level":"available"}}}`}}
+	})
+	if _, err := simClient(t, sim, testKey, "").Status(context.Background()); KindOf(err) != KindProtocol {
+		t.Errorf("a redacted status: %v", err)
+	}
+}
+
+// TestDeliverTaskPath follows Kibana 9.6's blocking:false tasks: the task
+// is the authority on the state, and the conversation gives the reply.
+func TestDeliverTaskPath(t *testing.T) {
+	t.Parallel()
+	nonBlocking := func(agent, ctx, text string) DeliverOptions {
+		o := deliverOpts(agent, ctx, text)
+		o.NonBlocking = true
+		return o
+	}
+	t.Run("completed: the reply from the conversation", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+		k := simClient(t, sim, testKey, "")
+		var log eventLog
+		o := nonBlocking("slow", "c-tp", "follow me")
+		o.OnEvent = log.add
+		out := k.Deliver(context.Background(), o)
+		if out.State != StateCompleted || out.Reply != "Echo: follow me" || out.Via != "conversation" || out.TaskID == "" || !log.has("task") {
+			t.Fatalf("%+v", out)
+		}
+		if sim.Runs("c-tp") != 1 {
+			t.Errorf("%d runs", sim.Runs("c-tp"))
+		}
+	})
+	t.Run("completed, conversation unreadable: the task's own text", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) {
+			o.Version = agentbuildertest.V96
+			// The owner of a Task Manager run's conversation has shifted
+			// (Kibana #271650): its GET answers 404.
+			o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteConversation, Status: 404}}
+		})
+		out := simClient(t, sim, testKey, "").Deliver(context.Background(), nonBlocking("slow", "c-tp404", "no conversation"))
+		if out.State != StateCompleted || out.Reply != "Echo: no conversation" || out.Via != "task" {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("failed: at once, with the reason", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+		// (A wait that ran out would end with no state: the task said it.)
+		out := simClient(t, sim, testKey, "").Deliver(context.Background(), nonBlocking("broken", "c-tpf", "fail"))
+		if out.State != StateFailed || out.Reason != "No complete response received from chat service" || out.Via != "task" {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("a confirmation prompt: read from the conversation", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+		out := simClient(t, sim, testKey, "").Deliver(context.Background(), nonBlocking("asks", "c-tpa", "delete old"))
+		if out.State != StateInputRequired || !strings.Contains(out.Reply, "Delete 3 indices") {
+			t.Fatalf("%+v", out)
+		}
+	})
+	t.Run("recovery by task id, never sending", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+		k := simClient(t, sim, testKey, "")
+		o := nonBlocking("slow", "c-tpr", "revive")
+		var taskID string
+		ctx, cancel := context.WithCancel(context.Background())
+		o.OnEvent = func(e Event) {
+			if e.Kind == "task" {
+				taskID = e.TaskID
+				cancel() // the process dies right after it learned the task
+			}
+		}
+		k.Deliver(ctx, o)
+		if taskID == "" {
+			t.Fatal("no task")
+		}
+		r := nonBlocking("slow", "c-tpr", "revive")
+		r.Send, r.TaskID = false, taskID
+		out := k.Deliver(context.Background(), r)
+		if out.State != StateCompleted || out.Reply != "Echo: revive" || sim.Runs("c-tpr") != 1 {
+			t.Fatalf("%+v, %d runs", out, sim.Runs("c-tpr"))
+		}
+	})
+	t.Run("an interrupted round on Serverless", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) {
+			o.Version = agentbuildertest.VServerless
+			o.Faults.ProxyCutAfter = 100 * time.Millisecond
+		})
+		k := simClient(t, sim, testKey, "")
+		// A blocking send on a release that aborts it with its connection:
+		// the aborted round says what happened.
+		out := k.Deliver(context.Background(), deliverOpts("slow", "c-tpi", "cut me"))
+		if out.State != StateCanceled || !strings.Contains(out.Reason, "aborted") {
+			t.Fatalf("%+v", out)
+		}
+		// A failed run's reply says Error: …; its round says failed.
+		out = k.Deliver(context.Background(), deliverOpts("broken", "c-tpb", "break"))
+		if out.State != StateFailed || out.Reason != "No complete response received from chat service" {
+			t.Fatalf("%+v", out)
+		}
+	})
+}
