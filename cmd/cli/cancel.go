@@ -29,11 +29,14 @@ record ends as canceled, so no worker follows it any more. A task not sent
 yet (queued) is canceled locally only: the agent has nothing of it, and the
 task an unsent answer (send --task) answers is left alone.
 
-Kibana Agent Builder cannot stop a run: 9.2 to 9.5 offer no way to, and by
-our reading of Kibana's newest code (not checked against a release) its
-tasks/cancel answers "task not cancelable". The task is then canceled
-locally only (a task not sent yet is dropped, nothing sent), the run may go
-on, and fetch can still read its reply.
+Kibana Agent Builder cannot stop a run over A2A. 9.2 to 9.5 offer no way
+to. On 9.6 and Serverless a task sent blocking:false (the default there) is
+asked with tasks/cancel, which Kibana's newest code answers "task not
+cancelable": its Task Manager run goes on (read from Kibana's source, not
+checked against a release). The task is then canceled locally only (a task
+not sent yet is dropped, nothing sent), and fetch can still read its reply.
+A blocking send on 9.6 (non_blocking false) is the exception: closing its
+connection stops the run.
 
 A task id of a task started elsewhere needs the agent: a peer name as second
 argument, or --url.`,
@@ -110,6 +113,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),
 			hint: "a finished task cannot be canceled; `a2a-courier result " + rec.ContextID + "` shows it"}
 	}
+	stopped := false
 	switch {
 	case rec.State == store.Queued:
 		// Not sent: nothing of it is on the server. An answer (send --task)
@@ -127,6 +131,12 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if _, err := c.CancelTask(ctx, rec.TaskID); err != nil {
 			return cancelError(err)
 		}
+	case rec.Target.Kind != "a2a" && rec.Path == pathTask && rec.TaskID != "":
+		// A Task Manager run: ask, though Kibana 9.6 answers not
+		// cancelable (a release that can stop it answers canceled).
+		stopped = a.cancelKibanaTask(ctx, rec)
+	case rec.Target.Kind != "a2a" && releaseAborts(rec.Target):
+		a.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
 	case rec.Target.Kind != "a2a":
 		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
 	default:
@@ -157,13 +167,17 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 			return err
 		}
 	}
-	if rec.State == store.Canceled && rec.CanceledBy == "" && rec.MessageID == msgID {
+	if rec.State == store.Canceled && rec.MessageID == msgID && (rec.CanceledBy == "" || stopped) {
 		// The agent's canceled state reached the worker before the marker
-		// did: it was this cancel all the same.
+		// did: it was this cancel all the same. And a Kibana that stopped
+		// the run is said to have.
 		if h, err := st.Lock(rec.ContextID); err == nil {
 			if updated, err := h.Update(func(x *store.Record) error {
-				if x.State == store.Canceled && x.CanceledBy == "" && x.MessageID == msgID {
+				if x.State == store.Canceled && x.MessageID == msgID {
 					x.CanceledBy = "cancel"
+					if stopped {
+						x.Reason = "canceled on request; Kibana stopped the run"
+					}
 				}
 				return nil
 			}); err == nil {
@@ -173,6 +187,29 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		}
 	}
 	return a.reportCanceled(rec, st)
+}
+
+// cancelKibanaTask asks Kibana to cancel a Task Manager run and reports
+// whether it did. Kibana 9.6 cannot (not cancelable): the run goes on, and
+// the user is told so.
+func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
+	k, err := a.kibanaClient()
+	if err != nil {
+		a.printer().warn("Kibana was not asked to stop the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", err, rec.ContextID)
+		return false
+	}
+	task, err := k.CancelTask(ctx, rec.Agent, rec.TaskID)
+	switch {
+	case err == nil && task.State == "canceled":
+		return true
+	case rpcCodeOf(err) == -32002:
+		a.printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
+	case err != nil:
+		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", oneLineErr(err), rec.ContextID)
+	default:
+		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `a2a-courier fetch %s` can still read its reply", task.State, rec.ContextID)
+	}
+	return false
 }
 
 // reportCanceled prints the outcome of a cancel: a task now canceled is

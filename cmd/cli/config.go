@@ -80,8 +80,10 @@ type settings struct {
 	MaxWait      time.Duration
 	SendTimeout  time.Duration
 	WaitTimeout  time.Duration
-	// NonBlocking sends Kibana blocking:false (Kibana 9.6+ tasks).
-	NonBlocking bool
+	// NonBlocking overrides the send path the Kibana release decides
+	// (kibanapath.go): true sends blocking:false and follows the task,
+	// false a blocking send; nil lets the release decide.
+	NonBlocking *bool
 
 	// Sources maps a setting's name to where its value came from: "flag
 	// --space", "env KIBANA_SPACE_ID", "file (profile prod)", "default".
@@ -367,9 +369,10 @@ func (a *App) loadSettings() (*settings, error) {
 		if err != nil {
 			return nil, configErr("use true or false", "A2A_COURIER_NON_BLOCKING=%q is not a boolean", v)
 		}
-		s.NonBlocking, s.Sources["non_blocking"] = b, "env A2A_COURIER_NON_BLOCKING"
+		s.NonBlocking, s.Sources["non_blocking"] = &b, "env A2A_COURIER_NON_BLOCKING"
 	} else if prof.NonBlocking != nil {
-		s.NonBlocking, s.Sources["non_blocking"] = *prof.NonBlocking, fileSrc
+		b := *prof.NonBlocking
+		s.NonBlocking, s.Sources["non_blocking"] = &b, fileSrc
 	}
 	s.Sources["insecure"] = "default"
 	if v := a.p.getenv("A2A_COURIER_INSECURE"); v != "" {

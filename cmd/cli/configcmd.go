@@ -94,7 +94,7 @@ func (a *App) runConfigShow() error {
 		{"api_key", key},
 		{"ca_cert", s.CAFile},
 		{"insecure", strconv.FormatBool(s.Insecure)},
-		{"non_blocking", strconv.FormatBool(s.NonBlocking)},
+		{"non_blocking", nonBlockingText(s.NonBlocking)},
 		{"poll_interval", s.PollInterval.String()},
 		{"max_wait", s.MaxWait.String()},
 		{"send_timeout", s.SendTimeout.String()},

@@ -57,7 +57,7 @@ GET and PUT /__sim/faults read and replace the faults (JSON).`,
 	f := cmd.Flags()
 	f.StringVar(&opts.addr, "addr", "127.0.0.1:5601", "address to listen on")
 	f.StringVar(&opts.config, "config", "", "YAML file with version, agents, keys and faults (see docs/simulator.md)")
-	f.StringVar(&opts.version, "version", "", "Kibana version to imitate: 9.2 to 9.6 (default 9.5)")
+	f.StringVar(&opts.version, "version", "", "Kibana version to imitate: 9.2 to 9.6, or serverless (default 9.5)")
 	f.StringVar(&opts.dataFile, "data-file", "", "keep conversations and run counts in this file across restarts")
 	f.DurationVar(&opts.proxyCut, "proxy-cut-after", 0, "answer a run still going after this long with a proxy's 502 (the run goes on)")
 	f.DurationVar(&opts.idleClose, "idle-close-after", 0, "drop the connection of a run still going after this long (Kibana's idle timeout)")

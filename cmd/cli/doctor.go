@@ -90,12 +90,15 @@ func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
 	add(a.checkStateDir())
 
 	configured := checks[0].Status == checkPass
+	var kdoc *doctorKibanaDoc
 	if configured {
-		for _, c := range a.checkKibana(ctx, s, opts.timeout) {
+		var kchecks []check
+		kchecks, kdoc = a.checkKibana(ctx, s, opts.timeout)
+		for _, c := range kchecks {
 			add(c)
 		}
 	} else {
-		for _, n := range []string{"Kibana reachable", "TLS", "API key accepted", "privilege and space", "Agent Builder enabled", "agent cards"} {
+		for _, n := range []string{"Kibana reachable", "TLS", "API key accepted", "privilege and space", "Agent Builder enabled", "Kibana release", "agent cards"} {
 			add(check{Name: n, Status: checkSkip, Detail: "needs the configuration"})
 		}
 	}
@@ -115,7 +118,11 @@ func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
 	}
 	pr := a.printer()
 	if pr.json {
-		if err := pr.writeJSON(map[string]any{"ok": ok, "checks": checks}); err != nil {
+		doc := map[string]any{"ok": ok, "checks": checks}
+		if kdoc != nil {
+			doc["kibana"] = kdoc
+		}
+		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}
 		return exitWith(exit)
@@ -187,12 +194,16 @@ func (a *App) checkStateDir() check {
 	return c
 }
 
-func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duration) []check {
+// checkKibana checks Kibana step by step; the document it returns says
+// which release answers and the path sends take (nil when it could not
+// tell).
+func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duration) ([]check, *doctorKibanaDoc) {
 	reach := check{Name: "Kibana reachable"}
 	tls := check{Name: "TLS"}
 	auth := check{Name: "API key accepted"}
 	priv := check{Name: "privilege and space"}
 	enabled := check{Name: "Agent Builder enabled"}
+	release := check{Name: "Kibana release"}
 	cards := check{Name: "agent cards"}
 	skipRest := func(from ...*check) {
 		for _, c := range from {
@@ -201,13 +212,16 @@ func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duratio
 			}
 		}
 	}
-	out := func() []check { return []check{reach, tls, auth, priv, enabled, cards} }
+	var kdoc *doctorKibanaDoc
+	out := func() ([]check, *doctorKibanaDoc) {
+		return []check{reach, tls, auth, priv, enabled, release, cards}, kdoc
+	}
 
 	k, err := a.kibana(s)
 	if err != nil {
 		ce := classify(err)
 		reach.Status, reach.Detail, reach.Hint, reach.exit = checkFail, ce.message, ce.hint, ce.exit
-		skipRest(&tls, &auth, &priv, &enabled, &cards)
+		skipRest(&tls, &auth, &priv, &enabled, &release, &cards)
 		return out()
 	}
 	u, _ := url.Parse(s.URL)
@@ -230,7 +244,7 @@ func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duratio
 			reach.Status, reach.Detail = checkPass, "the host answers"
 			tls.Status, tls.Detail, tls.Hint, tls.exit = checkFail, ce.message, ce.hint, ce.exit
 		}
-		skipRest(&tls, &auth, &priv, &enabled, &cards)
+		skipRest(&tls, &auth, &priv, &enabled, &release, &cards)
 		return out()
 	}
 	if u.Scheme == "https" {
@@ -246,23 +260,23 @@ func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duratio
 	switch kind {
 	case client.KindAuth:
 		auth.Status, auth.Detail, auth.Hint, auth.exit = checkFail, ce.message, ce.hint, ce.exit
-		skipRest(&priv, &enabled, &cards)
+		skipRest(&priv, &enabled, &release, &cards)
 		return out()
 	case client.KindForbidden:
 		auth.Status, auth.Detail = checkPass, "the key is valid"
 		priv.Status, priv.Detail, priv.Hint, priv.exit = checkFail, ce.message, ce.hint, ce.exit
-		skipRest(&enabled, &cards)
+		skipRest(&enabled, &release, &cards)
 		return out()
 	case client.KindNotFound:
 		auth.Status, priv.Status = checkPass, checkPass
 		enabled.Status, enabled.Detail, enabled.exit = checkFail, ce.message, ExitNotFound
 		enabled.Hint = "Agent Builder is not enabled in this Kibana (9.2/9.3: Advanced Settings), or the URL is not Kibana's"
-		skipRest(&cards)
+		skipRest(&release, &cards)
 		return out()
 	}
 	if err != nil {
 		auth.Status, auth.Detail, auth.Hint, auth.exit = checkFail, ce.message, ce.hint, ce.exit
-		skipRest(&priv, &enabled, &cards)
+		skipRest(&priv, &enabled, &release, &cards)
 		return out()
 	}
 	space := s.Space
@@ -275,6 +289,7 @@ func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duratio
 	if len(agents) == 0 {
 		enabled.Status, enabled.Hint = checkWarn, "no agents in this space: check KIBANA_SPACE_ID"
 	}
+	release, kdoc = a.checkRelease(ctx, s, k)
 	cards.Status = checkPass
 	var notes []string
 	for i, ag := range agents {
@@ -303,6 +318,37 @@ func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duratio
 		cards.Detail = strings.Join(notes, "; ")
 	}
 	return out()
+}
+
+// checkRelease reads Kibana's status afresh (refreshing the cached answer
+// sends use) and says which path a send will take.
+func (a *App) checkRelease(ctx context.Context, s *settings, k *client.Kibana) (check, *doctorKibanaDoc) {
+	c := check{Name: "Kibana release"}
+	info, known := a.kibanaServer(ctx, s, k, true)
+	p := decideKibanaPath(info, known, s.NonBlocking, s.Sources["non_blocking"], false)
+	doc := &doctorKibanaDoc{Path: p.Name, Why: p.Why}
+	if known {
+		doc.Version, doc.BuildFlavor = info.Number, info.Flavor
+	}
+	c.Status, c.Detail = checkPass, fmt.Sprintf("Kibana %s, %s path: %s", info.String(), p.Name, p.Why)
+	if !known {
+		c.Status, c.Detail = checkWarn, "unknown (GET /api/status could not be read): "+p.Why
+		c.Hint = "any authenticated key may read /api/status; a proxy may block it. Nothing is lost: blocking:false is safe on every release"
+	}
+	if aborts, placed := info.AbortsOnDisconnect(); known && placed && aborts && !p.NonBlocking {
+		c.Status = checkWarn
+		c.Hint = "unset non_blocking (or set it to true) unless this Kibana's Task Manager runs cannot be read back"
+	}
+	return c, doc
+}
+
+// doctorKibanaDoc is the "kibana" object of doctor --json: the release and
+// the path a send takes.
+type doctorKibanaDoc struct {
+	Version     string `json:"version,omitempty"`
+	BuildFlavor string `json:"build_flavor,omitempty"`
+	Path        string `json:"path,omitempty"`
+	Why         string `json:"why"`
 }
 
 func isLoopback(host string) bool {

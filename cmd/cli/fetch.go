@@ -463,6 +463,13 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		return err
 	}
 
+	if !found && local != nil && local.Path == pathTask && local.TaskID != "" && local.State != store.Queued {
+		// Kibana 9.6's task is the authority on a Task Manager run: it
+		// alone sees a failure, which the conversation never shows.
+		if res, terr := k.GetTask(ctx, local.Agent, local.TaskID); terr == nil {
+			out, found = client.TaskOutcome(res, local.TaskID)
+		}
+	}
 	rec := local
 	if rec == nil {
 		// Its start is unknown until the conversation says: created_at is
@@ -483,6 +490,14 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 			shown.State = store.Working
 		}
 		shown.Reason = "the server has no reply stored for this context yet: the run may still be going, it may have failed (failed runs are not stored), or the contextId may be wrong"
+		if err == nil {
+			// Kibana 9.6 keeps the message from its receipt: the
+			// conversation exists, and the id is right.
+			shown.Reason = "Kibana has the message (its conversation exists) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 stores no failed run in the conversation)"
+			if rec.TaskID != "" {
+				shown.Reason += "; the task, " + rec.TaskID + ", is followed where it was sent (a2a-courier result " + rec.ContextID + ")"
+			}
+		}
 		if local == nil {
 			shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
 		}
@@ -502,7 +517,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	result := *rec
 	result.State = store.State(out.State)
 	result.Reply = out.Reply
-	result.Reason = ""
+	result.Reason = out.Reason
 	// Times come from the server's document, not from this fetch.
 	result.FinishedAt = nil
 	if t, err := time.Parse(time.RFC3339Nano, conv.UpdatedAt()); err == nil {
@@ -514,7 +529,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 			result.CreatedAt = t.UTC()
 		}
 	}
-	a.writeFetched(st, local, result.State, out.Reply, "", "")
+	a.writeFetched(st, local, result.State, out.Reply, out.Reason, "")
 	return a.reportRecord(&result, opts.maxChars, st)
 }
 

@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // defaultHistoryLimit keeps a plain `history` short: every line printed is
@@ -25,8 +27,12 @@ func newHistoryCmd(app *App) *cobra.Command {
 		Use:   "history",
 		Short: "List past conversations, newest first: id, title, agent, time",
 		Long: `List your past conversations in the configured Kibana space, newest first
-(by last update): id, title, agent and updated time. Nothing of their
-content is printed; ` + "`a2a-courier show <id>`" + ` prints a conversation's reply.
+(by last update): id, title, agent and updated time. Kibana 9.6 and later
+order the list itself; for 9.2 to 9.5 it is sorted here, by updated_at or,
+for a conversation this machine continued, by when its last reply was
+recorded (9.2 and 9.3 do not move updated_at on follow-up rounds). Nothing
+of their content is printed; ` + "`a2a-courier show <id>`" + ` prints a
+conversation's reply.
 
 --limit (default 20) bounds the list; --limit 0 lists all that the server
 lists: Kibana 9.2 to 9.5 return at most 1000 conversations, in no order (they
@@ -88,7 +94,7 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	list, err := k.ListConversations(ctx, client.ListConversationsOptions{AgentID: opts.agent, Limit: opts.limit})
+	list, err := k.ListConversations(ctx, client.ListConversationsOptions{AgentID: opts.agent, Limit: opts.limit, LastActivity: a.localLastReply()})
 	if err != nil {
 		return err
 	}
@@ -128,6 +134,28 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 		pr.info("%d of %d conversations, newest first; --limit 0 lists all", len(list.Conversations), list.Total)
 	}
 	return nil
+}
+
+// localLastReply says when this machine recorded the last reply of an A2A
+// conversation (a2a-<contextId>), from its task record: Kibana 9.2 and 9.3
+// never move updated_at forward on follow-up rounds, so a conversation
+// continued here would otherwise sort by its first round.
+func (a *App) localLastReply() func(id string) (time.Time, bool) {
+	st, err := a.openStore()
+	if err != nil {
+		return nil
+	}
+	return func(id string) (time.Time, bool) {
+		ctxID, ok := strings.CutPrefix(id, "a2a-")
+		if !ok || store.CheckContextID(ctxID) != nil {
+			return time.Time{}, false
+		}
+		rec, err := st.Load(ctxID)
+		if err != nil || rec.Target.Kind != "kibana" || rec.FinishedAt == nil || rec.State != store.Completed && rec.State != store.InputRequired {
+			return time.Time{}, false
+		}
+		return *rec.FinishedAt, true
+	}
 }
 
 // shortTime renders an RFC 3339 time for a person, in UTC to the minute.

@@ -13,12 +13,32 @@ import (
 
 func on() *bool { b := true; return &b }
 
+// TestKibana96Streaming: a card that says streaming is streamed on the
+// blocking path only (9.2 to 9.5, or non_blocking false); 9.6 and
+// Serverless send blocking:false without a stream, since a stream, even
+// sent blocking:false, dies with its connection there.
 func TestKibana96Streaming(t *testing.T) {
 	t.Parallel()
+	t.Run("9.6 default: no stream, the task path", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96; o.Streaming = on() })
+		h := newHarness(t, sim)
+		r := h.run("send", "audit-agent", "thirty days", "--poll-interval", "100ms", "--json")
+		r.expect(t, ExitOK)
+		d := decodeTask(t, r.stdout)
+		if *d.Reply != "Report for thirty days: 14 escalations." || sim.Runs(d.ContextID) != 1 || d.Path != pathTask || d.TaskID == "" {
+			t.Fatalf("%+v", d)
+		}
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		if rec, _ := st.Load(d.ContextID); rec.Target.Streaming || !rec.Target.NonBlocking {
+			t.Errorf("streaming %v, non-blocking %v", rec.Target.Streaming, rec.Target.NonBlocking)
+		}
+	})
 	t.Run("streamed reply", func(t *testing.T) {
 		t.Parallel()
 		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96; o.Streaming = on() })
 		h := newHarness(t, sim)
+		h.env["A2A_COURIER_NON_BLOCKING"] = "false"
 		r := h.run("send", "audit-agent", "thirty days", "--json")
 		r.expect(t, ExitOK)
 		d := decodeTask(t, r.stdout)
@@ -30,14 +50,17 @@ func TestKibana96Streaming(t *testing.T) {
 			t.Errorf("via %q, streaming %v", rec.Via, rec.Target.Streaming)
 		}
 	})
-	t.Run("stream cut by a proxy", func(t *testing.T) {
+	t.Run("stream cut by a proxy, on a Kibana that does not abort", func(t *testing.T) {
 		t.Parallel()
+		off := false
 		sim := startSim(t, func(o *agentbuildertest.Options) {
 			o.Version = agentbuildertest.V96
 			o.Streaming = on()
+			o.AbortOnDisconnect = &off // the OAuth line of Kibana's code has no abort wiring
 			o.Faults.ProxyCutAfter = 300 * time.Millisecond
 		})
 		h := newHarness(t, sim)
+		h.env["A2A_COURIER_NON_BLOCKING"] = "false"
 		r := h.run("send", "audit-agent", "cut me", "--poll-interval", "100ms", "--json")
 		r.expect(t, ExitOK)
 		d := decodeTask(t, r.stdout)
@@ -49,6 +72,7 @@ func TestKibana96Streaming(t *testing.T) {
 		t.Parallel()
 		sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96; o.Streaming = on() })
 		h := newHarness(t, sim)
+		h.env["A2A_COURIER_NON_BLOCKING"] = "false"
 		r := h.run("send", "elastic-ai-agent", "plain", "--no-stream", "--json")
 		r.expect(t, ExitOK)
 		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -107,28 +131,44 @@ func TestCancelOnAgentBuilder(t *testing.T) {
 	}
 }
 
-// TestKibana96StreamCutAbortsRun plays the unverified worst case of 9.6: a
-// proxy cuts the stream and Kibana aborts the run with the request. The
-// reply is lost on the server; the client must say so honestly (never
-// completed, never a second send).
+// TestKibana96StreamCutAbortsRun: with non_blocking false on 9.6, a stream
+// a proxy cuts takes its run with it (Kibana aborts the run with the
+// request) and nothing is stored. The client must say so honestly (never
+// completed, never a second send). On Serverless, whose rounds keep
+// interrupted runs, the aborted round says it at once.
 func TestKibana96StreamCutAbortsRun(t *testing.T) {
 	t.Parallel()
-	sim := startSim(t, func(o *agentbuildertest.Options) {
-		o.Version = agentbuildertest.V96
-		o.Streaming = on()
-		o.AbortOnDisconnect = on()
-		o.Faults.ProxyCutAfter = 300 * time.Millisecond
-	})
-	h := newHarness(t, sim)
-	h.env["A2A_COURIER_MAX_WAIT"] = "3s"
-	r := h.run("send", "audit-agent", "cut and aborted", "--poll-interval", "100ms", "--timeout", "20s", "--json")
-	d := decodeTask(t, r.stdout)
-	r.expect(t, ExitStillRunning)
-	if d.State != "expired" || d.Reply != nil && *d.Reply != "" || !strings.Contains(d.Reason, "maximum wait") {
-		t.Fatalf("an aborted run reported as %q (%q)", d.State, d.Reason)
-	}
-	if sim.Runs(d.ContextID) != 1 {
-		t.Fatalf("%d runs, want 1", sim.Runs(d.ContextID))
+	for _, v := range []agentbuildertest.Version{agentbuildertest.V96, agentbuildertest.VServerless} {
+		t.Run(string(v), func(t *testing.T) {
+			t.Parallel()
+			sim := startSim(t, func(o *agentbuildertest.Options) {
+				o.Version = v
+				o.Streaming = on()
+				o.Faults.ProxyCutAfter = 300 * time.Millisecond
+			})
+			h := newHarness(t, sim)
+			h.env["A2A_COURIER_MAX_WAIT"] = "3s"
+			h.env["A2A_COURIER_NON_BLOCKING"] = "false"
+			r := h.run("send", "audit-agent", "cut and aborted", "--poll-interval", "100ms", "--timeout", "20s", "--json")
+			d := decodeTask(t, r.stdout)
+			if sim.Runs(d.ContextID) != 1 {
+				t.Fatalf("%d runs, want 1", sim.Runs(d.ContextID))
+			}
+			if d.Path != pathStream || d.Reply != nil && *d.Reply != "" {
+				t.Fatalf("%+v", d)
+			}
+			if v == agentbuildertest.VServerless {
+				r.expect(t, ExitTaskFailed)
+				if d.State != "canceled" || !strings.Contains(d.Reason, "Kibana aborted the run") {
+					t.Fatalf("an aborted run reported as %q (%q)", d.State, d.Reason)
+				}
+				return
+			}
+			r.expect(t, ExitStillRunning)
+			if d.State != "expired" || !strings.Contains(d.Reason, "most likely ended without a reply") {
+				t.Fatalf("an aborted run reported as %q (%q)", d.State, d.Reason)
+			}
+		})
 	}
 }
 

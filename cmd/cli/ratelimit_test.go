@@ -55,6 +55,11 @@ func TestSendRetriesRateLimitedSend(t *testing.T) {
 				}
 			})
 			h := newHarness(t, sim)
+			if tc.stream {
+				// A stream is only sent on the blocking path, which 9.6
+				// takes when non_blocking is false.
+				h.env["A2A_COURIER_NON_BLOCKING"] = "false"
+			}
 			start := time.Now()
 			r := h.run("send", "elastic-ai-agent", "how busy are you?", "--json")
 			r.expect(t, ExitOK)

@@ -237,6 +237,12 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 		Message: text, MessageSHA256: client.HashText(text), MessageSize: len(text),
 		PollInterval: store.Duration(poll), MaxWait: store.Duration(maxWait),
 	}
+	if tg.Path != nil && !tg.Path.NonBlocking {
+		// A blocking:false send's path is what the server makes of it: a
+		// task (9.6, Serverless), or the reply at the end (9.2 to 9.5
+		// ignore it); the runner records which.
+		rec.Path = tg.Path.Name
+	}
 	if err := a.placeInContext(ctx, tg, rec, opts); err != nil {
 		return err
 	}

@@ -77,6 +77,8 @@ type target struct {
 	Card   client.Card
 	Cred   client.Secret
 	Store  store.Target
+	// Path is how a send reaches a Kibana agent (nil for other agents).
+	Path *kibanaPath
 }
 
 // Identity is the fingerprint under which the target's tasks are worked.
@@ -133,16 +135,31 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	if err != nil {
 		return nil, err
 	}
-	// The card says whether the agent streams (Kibana 9.6+), and proves the
-	// agent exists before any task is recorded. Kibana says a card may be
-	// reused for an hour: sends reuse it, get-card always asks.
+	// The card says whether the agent streams, and proves the agent exists
+	// before any task is recorded. Kibana says a card may be reused for an
+	// hour: sends reuse it, get-card always asks. The release decides the
+	// path (kibanapath.go); it is read beside the card, and kept as well.
+	type serverAnswer struct {
+		info  client.ServerInfo
+		known bool
+	}
+	server := make(chan serverAnswer, 1)
+	go func() {
+		info, known := a.kibanaServer(ctx, s, k, af.freshCard)
+		server <- serverAnswer{info, known}
+	}()
 	card, err := a.kibanaCard(ctx, s, k, name, af.freshCard)
+	sv := <-server
 	if err != nil {
 		return nil, err
 	}
-	return &target{Name: name, Kind: "kibana", S: s, Cred: s.APIKey, Card: card,
-		Store: store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
-			Streaming: card.Get("capabilities.streaming").Bool() && !af.noStream, NonBlocking: s.NonBlocking}}, nil
+	path := decideKibanaPath(sv.info, sv.known, s.NonBlocking, s.Sources["non_blocking"], card.Get("capabilities.streaming").Bool() && !af.noStream)
+	st := store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
+		Streaming: path.Stream, NonBlocking: path.NonBlocking}
+	if sv.known {
+		st.KibanaVersion, st.KibanaFlavor = sv.info.Number, sv.info.Flavor
+	}
+	return &target{Name: name, Kind: "kibana", S: s, Cred: s.APIKey, Card: card, Path: &path, Store: st}, nil
 }
 
 // cardCacheKey names a cached Kibana card: per origin, credential, space

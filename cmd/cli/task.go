@@ -253,7 +253,12 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	onEvent := func(e client.Event) {
 		switch e.Kind {
 		case "task":
-			update(func(x *store.Record) { x.TaskID = e.TaskID })
+			update(func(x *store.Record) {
+				x.TaskID = e.TaskID
+				if x.Target.Kind == "kibana" && !x.Target.Streaming {
+					x.Path = pathTask // the server answered blocking:false with its task
+				}
+			})
 		case "written":
 			mu.Lock()
 			if !written {
@@ -365,6 +370,11 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			if out.TaskID != "" {
 				x.TaskID = out.TaskID
 			}
+			if x.Target.Kind == "kibana" && x.Path == "" {
+				// blocking:false answered without a task: a release
+				// that ignores it (9.2 to 9.5), the blocking path.
+				x.Path = pathBlocking
+			}
 		})
 		r.logf("%s: %s (via %s)", id, out.State, out.Via)
 		if err != nil {
@@ -420,7 +430,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	case dctx.Err() != nil:
 		update(func(x *store.Record) {
 			finish(x, r.now(), store.Expired)
-			x.Reason = fmt.Sprintf("no reply within the maximum wait (%s); the server may still finish: look again with fetch", time.Duration(x.MaxWait))
+			x.Reason = expiredReason(x)
 			if out.Err != nil {
 				x.LastError = errorInfo(out.Err)
 			}
@@ -480,11 +490,36 @@ func markCanceled(x *store.Record, now time.Time) {
 	switch {
 	case !sent:
 		x.Reason = "canceled on request, before it was sent: nothing ran"
-	case x.Target.Kind != "a2a":
-		x.Reason = "canceled on request; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
-	default:
+	case x.Target.Kind == "a2a":
 		x.Reason = "canceled on request"
+	case x.Path == pathTask:
+		x.Reason = "canceled on request; Kibana cannot stop a Task Manager run over A2A (its tasks/cancel answers not cancelable), so it may still finish and `fetch` can read its reply"
+	case releaseAborts(x.Target):
+		x.Reason = "canceled on request; its connection was closed, and this Kibana release stops a blocking run when its connection ends: no reply will be stored"
+	default:
+		x.Reason = "canceled on request; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
 	}
+}
+
+// releaseAborts reports whether a Kibana task was sent to a release that
+// aborts a blocking send or stream when its connection ends (9.6,
+// Serverless), as far as its status said.
+func releaseAborts(t store.Target) bool {
+	aborts, known := client.ServerInfo{Number: t.KibanaVersion, Flavor: t.KibanaFlavor}.AbortsOnDisconnect()
+	return t.Kind == "kibana" && known && aborts
+}
+
+// expiredReason says what a task that had no outcome within its maximum
+// wait may still come to, as the release it was sent to behaves.
+func expiredReason(x *store.Record) string {
+	base := fmt.Sprintf("no reply within the maximum wait (%s)", time.Duration(x.MaxWait))
+	switch {
+	case x.Target.Kind == "a2a" || x.Path == pathTask:
+		return base + "; the server may still finish: look again with fetch"
+	case releaseAborts(x.Target):
+		return base + "; this Kibana release stops a blocking run when its connection ends (non_blocking is false), so the run most likely ended without a reply: send again to ask again"
+	}
+	return base + "; the server may still finish (look again with fetch), or the run failed: Kibana 9.2 to 9.5 store no failed run"
 }
 
 func finish(x *store.Record, now time.Time, st store.State) {
@@ -592,6 +627,11 @@ type taskDoc struct {
 	Answer         string    `json:"answer,omitempty"`
 	LastError      *errorDoc `json:"last_error,omitempty"`
 	TaskID         string    `json:"task_id,omitempty"`
+	// Path is how a Kibana send went (task, blocking, stream), and
+	// KibanaVersion and KibanaFlavor the release that decided it.
+	Path          string `json:"path,omitempty"`
+	KibanaVersion string `json:"kibana_version,omitempty"`
+	KibanaFlavor  string `json:"kibana_build_flavor,omitempty"`
 	// Note says how fetch chose the task when it had to choose.
 	Note           string     `json:"note,omitempty"`
 	ConversationID string     `json:"conversation_id,omitempty"`
@@ -723,6 +763,7 @@ func recordDoc(rec *store.Record) taskDoc {
 		d.Answer = answerCommand(rec, true)
 	}
 	d.TaskID = rec.TaskID
+	d.Path, d.KibanaVersion, d.KibanaFlavor = rec.Path, rec.Target.KibanaVersion, rec.Target.KibanaFlavor
 	if rec.LastError != nil && !rec.State.Terminal() {
 		d.LastError = &errorDoc{Code: rec.LastError.Kind, Message: rec.LastError.Message, RetryAfterSeconds: rec.LastError.RetryAfterSeconds}
 	}
@@ -776,6 +817,8 @@ func recordError(rec *store.Record) *cliError {
 		case rec.SentAt == nil && rec.MessageID != "":
 			// (A task canceled by its id alone has no record of its send.)
 			ce.hint = "nothing was sent, so nothing ran; sending again is safe"
+		case rec.Target.Kind != "a2a" && rec.Path != pathTask && releaseAborts(rec.Target):
+			ce.hint = "the run stopped with its connection; sending again starts a new run"
 		case rec.Target.Kind != "a2a":
 			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"
 		default:
@@ -908,6 +951,11 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 	case code == ExitStillRunning && rec.State == store.Expired:
 		pr.info("no reply within the maximum wait; nothing is lost and the server may still finish (context %s).", rec.ContextID)
 		pr.info("look again later: %s", resumeCommand(rec))
+	case code == ExitStillRunning && rec.Path != pathTask && releaseAborts(rec.Target) && rec.SentAt != nil:
+		// non_blocking false on a release that aborts: the connection that
+		// held the run is gone.
+		pr.warn("%s has not answered, and its connection ended: this Kibana release stops a blocking run when that happens (non_blocking is false), so the reply will most likely never come (context %s).", rec.Agent, rec.ContextID)
+		pr.info("a background worker still reads the conversation: %s", doc.Resume)
 	case code == ExitStillRunning:
 		pr.info("still running: %s has not answered yet (context %s, state %s). Nothing is lost.", rec.Agent, rec.ContextID, rec.State)
 		if rec.LastError != nil {
