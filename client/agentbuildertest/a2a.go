@@ -320,6 +320,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			s.mu.Lock()
 			s.active--
 			rn.status = execAborted
+			s.endedAt[contextID] = s.now()
 			if s.runCtx.Err() == nil {
 				s.storeInterruptedLocked(space, convID, agent, key, input, started, map[string]any{"type": "aborted"})
 			}
@@ -332,6 +333,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		if fail != "" {
 			s.mu.Lock()
 			s.active--
+			s.endedAt[contextID] = s.now()
 			s.endRunLocked(rn, execFailed, fail, "")
 			s.storeInterruptedLocked(space, convID, agent, key, input, started,
 				map[string]any{"type": "failed", "error": map[string]any{"code": "internalError", "message": fail}})
@@ -371,6 +373,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		c.Rounds = append(c.Rounds, round)
 		c.version++
 		s.completedAt[contextID] = s.now()
+		s.endedAt[contextID] = s.now()
 		s.active--
 		s.endRunLocked(rn, execCompleted, reply, prompt)
 		s.saveLocked()

@@ -42,6 +42,7 @@ type Sim struct {
 	conversations map[string]*conversation // key: space + "\x00" + id
 	runs          map[string]int           // contextId → runs started
 	completedAt   map[string]time.Time     // contextId → last round stored
+	endedAt       map[string]time.Time     // contextId → last run ended, however
 	active        int
 	totalRuns     int
 	requests      map[string]int  // route → requests that reached it
@@ -81,6 +82,7 @@ func New(opts Options) *Sim {
 		conversations: map[string]*conversation{},
 		runs:          map[string]int{},
 		completedAt:   map[string]time.Time{},
+		endedAt:       map[string]time.Time{},
 		tasks:         map[string]*run{},
 		requests:      map[string]int{},
 	}
@@ -173,6 +175,15 @@ func (s *Sim) CompletedAt(contextID string) (time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	t, ok := s.completedAt[contextID]
+	return t, ok
+}
+
+// EndedAt returns when the last run of a contextId ended, completed,
+// failed or aborted.
+func (s *Sim) EndedAt(contextID string) (time.Time, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t, ok := s.endedAt[contextID]
 	return t, ok
 }
 
@@ -844,6 +855,9 @@ func (s *Sim) serveAdmin(w http.ResponseWriter, r *http.Request) {
 			resp["runs"] = s.runs[ctx]
 			if t, ok := s.completedAt[ctx]; ok {
 				resp["completed_at"] = t.UTC().Format(time.RFC3339Nano)
+			}
+			if t, ok := s.endedAt[ctx]; ok {
+				resp["ended_at"] = t.UTC().Format(time.RFC3339Nano)
 			}
 		} else {
 			runs := map[string]int{}

@@ -465,3 +465,27 @@ func TestHistoryOrderOnStaleUpdatedAt(t *testing.T) {
 		t.Fatalf("order %+v", doc.Conversations)
 	}
 }
+
+// TestShowInterruptedRound: on Serverless a failed run is a round with an
+// empty response and an interruption; show says it failed, never prints an
+// empty reply as an answer.
+func TestShowInterruptedRound(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.VServerless })
+	h := newHarness(t, sim)
+	ctxID := decodeTask(t, h.run("send", "elastic-ai-agent", "works", "--json").stdout).ContextID
+	r := h.run("send", "flaky-agent", "breaks", "--context", ctxID, "--json")
+	r.expect(t, ExitTaskFailed)
+	r = h.run("show", ctxID)
+	r.expect(t, ExitTaskFailed)
+	if r.stdout != "" || !strings.Contains(r.stderr, "round 2 of conversation a2a-"+ctxID+" failed: No complete response") {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	r = h.run("show", ctxID, "--all-rounds", "--json")
+	r.expect(t, ExitTaskFailed)
+	var doc showAllDoc
+	json.Unmarshal([]byte(r.stdout), &doc)
+	if len(doc.Rounds) != 2 || doc.Rounds[0].Reply == nil || doc.Rounds[1].Reply != nil || doc.Rounds[1].Interruption != "failed" {
+		t.Errorf("%s", r.stdout)
+	}
+}

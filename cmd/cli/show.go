@@ -111,6 +111,10 @@ type showRoundDoc struct {
 	ReplyChars     int     `json:"reply_chars,omitempty"`
 	ReplyFile      string  `json:"reply_file,omitempty"`
 	Status         string  `json:"status,omitempty"`
+	// Interruption is "failed" or "aborted" for a run that did not
+	// complete (Kibana's newest rounds), with its reason.
+	Interruption       string `json:"interruption,omitempty"`
+	InterruptionReason string `json:"interruption_reason,omitempty"`
 }
 
 func (a *App) runShow(ctx context.Context, opts *showOptions) error {
@@ -235,6 +239,11 @@ const (
 // 9.2 and 9.3 store only finished rounds, without a status; later versions
 // add in_progress and awaiting_prompt, and newer ones record failed runs.
 func roundState(r client.Round) string {
+	if r.Interruption != "" {
+		// Kibana's newest rounds keep a failed or aborted run as a round
+		// with status completed and an empty response.
+		return roundFailed
+	}
 	switch r.Status {
 	case "in_progress":
 		return roundRunning
@@ -257,6 +266,18 @@ func roundReply(r client.Round, state string) string {
 		return r.Prompt
 	}
 	return r.Response
+}
+
+// roundFailure says how a failed round ended: "failed: <reason>", "was
+// aborted", or "failed (status <s>)".
+func roundFailure(r client.Round) string {
+	switch r.Interruption {
+	case "aborted":
+		return "was aborted"
+	case "":
+		return "failed (status " + r.Status + ")"
+	}
+	return "failed: " + nonEmptyStr(r.InterruptionReason, "no reason given")
 }
 
 func roundExit(state string) int {
@@ -316,7 +337,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	switch state {
 	case roundFailed:
 		return &cliError{exit: ExitTaskFailed, code: "round_failed",
-			message: fmt.Sprintf("round %d of conversation %s failed (status %s) and holds no reply", number, convID, r.Status),
+			message: fmt.Sprintf("round %d of conversation %s %s and holds no reply", number, convID, roundFailure(r)),
 			hint:    "a failed run keeps no reply; sending the message again starts a new run"}
 	case roundNoReply:
 		return &cliError{exit: ExitUnexpected, code: "no_reply",
@@ -373,14 +394,15 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 	pr := a.printer()
 	doc := showAllDoc{ConversationID: convID, Rounds: []showRoundDoc{}}
 	var cutErr error
-	var states []string
+	var states, failures []string
 	lastState := ""
 	n := conv.EachRound(func(r client.Round) bool {
 		number := r.Index + 1
-		rd := showRoundDoc{Round: number, Status: r.Status}
+		rd := showRoundDoc{Round: number, Status: r.Status, Interruption: r.Interruption, InterruptionReason: r.InterruptionReason}
 		state := roundState(r)
 		lastState = state
 		states = append(states, state)
+		failures = append(failures, roundFailure(r))
 		var err error
 		var file string
 		var total int
@@ -432,7 +454,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 		case roundRunning:
 			pr.payload(fmt.Sprintf("[round %d of %d: no reply yet, still in progress]", rd.Round, n))
 		case roundFailed:
-			pr.payload(fmt.Sprintf("[round %d of %d: no reply, the run failed (status %s)]", rd.Round, n, rd.Status))
+			pr.payload(fmt.Sprintf("[round %d of %d: no reply, the run %s]", rd.Round, n, failures[i]))
 		default:
 			pr.payload(fmt.Sprintf("[round %d of %d: no reply stored (status %s)]", rd.Round, n, nonEmptyStr(rd.Status, "none")))
 		}

@@ -22,7 +22,10 @@
 //     holding the reply, with the connection alive and with a proxy cutting
 //     it, at the default poll interval and at 1 s;
 //  5. show: show on large conversations beside curl downloading the same
-//     document.
+//     document;
+//  6. releases: per Kibana release (9.5, 9.6, serverless), with a proxy
+//     cutting every long call, the time from a run's end to its reply in
+//     the record, and from a run's failure to the record saying failed.
 //
 // Figures are medians over -n runs on a shared machine: compare them with
 // each other within one run, not across machines.
@@ -85,6 +88,7 @@ var sections = []section{
 	{"footprint", benchFootprint},
 	{"recovery", benchRecovery},
 	{"show", benchShow},
+	{"releases", benchReleases},
 }
 
 func sectionNames() []string {
@@ -242,6 +246,24 @@ func (s *sim) completedAt(ctxID string) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	t, err := time.Parse(time.RFC3339Nano, doc.CompletedAt)
+	return t, err == nil
+}
+
+// endedAt asks the simulator when the last run of a contextId ended,
+// completed, failed or aborted.
+func (s *sim) endedAt(ctxID string) (time.Time, bool) {
+	resp, err := http.Get(s.url + "/__sim/runs?context_id=" + ctxID)
+	if err != nil {
+		return time.Time{}, false
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		EndedAt string `json:"ended_at"`
+	}
+	if json.NewDecoder(resp.Body).Decode(&doc) != nil || doc.EndedAt == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, doc.EndedAt)
 	return t, err == nil
 }
 
@@ -694,6 +716,7 @@ func (rw *recordWatcher) close() {
 type record struct {
 	State     string    `json:"state"`
 	UpdatedAt time.Time `json:"updated_at"`
+	Path      string    `json:"path"`
 }
 
 func tryReadRecord(path string) (record, bool) {
@@ -719,6 +742,76 @@ func isFinal(state string) bool {
 		return true
 	}
 	return false
+}
+
+// --- 6. releases ---
+
+// benchReleases runs tasks through a proxy that cuts every call after
+// -cut-after, at the default poll interval, against the simulator as each
+// Kibana release behaves: 9.5 keeps running a cut blocking send (read back
+// from the conversation), 9.6 and Serverless abort it, so a2a-courier sends
+// blocking:false there and follows the task. Run times are spread over one
+// poll interval after the cut, so the samples cover the reads' every phase.
+func benchReleases(b *bench) {
+	n := *runs
+	const poll = 20 * time.Second
+	fmt.Printf("## 6. Kibana releases: a proxy cuts every call after %s\n\n", *cutAfter)
+	fmt.Printf("`send-async` of %d tasks at once per row, default poll interval (%s); run times spread evenly over one "+
+		"poll interval after the cut. *Reply* is from the simulator storing the round to the task record's final write; "+
+		"*failure* is from the simulator ending a failing run to the record saying `failed` (what `result` then exits 6 "+
+		"with). 9.5 stores no failed run and has no task to ask: a failure after a cut is not visible there, and the "+
+		"task expires after `--max-wait` (the record's reason says the run may have failed).\n\n", n, poll)
+	fmt.Printf("| release | path | reply (median) | reply p90 | reply max | failure (median) | failure p90 | failure max |\n|---|---|---|---|---|---|---|---|\n")
+	for _, v := range []string{"9.5", "9.6", "serverless"} {
+		var cfg strings.Builder
+		fmt.Fprintf(&cfg, "version: %q\nkeys:\n  - {api_key: %s, username: bench}\nfaults:\n  proxy_cut_after: %s\nagents:\n", v, apiKey, *cutAfter)
+		for i := 0; i < n; i++ {
+			run := *cutAfter + time.Duration(float64(poll)*(float64(i)+0.5)/float64(n))
+			fmt.Fprintf(&cfg, "  - {id: ok-%02d, name: OK, run_time: %s, reply: \"reply after the cut\"}\n", i, run)
+			fmt.Fprintf(&cfg, "  - {id: bad-%02d, name: Bad, run_time: %s, fail: \"model provider timed out\"}\n", i, run)
+		}
+		s := b.startSim("sim-release-"+v, cfg.String())
+		measure := func(prefix string, final string) ([]time.Duration, string) {
+			state := filepath.Join(b.dir, "state-release-"+v+"-"+prefix)
+			w := newRecordWatcher(state)
+			var ids []string
+			for i := 0; i < n; i++ {
+				ids = append(ids, b.timed(s, state, "send-async", fmt.Sprintf("%s-%02d", prefix, i), fmt.Sprintf("release %d", i),
+					"--poll-interval", poll.String(), "--max-wait", (2*poll).String()).stdout)
+			}
+			for _, id := range ids {
+				w.wait(id, 3*poll+time.Minute)
+			}
+			w.close()
+			stopWorkers(state)
+			var d []time.Duration
+			path := ""
+			for _, id := range ids {
+				rec := readRecord(state, id)
+				if rec.State != final {
+					return nil, rec.Path // 9.5: the failure is not visible
+				}
+				end, ok := s.endedAt(id)
+				if !ok {
+					check(fmt.Errorf("the simulator has no end for %s", id))
+				}
+				d = append(d, rec.UpdatedAt.Sub(end))
+				path = rec.Path
+			}
+			return d, path
+		}
+		reply, path := measure("ok", "completed")
+		failure, _ := measure("bad", "failed")
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s |", v, path, ms(median(reply)), ms(pct(reply, 90)), ms(pct(reply, 100)))
+		if failure == nil {
+			row += " not visible: expired after --max-wait | | |"
+		} else {
+			row += fmt.Sprintf(" %s | %s | %s |", ms(median(failure)), ms(pct(failure, 90)), ms(pct(failure, 100)))
+		}
+		fmt.Println(row)
+		s.stop()
+	}
+	fmt.Println()
 }
 
 // --- 5. show ---
