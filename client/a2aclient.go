@@ -578,6 +578,9 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		if err != nil {
 			return classifyBodyError(op, resp.StatusCode, err)
 		}
+		if nestsTooDeep(unsafeString(data)) {
+			return tooDeepError(op, resp.StatusCode)
+		}
 		if !gjson.ValidBytes(data) {
 			return &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data)}
 		}
@@ -593,6 +596,11 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 	return readSSE(resp.Body, c.t.maxBody, func(event, data string) (bool, error) {
 		if strings.TrimSpace(data) == "" {
 			return true, nil
+		}
+		if nestsTooDeep(data) {
+			e := tooDeepError(op, resp.StatusCode)
+			e.Message = "a stream event nests deeper than " + fmt.Sprint(MaxNesting) + " levels"
+			return false, e
 		}
 		if !gjson.Valid(data) {
 			return false, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: "a stream event is not JSON"}

@@ -305,6 +305,9 @@ func (t *transport) once(ctx context.Context, r *request) (*response, error) {
 		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: "empty response body"}
 	}
 	if !wellFormed(resp, data, r.quickCheckAbove) {
+		if nestsTooDeep(unsafeString(data)) {
+			return nil, tooDeepError(r.op, resp.StatusCode)
+		}
 		t := bytes.TrimSpace(data)
 		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data),
 			Processed: len(t) > 0 && (t[0] == '{' || t[0] == '[')}
@@ -552,7 +555,7 @@ func rootMessage(err error) string {
 
 func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 	e := &Error{Op: op, StatusCode: resp.StatusCode, Message: serverMessage(resp, body)}
-	if eo := gjson.GetBytes(body, "error"); eo.IsObject() && gjson.ValidBytes(body) {
+	if eo := gjson.GetBytes(body, "error"); eo.IsObject() && validJSONBytes(body) {
 		// A JSON-RPC error sent with an HTTP error status keeps its code
 		// and reason: a task the server does not know is told by them.
 		if c := eo.Get("code"); c.Type == gjson.Number && gjson.GetBytes(body, "jsonrpc").Exists() {
@@ -630,7 +633,10 @@ func serverMessage(resp *http.Response, body []byte) string {
 	if len(body) == 0 {
 		return http.StatusText(resp.StatusCode)
 	}
-	if gjson.ValidBytes(body) {
+	if nestsTooDeep(unsafeString(body)) {
+		return fmt.Sprintf("%s (an error body nesting deeper than %d levels, not read)", http.StatusText(resp.StatusCode), MaxNesting)
+	}
+	if validJSONBytes(body) {
 		s := unsafeString(body)
 		for _, path := range []string{"message", "error.message", "error.reason", "error"} {
 			if r := gjson.Get(s, path); r.Exists() && r.Type == gjson.String && r.Str != "" {
@@ -665,7 +671,7 @@ func describeNonJSON(resp *http.Response, body []byte) string {
 	switch {
 	case looksHTML(text):
 		return "the server sent an HTML page instead of JSON (a proxy or login page?)" + describeCT(ct)
-	case gjson.Valid(strings.TrimSpace(text)) && len(body) > 64<<10:
+	case validJSON(strings.TrimSpace(text)) && len(body) > 64<<10:
 		return "the response is not valid JSON" + describeCT(ct)
 	case len(bytes.TrimSpace(body)) > 0 && (body[0] == '{' || body[0] == '['):
 		return "the response is truncated or malformed JSON" + describeCT(ct)

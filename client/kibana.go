@@ -443,6 +443,9 @@ func (k *Kibana) GetConversation(ctx context.Context, id string) (*Conversation,
 	}
 	c := NewConversation(resp.body)
 	if !gjson.Get(c.s, "id").Exists() {
+		if nestsTooDeep(c.s) {
+			return nil, tooDeepError(op, resp.status)
+		}
 		if !gjson.ValidBytes(resp.body) {
 			return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response is truncated or malformed JSON"}
 		}
