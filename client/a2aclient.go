@@ -30,6 +30,9 @@ type A2AConfig struct {
 	HTTPClient       *http.Client
 	UserAgent        string
 	MaxResponseBytes int64
+	// ReadBudget bounds the bytes that response reads hold at once; nil
+	// means SharedReadBudget(), shared by every client of the process.
+	ReadBudget *ReadBudget
 }
 
 // A2A is a JSON-RPC client of one A2A agent, in dialect 0.3 or 1.0.
@@ -55,10 +58,13 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 	if hc == nil {
 		hc = NewHTTPClient(nil)
 	}
-	t := &transport{http: hc, base: u, userAgent: cfg.UserAgent, maxBody: cfg.MaxResponseBytes,
+	t := &transport{http: hc, base: u, userAgent: cfg.UserAgent, maxBody: cfg.MaxResponseBytes, budget: cfg.ReadBudget,
 		retries: 2, maxRetryWait: 20 * time.Second, sleep: SleepContext, headers: map[string]string{}}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
+	}
+	if t.budget == nil {
+		t.budget = SharedReadBudget()
 	}
 	if cfg.Dialect == V10 {
 		t.headers["A2A-Version"] = string(V10)
@@ -574,7 +580,12 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 	if !strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
 		// One JSON-RPC response instead of a stream: an error before the
 		// first event, or a server that does not stream.
-		data, err := readBody(resp, c.t.maxBody)
+		l := c.t.budget.lease()
+		defer l.release()
+		data, err := readBody(ctx, resp, c.t.maxBody, l)
+		if errors.Is(err, errTooLarge) {
+			return tooLargeError(op, resp.StatusCode, c.t.maxBody)
+		}
 		if err != nil {
 			return classifyBodyError(op, resp.StatusCode, err)
 		}
@@ -650,7 +661,8 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 		br.Discard(3)
 	}
 	tooLarge := func() error {
-		return &Error{Kind: KindProtocol, Op: "read stream", Message: "a stream event is larger than the size cap"}
+		return &Error{Kind: KindProtocol, Op: "read stream", Message: fmt.Sprintf("a stream event is larger than the size cap (%s); the server processed the request, but the event was not kept", byteSize(max)),
+			Err: ErrReplyTooLarge, Processed: true}
 	}
 	var (
 		line    []byte // the line being read, without its end

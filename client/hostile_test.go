@@ -2,15 +2,23 @@ package client
 
 import (
 	"bytes"
+	"compress/flate"
 	"compress/gzip"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"runtime/metrics"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Hostile servers: answers built to crash the client or to exhaust its
@@ -187,5 +195,271 @@ func TestNestsTooDeep(t *testing.T) {
 		if got := nestsTooDeep(tt.in); got != tt.want {
 			t.Errorf("nestsTooDeep(%.40q…) = %v, want %v", tt.in, got, tt.want)
 		}
+	}
+}
+
+// bomb returns a gzip member that inflates to mib MiB of zeros, about
+// 1 KB per MiB (1 MB for 1000 MiB), with its true CRC and ISIZE. It is
+// built from one compressed segment repeated, since compressing 1000 MiB
+// takes seconds (more under the race detector).
+func bomb(mib int) []byte {
+	var seg [3][]byte
+	var out bytes.Buffer
+	fw, _ := flate.NewWriter(&out, flate.BestCompression)
+	zeros := make([]byte, 1<<20)
+	for i := range seg {
+		start := out.Len()
+		fw.Write(zeros)
+		fw.Flush() // ends on a byte: segments can be repeated
+		seg[i] = bytes.Clone(out.Bytes()[start:])
+	}
+	if !bytes.Equal(seg[1], seg[2]) {
+		panic("the deflate segments of zeros differ: bomb cannot repeat them")
+	}
+	b := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
+	b = append(b, seg[0]...)
+	for i := 1; i < mib; i++ {
+		b = append(b, seg[1]...)
+	}
+	b = append(b, 3, 0) // an empty final block
+	crc := uint32(0)
+	for range mib {
+		crc = crc32.Update(crc, crc32.IEEETable, zeros)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc)
+	return binary.LittleEndian.AppendUint32(b, uint32(mib<<20))
+}
+
+// withISIZE returns gz with its trailer's length set to n.
+func withISIZE(gz []byte, n uint32) []byte {
+	gz = bytes.Clone(gz)
+	binary.LittleEndian.PutUint32(gz[len(gz)-4:], n)
+	return gz
+}
+
+var bomb1000 = sync.OnceValue(func() []byte { return bomb(1000) })
+
+// wantTooLarge checks err is an over-the-cap answer: KindProtocol,
+// ErrReplyTooLarge, Processed (the server answered), naming the cap.
+func wantTooLarge(t *testing.T, err error, capText string) {
+	t.Helper()
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Kind != KindProtocol {
+		t.Fatalf("got %v, want a protocol error", err)
+	}
+	if !errors.Is(err, ErrReplyTooLarge) || !ce.Processed || !MayHaveArrived(err) {
+		t.Errorf("got %v (Processed %v), want ErrReplyTooLarge, processed", err, ce.Processed)
+	}
+	if !strings.Contains(err.Error(), "larger than the "+capText+" cap") && !strings.Contains(err.Error(), "larger than the size cap ("+capText+")") ||
+		!strings.Contains(err.Error(), "processed") {
+		t.Errorf("got %q, want the %s cap and that the request was processed", err, capText)
+	}
+}
+
+// budgetClient is a Kibana client with a budget of its own, so that
+// parallel tests do not share one.
+func budgetClient(t *testing.T, url string, b *ReadBudget, mod ...func(*KibanaConfig)) *Kibana {
+	return newTestKibana(t, url, append([]func(*KibanaConfig){func(c *KibanaConfig) { c.ReadBudget = b; c.Retries = -1 }}, mod...)...)
+}
+
+// TestGzipBombConversation: 1 MB of gzip inflating to 1000 MiB, over the
+// 256 MiB conversation cap. Its trailer says so: refused before anything
+// is inflated or allocated.
+func TestGzipBombConversation(t *testing.T) {
+	t.Parallel()
+	srv := serve(t, 200, bomb1000(), true)
+	b := NewReadBudget(0)
+	_, err := budgetClient(t, srv.URL, b).GetConversation(context.Background(), "c")
+	wantTooLarge(t, err, "256 MiB")
+	if b.InUse() != 0 {
+		t.Errorf("%d bytes still reserved after the read", b.InUse())
+	}
+}
+
+// TestLyingISIZE: trailers that do not tell the decoded length. None may
+// make the reader allocate more than the cap, and an honest document with
+// a trailer that cannot be trusted is still read whole.
+func TestLyingISIZE(t *testing.T) {
+	t.Parallel()
+	doc := []byte(`{"id":"c","rounds":[{"input":{"message":"hi"},"response":{"message":"` + strings.Repeat("ok ", 100_000) + `"}}]}`)
+	var two bytes.Buffer
+	for _, part := range [][]byte{doc[:len(doc)/2], doc[len(doc)/2:]} {
+		two.Write(gzipped(part)) // two members of equal size: the last ISIZE is the first's too
+	}
+	const cap = 8 << 20
+	tests := []struct {
+		name string
+		body []byte
+		ok   bool
+	}{
+		{"bomb claiming 100 bytes", withISIZE(bomb1000(), 100), false},
+		{"bomb claiming 0 bytes", withISIZE(bomb1000(), 0), false},
+		{"bomb claiming the cap exactly", withISIZE(bomb1000(), cap), false},
+		{"two members of equal size", two.Bytes(), true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, 200, tt.body, true)
+			k := budgetClient(t, srv.URL, NewReadBudget(0), func(c *KibanaConfig) { c.MaxConversationBytes = cap })
+			conv, err := k.GetConversation(context.Background(), "c")
+			if tt.ok {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if conv.Size() != len(doc) {
+					t.Errorf("read %d bytes, want %d", conv.Size(), len(doc))
+				}
+				return
+			}
+			wantTooLarge(t, err, "8 MiB")
+		})
+	}
+	// A document whose trailer lies is a corrupt stream (gzip checks the
+	// length with the CRC): cut off, as before, after at most the cap.
+	for name, body := range map[string][]byte{
+		"document claiming the cap":       withISIZE(gzipped(doc), cap),
+		"document claiming one byte less": withISIZE(gzipped(doc), uint32(len(doc)-1)),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := serve(t, 200, body, true)
+			k := budgetClient(t, srv.URL, NewReadBudget(0), func(c *KibanaConfig) { c.MaxConversationBytes = cap })
+			_, err := k.GetConversation(context.Background(), "c")
+			if KindOf(err) != KindConnection || !strings.Contains(err.Error(), "gzip: invalid checksum") {
+				t.Fatalf("got %v, want a corrupt gzip body", err)
+			}
+		})
+	}
+	t.Run("claiming 4 GiB - 1 is refused unread", func(t *testing.T) {
+		t.Parallel()
+		srv := serve(t, 200, withISIZE(gzipped(doc), 1<<32-1), true)
+		_, err := budgetClient(t, srv.URL, NewReadBudget(0)).GetConversation(context.Background(), "c")
+		wantTooLarge(t, err, "256 MiB")
+	})
+	t.Run("never allocates above the cap", func(t *testing.T) {
+		t.Parallel()
+		for _, body := range [][]byte{withISIZE(bomb1000(), 100), withISIZE(bomb1000(), cap), withISIZE(gzipped(doc), cap), two.Bytes()} {
+			l := NewReadBudget(1 << 30).lease()
+			resp := &http.Response{Header: http.Header{"Content-Encoding": {"gzip"}}, ContentLength: int64(len(body)),
+				Body: io.NopCloser(bytes.NewReader(body))}
+			readBody(context.Background(), resp, cap, l)
+			// The compressed body and the document, or the compressed
+			// body and the inflater's scratch space while counting.
+			if limit := int64(len(body)) + max(cap, inflateScratch); l.peak > limit {
+				t.Errorf("reserved %d bytes at most, want at most %d", l.peak, limit)
+			}
+		}
+	})
+}
+
+// TestOversizedSendAnswer: a 36 MB answer to message/send, over the 32 MiB
+// cap. The agent ran: the error says the request was processed, so that
+// no caller records it as refused.
+func TestOversizedSendAnswer(t *testing.T) {
+	t.Parallel()
+	answer := []byte(`{"jsonrpc":"2.0","id":"x","result":{"kind":"message","parts":[{"kind":"text","text":"` + strings.Repeat("a", 36<<20) + `"}]}}`)
+	for _, zip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("gzip=%v", zip), func(t *testing.T) {
+			t.Parallel()
+			body := answer
+			if zip {
+				body = gzipped(answer)
+			}
+			srv := serve(t, 200, body, zip)
+			_, err := budgetClient(t, srv.URL, NewReadBudget(0)).SendMessage(context.Background(), "a",
+				OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c", Blocking: true})
+			wantTooLarge(t, err, "32 MiB")
+		})
+	}
+	t.Run("a stream event", func(t *testing.T) {
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			w.Write([]byte("data: "))
+			w.Write(answer)
+			w.Write([]byte("\n\n"))
+		}))
+		defer srv.Close()
+		c, _ := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03, ReadBudget: NewReadBudget(0)})
+		err := c.Stream(context.Background(), OutgoingMessage{Text: "hi", MessageID: "m"}, func(StreamEvent) bool { return true })
+		wantTooLarge(t, err, "32 MiB")
+	})
+}
+
+// heapInUse is the heap's in-use spans (HeapInuse), read without stopping
+// the world.
+func heapInUse() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}, {Name: "/memory/classes/heap/unused:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64() + s[1].Value.Uint64()
+}
+
+// peakHeap runs fn, sampling the heap in use every 100 µs, and returns the
+// most it grew above where it was before fn.
+func peakHeap(fn func()) uint64 {
+	runtime.GC()
+	base := heapInUse()
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		var peak uint64
+		tick := time.NewTicker(100 * time.Microsecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				done <- max(peak, heapInUse())
+				return
+			case <-tick.C:
+				peak = max(peak, heapInUse())
+			}
+		}
+	}()
+	fn()
+	close(stop)
+	return max(<-done, base) - base
+}
+
+// TestConcurrentBombsStayWithinTheBudget: 100 tasks of one worker reading
+// their conversations at once from a server where every conversation is a
+// gzip bomb (1 MB inflating to 1000 MiB; half of them with a trailer that
+// lies). Before, each read held 1000 MiB. Now the bombs are refused within
+// the caps without being inflated into memory, and the compressed bodies
+// in flight take turns within the 16 MiB budget: the heap grows by less
+// than 64 MiB. Not parallel: the heap is the process's.
+func TestConcurrentBombsStayWithinTheBudget(t *testing.T) {
+	honest, lying := bomb1000(), withISIZE(bomb1000(), 1000)
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body := honest
+		if n.Add(1)%2 == 0 {
+			body = lying
+		}
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	b := NewReadBudget(DefaultReadBudgetBytes)
+	// A lying trailer costs an inflation to the cap (CPU, no memory): the
+	// cap is small here so that the race detector's run stays short.
+	k := budgetClient(t, srv.URL, b, func(c *KibanaConfig) { c.MaxConversationBytes = 16 << 20 })
+	const tasks = 100
+	errs := make([]error, tasks)
+	peak := peakHeap(func() {
+		var wg sync.WaitGroup
+		for i := range tasks {
+			wg.Go(func() { _, errs[i] = k.GetConversation(context.Background(), "c") })
+		}
+		wg.Wait()
+	})
+	for _, err := range errs {
+		wantTooLarge(t, err, "16 MiB")
+	}
+	t.Logf("heap peak %.1f MiB above the start for %d concurrent bomb reads", float64(peak)/(1<<20), tasks)
+	if peak > 64<<20 {
+		t.Errorf("the heap grew by %.1f MiB, want at most 64 MiB", float64(peak)/(1<<20))
+	}
+	if b.InUse() != 0 {
+		t.Errorf("%d bytes still reserved", b.InUse())
 	}
 }
