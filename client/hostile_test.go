@@ -463,3 +463,78 @@ func TestConcurrentBombsStayWithinTheBudget(t *testing.T) {
 		t.Errorf("%d bytes still reserved", b.InUse())
 	}
 }
+
+// oversizedKibana answers message/send with a JSON-RPC reply of sendBytes
+// and the conversation with its one round, padded to convBytes.
+func oversizedKibana(t *testing.T, sendBytes, convBytes int) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var posts atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /api/agent_builder/a2a/{agent}", func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"result":{"kind":"message","parts":[{"kind":"text","text":"%s"}]}}`, strings.Repeat("a", sendBytes))
+	})
+	mux.HandleFunc("GET /api/agent_builder/conversations/{id}", func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, `{"id":%q,"rounds":[{"id":"r1","status":"completed","input":{"message":"hi"},"steps":[{"type":"tool_call","results":"%s"}],"response":{"message":"the reply"}}]}`,
+			r.PathValue("id"), strings.Repeat("x", convBytes))
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv, &posts
+}
+
+// TestDeliverOversizedAnswer: a send whose 200 answer is over the cap ran.
+// Deliver reads the reply from the conversation (its cap is higher), and
+// when that is over its cap too, ends failed saying so: never rejected
+// (nothing ran), never completed with an empty reply, never sent twice.
+func TestDeliverOversizedAnswer(t *testing.T) {
+	t.Parallel()
+	caps := func(c *KibanaConfig) { c.MaxResponseBytes = 1 << 20; c.MaxConversationBytes = 4 << 20 }
+	t.Run("the conversation has the reply", func(t *testing.T) {
+		t.Parallel()
+		srv, posts := oversizedKibana(t, 2<<20, 2<<20)
+		var log eventLog
+		o := deliverOpts("a", "ctx-big", "hi")
+		o.OnEvent = log.add
+		out := budgetClient(t, srv.URL, NewReadBudget(0), caps).Deliver(context.Background(), o)
+		if out.State != StateCompleted || out.Reply != "the reply" || out.Via != "conversation" {
+			t.Fatalf("got %+v, want the reply read from the conversation", out)
+		}
+		if !log.has("reply_too_large") || posts.Load() != 1 {
+			t.Errorf("events %v, %d sends", log.kinds, posts.Load())
+		}
+	})
+	t.Run("the conversation is over its cap too", func(t *testing.T) {
+		t.Parallel()
+		srv, posts := oversizedKibana(t, 2<<20, 5<<20)
+		out := budgetClient(t, srv.URL, NewReadBudget(0), caps).Deliver(context.Background(), deliverOpts("a", "ctx-huge", "hi"))
+		if out.State != StateFailed || !errors.Is(out.Err, ErrReplyTooLarge) {
+			t.Fatalf("got %+v, want failed with ErrReplyTooLarge", out)
+		}
+		if want := "the run finished, but its reply could not be kept: the answer is larger than the 1 MiB cap and the conversation larger than the 4 MiB cap"; out.Reason != want {
+			t.Errorf("reason %q, want %q", out.Reason, want)
+		}
+		if posts.Load() != 1 {
+			t.Errorf("%d sends, want 1", posts.Load())
+		}
+	})
+	t.Run("a generic agent without a task list", func(t *testing.T) {
+		t.Parallel()
+		var posts atomic.Int32
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			posts.Add(1)
+			io.Copy(io.Discard, r.Body)
+			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"result":{"kind":"message","parts":[{"kind":"text","text":"%s"}]}}`, strings.Repeat("a", 2<<20))
+		}))
+		defer srv.Close()
+		c, _ := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03, MaxResponseBytes: 1 << 20, ReadBudget: NewReadBudget(0)})
+		out := c.Deliver(context.Background(), A2ADeliverOptions{Message: OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c"}, Send: true, PollInterval: 10 * time.Millisecond})
+		if out.State != StateFailed || !errors.Is(out.Err, ErrReplyTooLarge) || !strings.Contains(out.Reason, "its answer could not be kept (larger than the 1 MiB cap)") {
+			t.Fatalf("got %+v, want failed: the answer could not be kept", out)
+		}
+		if posts.Load() != 1 {
+			t.Errorf("%d requests, want the one send", posts.Load())
+		}
+	})
+}
