@@ -305,25 +305,37 @@ func (t *transport) once(ctx context.Context, r *request) (*response, error) {
 	}
 	l := t.budget.lease()
 	defer l.release()
-	data, readErr := readBody(ctx, resp, maxBody, l)
-	if readErr != nil {
-		if errors.Is(readErr, errTooLarge) {
-			return nil, tooLargeError(r.op, resp.StatusCode, maxBody)
-		}
-		return nil, classifyBodyError(r.op, resp.StatusCode, readErr)
-	}
-	if len(data) == 0 {
-		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: "empty response body"}
-	}
-	if !wellFormed(resp, data, r.quickCheckAbove) {
-		if nestsTooDeep(unsafeString(data)) {
-			return nil, tooDeepError(r.op, resp.StatusCode)
-		}
-		t := bytes.TrimSpace(data)
-		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data),
-			Processed: len(t) > 0 && (t[0] == '{' || t[0] == '[')}
+	data, err := decodeResponse(ctx, r.op, resp, maxBody, r.quickCheckAbove, l)
+	if err != nil {
+		return nil, err
 	}
 	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// decodeResponse reads and checks the body of a 2xx response: at most
+// maxBody bytes decoded, reserved from l, one JSON document nesting at
+// most MaxNesting levels (validated as wellFormed says). Every failure is
+// a classified *Error.
+func decodeResponse(ctx context.Context, op string, resp *http.Response, maxBody, quickAbove int64, l *lease) ([]byte, error) {
+	data, err := readBody(ctx, resp, maxBody, l)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			return nil, tooLargeError(op, resp.StatusCode, maxBody)
+		}
+		return nil, classifyBodyError(op, resp.StatusCode, err)
+	}
+	if len(data) == 0 {
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: "empty response body"}
+	}
+	if !wellFormed(resp, data, quickAbove) {
+		if nestsTooDeep(unsafeString(data)) {
+			return nil, tooDeepError(op, resp.StatusCode)
+		}
+		t := bytes.TrimSpace(data)
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data),
+			Processed: len(t) > 0 && (t[0] == '{' || t[0] == '[')}
+	}
+	return data, nil
 }
 
 // open sends the request once and returns a 2xx response with its body
