@@ -604,7 +604,9 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		}
 		return nil
 	}
-	return readSSE(resp.Body, c.t.maxBody, func(event, data string) (bool, error) {
+	l := c.t.budget.lease()
+	defer l.release()
+	return readSSEWithin(ctx, resp.Body, c.t.maxBody, l, func(event, data string) (bool, error) {
 		if strings.TrimSpace(data) == "" {
 			return true, nil
 		}
@@ -656,6 +658,18 @@ const sseLineSlack = 1024
 // the body ends is dropped, as the format says: the stream was cut in its
 // middle, and what arrived of it is not a whole event.
 func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) error {
+	return readSSEWithin(context.Background(), r, max, nil, fn)
+}
+
+// sseFree is what a stream's buffers may hold outside the read budget:
+// ordinary events are small, and a stream may stay open for minutes.
+const sseFree = 64 << 10
+
+// readSSEWithin is readSSE with the stream's buffers (the line being read
+// and the event's data) counted in l once they pass sseFree, waiting for
+// budget as they grow, and given back (buffers and budget) after the
+// event that needed them.
+func readSSEWithin(ctx context.Context, r io.Reader, max int64, l *lease, fn func(event, data string) (bool, error)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if bom, _ := br.Peek(3); string(bom) == "\xEF\xBB\xBF" {
 		br.Discard(3)
@@ -671,6 +685,15 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 		hasData bool
 		skipLF  bool // the last line ended in CR: an LF right after belongs to it
 	)
+	// account reserves what the buffers hold beyond sseFree.
+	account := func() error {
+		if held := int64(cap(line) + data.Cap()); l != nil && held > sseFree && held > l.holding() {
+			if err := l.grow(ctx, held); err != nil {
+				return &Error{Kind: KindConnection, Op: "read stream", Message: "the stream broke: " + oneLine(err.Error(), 120), Err: err}
+			}
+		}
+		return nil
+	}
 	// handle takes one complete line.
 	handle := func(line []byte) (bool, error) {
 		switch {
@@ -683,6 +706,9 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 			}
 			event, hasData = "", false
 			data.Reset()
+			if data.Cap() > sseFree {
+				data = bytes.Buffer{}
+			}
 		case line[0] == ':':
 		default:
 			field, value, _ := bytes.Cut(line, []byte{':'})
@@ -698,6 +724,9 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 				hasData = true
 				if int64(data.Len()) > max {
 					return false, tooLarge()
+				}
+				if err := account(); err != nil {
+					return false, err
 				}
 			}
 		}
@@ -721,6 +750,9 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 				return tooLarge()
 			}
 			line = append(line, chunk[:i]...)
+			if err := account(); err != nil {
+				return err
+			}
 			if i == len(chunk) {
 				break
 			}
@@ -734,6 +766,12 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 				return nil
 			}
 			line = line[:0]
+			if cap(line) > sseFree {
+				line = nil
+			}
+			if int64(cap(line)+data.Cap()) <= sseFree {
+				l.release()
+			}
 		}
 		switch {
 		case err == nil, errors.Is(err, bufio.ErrBufferFull):

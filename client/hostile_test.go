@@ -538,3 +538,43 @@ func TestDeliverOversizedAnswer(t *testing.T) {
 		}
 	})
 }
+
+// TestStreamBuffersAreBudgeted: a stream's large event is counted in the
+// read budget while it is gathered, and given back once it is passed on,
+// so that streams idle between events hold nothing of it.
+func TestStreamBuffersAreBudgeted(t *testing.T) {
+	t.Parallel()
+	big := `{"jsonrpc":"2.0","id":null,"result":{"kind":"status-update","taskId":"t","status":{"state":"working","message":{"parts":[{"kind":"text","text":"` + strings.Repeat("a", 4<<20) + `"}]}}}}`
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\n\n", big)
+		w.(http.Flusher).Flush()
+		<-release
+		fmt.Fprint(w, `data: {"jsonrpc":"2.0","id":null,"result":{"kind":"status-update","taskId":"t","final":true,"status":{"state":"completed"}}}`+"\n\n")
+	}))
+	defer srv.Close()
+	defer close(release)
+	b := NewReadBudget(0)
+	c, _ := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03, ReadBudget: b})
+	var inUse []int64
+	err := c.Stream(context.Background(), OutgoingMessage{Text: "hi", MessageID: "m"}, func(ev StreamEvent) bool {
+		inUse = append(inUse, b.InUse())
+		if len(inUse) == 1 {
+			go func() {
+				// Between the events: the large one's bytes are given back.
+				for b.InUse() != 0 {
+					time.Sleep(time.Millisecond)
+				}
+				release <- struct{}{}
+			}()
+		}
+		return !ev.Final
+	})
+	if err != nil || len(inUse) != 2 {
+		t.Fatalf("got %v after %d events", err, len(inUse))
+	}
+	if inUse[0] < 4<<20 {
+		t.Errorf("the 4 MiB event was read with %d bytes reserved", inUse[0])
+	}
+}
