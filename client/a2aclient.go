@@ -30,6 +30,9 @@ type A2AConfig struct {
 	HTTPClient       *http.Client
 	UserAgent        string
 	MaxResponseBytes int64
+	// ReadBudget bounds the bytes that response reads hold at once; nil
+	// means SharedReadBudget(), shared by every client of the process.
+	ReadBudget *ReadBudget
 }
 
 // A2A is a JSON-RPC client of one A2A agent, in dialect 0.3 or 1.0.
@@ -55,10 +58,13 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 	if hc == nil {
 		hc = NewHTTPClient(nil)
 	}
-	t := &transport{http: hc, base: u, userAgent: cfg.UserAgent, maxBody: cfg.MaxResponseBytes,
+	t := &transport{http: hc, base: u, userAgent: cfg.UserAgent, maxBody: cfg.MaxResponseBytes, budget: cfg.ReadBudget,
 		retries: 2, maxRetryWait: 20 * time.Second, sleep: SleepContext, headers: map[string]string{}}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
+	}
+	if t.budget == nil {
+		t.budget = SharedReadBudget()
 	}
 	if cfg.Dialect == V10 {
 		t.headers["A2A-Version"] = string(V10)
@@ -574,9 +580,17 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 	if !strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
 		// One JSON-RPC response instead of a stream: an error before the
 		// first event, or a server that does not stream.
-		data, err := readBody(resp, c.t.maxBody)
+		l := c.t.budget.lease()
+		defer l.release()
+		data, err := readBody(ctx, resp, c.t.maxBody, l)
+		if errors.Is(err, errTooLarge) {
+			return tooLargeError(op, resp.StatusCode, c.t.maxBody)
+		}
 		if err != nil {
 			return classifyBodyError(op, resp.StatusCode, err)
+		}
+		if nestsTooDeep(unsafeString(data)) {
+			return tooDeepError(op, resp.StatusCode)
 		}
 		if !gjson.ValidBytes(data) {
 			return &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data)}
@@ -590,9 +604,16 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		}
 		return nil
 	}
-	return readSSE(resp.Body, c.t.maxBody, func(event, data string) (bool, error) {
+	l := c.t.budget.lease()
+	defer l.release()
+	return readSSEWithin(ctx, resp.Body, c.t.maxBody, l, func(event, data string) (bool, error) {
 		if strings.TrimSpace(data) == "" {
 			return true, nil
+		}
+		if nestsTooDeep(data) {
+			e := tooDeepError(op, resp.StatusCode)
+			e.Message = "a stream event nests deeper than " + fmt.Sprint(MaxNesting) + " levels"
+			return false, e
 		}
 		if !gjson.Valid(data) {
 			return false, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: "a stream event is not JSON"}
@@ -637,12 +658,25 @@ const sseLineSlack = 1024
 // the body ends is dropped, as the format says: the stream was cut in its
 // middle, and what arrived of it is not a whole event.
 func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) error {
+	return readSSEWithin(context.Background(), r, max, nil, fn)
+}
+
+// sseFree is what a stream's buffers may hold outside the read budget:
+// ordinary events are small, and a stream may stay open for minutes.
+const sseFree = 64 << 10
+
+// readSSEWithin is readSSE with the stream's buffers (the line being read
+// and the event's data) counted in l once they pass sseFree, waiting for
+// budget as they grow, and given back (buffers and budget) after the
+// event that needed them.
+func readSSEWithin(ctx context.Context, r io.Reader, max int64, l *lease, fn func(event, data string) (bool, error)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if bom, _ := br.Peek(3); string(bom) == "\xEF\xBB\xBF" {
 		br.Discard(3)
 	}
 	tooLarge := func() error {
-		return &Error{Kind: KindProtocol, Op: "read stream", Message: "a stream event is larger than the size cap"}
+		return &Error{Kind: KindProtocol, Op: "read stream", Message: fmt.Sprintf("a stream event is larger than the size cap (%s); the server processed the request, but the event was not kept", byteSize(max)),
+			Err: ErrReplyTooLarge, Processed: true}
 	}
 	var (
 		line    []byte // the line being read, without its end
@@ -651,6 +685,15 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 		hasData bool
 		skipLF  bool // the last line ended in CR: an LF right after belongs to it
 	)
+	// account reserves what the buffers hold beyond sseFree.
+	account := func() error {
+		if held := int64(cap(line) + data.Cap()); l != nil && held > sseFree && held > l.holding() {
+			if err := l.grow(ctx, held); err != nil {
+				return &Error{Kind: KindConnection, Op: "read stream", Message: "the stream broke: " + oneLine(err.Error(), 120), Err: err}
+			}
+		}
+		return nil
+	}
 	// handle takes one complete line.
 	handle := func(line []byte) (bool, error) {
 		switch {
@@ -663,6 +706,9 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 			}
 			event, hasData = "", false
 			data.Reset()
+			if data.Cap() > sseFree {
+				data = bytes.Buffer{}
+			}
 		case line[0] == ':':
 		default:
 			field, value, _ := bytes.Cut(line, []byte{':'})
@@ -678,6 +724,9 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 				hasData = true
 				if int64(data.Len()) > max {
 					return false, tooLarge()
+				}
+				if err := account(); err != nil {
+					return false, err
 				}
 			}
 		}
@@ -701,6 +750,9 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 				return tooLarge()
 			}
 			line = append(line, chunk[:i]...)
+			if err := account(); err != nil {
+				return err
+			}
 			if i == len(chunk) {
 				break
 			}
@@ -714,6 +766,12 @@ func readSSE(r io.Reader, max int64, fn func(event, data string) (bool, error)) 
 				return nil
 			}
 			line = line[:0]
+			if cap(line) > sseFree {
+				line = nil
+			}
+			if int64(cap(line)+data.Cap()) <= sseFree {
+				l.release()
+			}
 		}
 		switch {
 		case err == nil, errors.Is(err, bufio.ErrBufferFull):

@@ -482,12 +482,14 @@ const quickCheckConversationBytes = 8 << 20
 // A larger body is only checked to be one object, and only when its
 // framing already proved it complete: a Content-Length that was read in
 // full, a chunked body that reached its last chunk, or a gzip stream whose
-// CRC and length matched. Otherwise it is validated too.
+// CRC and length matched. Otherwise it is validated too. The bodies spared
+// validation are not checked for nesting either: only the iterative round
+// scanner and gjson.Get read them, which need no bound (see MaxNesting).
 func wellFormed(resp *http.Response, data []byte, quickAbove int64) bool {
 	complete := resp.ContentLength >= 0 || slices.Contains(resp.TransferEncoding, "chunked") ||
 		strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip")
 	if quickAbove <= 0 || int64(len(data)) <= quickAbove || !complete {
-		return gjson.ValidBytes(data)
+		return validJSONBytes(data)
 	}
 	t := bytes.TrimSpace(data)
 	return len(t) >= 2 && t[0] == '{' && t[len(t)-1] == '}'

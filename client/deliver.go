@@ -55,7 +55,11 @@ func (o Outcome) NotSent() bool { return o.notSent }
 
 // Event is progress worth telling a person or a log about.
 type Event struct {
-	Kind    string // "sent", "written", "task", "connection_lost", "poll", "poll_error", "reply"
+	// Kind is "sent", "written", "task", "connection_lost", "poll",
+	// "poll_error", "reply", "stream_unsupported", or "reply_too_large":
+	// the server answered the send, but its answer was over the size cap
+	// (Err wraps ErrReplyTooLarge); the outcome is read another way.
+	Kind    string
 	Message string
 	Err     error
 	// TaskID is the server's task id, on events of Kind "task".
@@ -135,6 +139,9 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 		res *SendResult
 		out *Outcome // a stream that reached its outcome
 		err error
+		// blocking: res and err answer a blocking message/send, whose
+		// answer comes when the run has finished.
+		blocking bool
 	}
 	postDone := make(chan postResult, 1)
 	postOpen := false
@@ -194,7 +201,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 			m := o.Message
 			m.Blocking = !o.NonBlocking
 			res, err := k.SendMessage(tctx, o.AgentID, m)
-			postDone <- postResult{res: res, err: err}
+			postDone <- postResult{res: res, err: err, blocking: m.Blocking}
 		}()
 		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
 	}
@@ -207,6 +214,9 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	defer timer.Stop()
 	var lastErr error
 	pollingStopped := false
+	// finishedTooLarge is the answer of a blocking send that came, over the
+	// size cap: the run finished, and its reply is only in the conversation.
+	var finishedTooLarge error
 	// Only a non-blocking run is a task tasks/get finds; a blocking send's
 	// or stream's task id is never found, so it is not asked for.
 	taskID := ""
@@ -271,6 +281,9 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 			if pr.err != nil && !gotConn.Load() && ctx.Err() == nil {
 				// No connection was ever made: nothing reached the server.
 				return Outcome{State: StateRejected, Reason: pr.err.Error(), Err: pr.err, Via: "reply"}
+			}
+			if pr.blocking && errors.Is(pr.err, ErrReplyTooLarge) {
+				finishedTooLarge = pr.err
 			}
 			if out, final := k.judgeReply(ctx, o, pr.res, pr.err, emit); final {
 				return out
@@ -345,6 +358,17 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 				emit(Event{Kind: "poll", Message: "no reply stored yet"})
 			case IsKind(err, KindNotFound):
 				emit(Event{Kind: "poll", Message: "no reply stored yet"})
+			case errors.Is(err, ErrReplyTooLarge):
+				// A conversation only grows: reading it again cannot succeed.
+				lastErr = err
+				if finishedTooLarge != nil {
+					return Outcome{State: StateFailed, Err: finishedTooLarge, Via: "reply", HTTPStatus: 200,
+						Reason: fmt.Sprintf("the run finished, but its reply could not be kept: the answer is larger than the %s cap and the conversation larger than the %s cap",
+							byteSize(k.t.maxBody), byteSize(k.maxCV))}
+				}
+				pollingStopped = true
+				emit(Event{Kind: "poll_error", Message: "the conversation is larger than the size cap and cannot be read", Err: err})
+				continue
 			case IsKind(err, KindAuth, KindForbidden) || IsKind(err, KindBadRequest) && statusCode(err) != 400 ||
 				IsKind(err, KindProtocol) && !MayHaveArrived(err):
 				// Reading cannot succeed (refused credentials, a page that
@@ -495,7 +519,7 @@ func (k *Kibana) confirm(ctx context.Context, o DeliverOptions, verdict Outcome)
 				return out, true
 			}
 			return verdict, true
-		case IsKind(err, KindNotFound):
+		case IsKind(err, KindNotFound), errors.Is(err, ErrReplyTooLarge):
 			return verdict, true
 		case ctx.Err() != nil:
 			return Outcome{}, false
@@ -515,6 +539,10 @@ func (k *Kibana) confirm(ctx context.Context, o DeliverOptions, verdict Outcome)
 func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResult, err error, emit func(Event)) (Outcome, bool) {
 	if err != nil {
 		if ctx.Err() != nil {
+			return Outcome{}, false
+		}
+		if errors.Is(err, ErrReplyTooLarge) {
+			emit(Event{Kind: "reply_too_large", Message: "the agent answered, but the answer is larger than the size cap; reading the reply from the conversation", Err: err})
 			return Outcome{}, false
 		}
 		if MayHaveArrived(err) {

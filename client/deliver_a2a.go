@@ -110,6 +110,9 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 			switch {
 			case err != nil && (!MayHaveArrived(err) || !gotConn.Load()) && ctx.Err() == nil:
 				return rejectedOutcome(err)
+			case errors.Is(err, ErrReplyTooLarge):
+				lastErr = err
+				emit(Event{Kind: "reply_too_large", Message: "the agent answered, but the answer is larger than the size cap; following the task", Err: err})
 			case err != nil:
 				lastErr = err
 				emit(Event{Kind: "connection_lost", Message: "the answer was lost; following the task", Err: err})
@@ -135,6 +138,15 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 	// and while the task is not listed findTaskLooks times (within the
 	// caller's wait).
 	looks := 0
+	lost := func(why error) Outcome {
+		if errors.Is(lastErr, ErrReplyTooLarge) {
+			// The agent answered: what it ran is known to have run, and
+			// its answer is gone with no task to read it from.
+			return Outcome{State: StateFailed, Err: errors.Join(lastErr, why), Via: "reply", HTTPStatus: 200,
+				Reason: fmt.Sprintf("the agent answered, but its answer could not be kept (larger than the %s cap) and no task to read it from can be found", byteSize(c.t.maxBody))}
+		}
+		return Outcome{Err: errors.Join(why, lastErr)}
+	}
 	for taskID == "" {
 		id, err := c.FindTask(ctx, o.Message.ContextID, o.Message.MessageID)
 		switch {
@@ -142,10 +154,10 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 			noteTask(id)
 			continue
 		case errors.Is(err, ErrNoTaskList):
-			return Outcome{Err: errors.Join(fmt.Errorf("%w: the agent cannot list tasks by context", ErrNoTask), lastErr)}
+			return lost(fmt.Errorf("%w: the agent cannot list tasks by context", ErrNoTask))
 		case err == nil:
 			if looks++; looks >= findTaskLooks {
-				return Outcome{Err: errors.Join(fmt.Errorf("%w: the agent listed no task holding the message (%d looks)", ErrNoTask, looks), lastErr)}
+				return lost(fmt.Errorf("%w: the agent listed no task holding the message (%d looks)", ErrNoTask, looks))
 			}
 			emit(Event{Kind: "poll", Message: "the agent lists no task holding the message yet; looking again"})
 		case IsKind(err, KindAuth, KindForbidden):

@@ -44,11 +44,18 @@ func (Secret) MarshalJSON() ([]byte, error) { return []byte(`"[redacted]"`), nil
 // Reveal returns the secret's value, for the one place that sends it.
 func (s Secret) Reveal() string { return string(s) }
 
-// Defaults for response size caps. Conversations carry tool results and can be
-// very large; everything else is small.
+// Defaults for response size caps, on the decoded body. Conversations carry
+// tool results and can be very large; everything else is small.
+//
+// 256 MiB for a conversation is 2.5 times the 100 MB conversation that
+// docs/performance.md holds as the large real case (50 rounds of tool
+// results), and a quarter of what 1 GiB let a server make one read hold:
+// a 1 MB gzip body inflating to 1000 MiB peaked at 1 GB per read. A
+// larger conversation is refused as too large; the reply of a send whose
+// answer came is still known (see ErrReplyTooLarge).
 const (
 	DefaultMaxResponseBytes     int64 = 32 << 20
-	DefaultMaxConversationBytes int64 = 1 << 30
+	DefaultMaxConversationBytes int64 = 256 << 20
 )
 
 // NewHTTPClient returns an *http.Client suited to long agent runs: no overall
@@ -143,6 +150,9 @@ type transport struct {
 	userAgent string
 	headers   map[string]string
 	maxBody   int64
+	// budget bounds what this transport's reads, with those of every
+	// transport sharing it, hold at once.
+	budget *ReadBudget
 	// retries is the number of extra attempts for idempotent reads that
 	// met 429, 503 or a broken connection.
 	retries int
@@ -293,23 +303,39 @@ func (t *transport) once(ctx context.Context, r *request) (*response, error) {
 	if maxBody == 0 {
 		maxBody = t.maxBody
 	}
-	data, readErr := readBody(resp, maxBody)
-	if readErr != nil {
-		if errors.Is(readErr, errTooLarge) {
-			return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode,
-				Message: fmt.Sprintf("response larger than the %s cap", byteSize(maxBody)), Err: readErr}
-		}
-		return nil, classifyBodyError(r.op, resp.StatusCode, readErr)
-	}
-	if len(data) == 0 {
-		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: "empty response body"}
-	}
-	if !wellFormed(resp, data, r.quickCheckAbove) {
-		t := bytes.TrimSpace(data)
-		return nil, &Error{Kind: KindProtocol, Op: r.op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data),
-			Processed: len(t) > 0 && (t[0] == '{' || t[0] == '[')}
+	l := t.budget.lease()
+	defer l.release()
+	data, err := decodeResponse(ctx, r.op, resp, maxBody, r.quickCheckAbove, l)
+	if err != nil {
+		return nil, err
 	}
 	return &response{status: resp.StatusCode, header: resp.Header, body: data}, nil
+}
+
+// decodeResponse reads and checks the body of a 2xx response: at most
+// maxBody bytes decoded, reserved from l, one JSON document nesting at
+// most MaxNesting levels (validated as wellFormed says). Every failure is
+// a classified *Error.
+func decodeResponse(ctx context.Context, op string, resp *http.Response, maxBody, quickAbove int64, l *lease) ([]byte, error) {
+	data, err := readBody(ctx, resp, maxBody, l)
+	if err != nil {
+		if errors.Is(err, errTooLarge) {
+			return nil, tooLargeError(op, resp.StatusCode, maxBody)
+		}
+		return nil, classifyBodyError(op, resp.StatusCode, err)
+	}
+	if len(data) == 0 {
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: "empty response body"}
+	}
+	if !wellFormed(resp, data, quickAbove) {
+		if nestsTooDeep(unsafeString(data)) {
+			return nil, tooDeepError(op, resp.StatusCode)
+		}
+		t := bytes.TrimSpace(data)
+		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data),
+			Processed: len(t) > 0 && (t[0] == '{' || t[0] == '[')}
+	}
+	return data, nil
 }
 
 // open sends the request once and returns a 2xx response with its body
@@ -347,7 +373,9 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()
-		data, _ := readBody(resp, 64<<10)
+		// At most 64 KiB, read outside the budget: a read that waited
+		// for budget must not hold a connection's error up.
+		data, _ := readBody(ctx, resp, 64<<10, nil)
 		return nil, classifyStatus(r.op, resp, data)
 	}
 	return resp, nil
@@ -355,36 +383,71 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 
 var errTooLarge = errors.New("response too large")
 
+// ErrReplyTooLarge is wrapped by the *Error (KindProtocol, Processed set)
+// of a successful answer (2xx, or a stream's event) larger than the size
+// cap. The server took the request in and answered it (a send ran), but
+// the answer was not kept: a caller records what ran, not a refusal, and
+// reads the outcome another way if it can (Kibana.Deliver reads the
+// conversation, whose cap is higher).
+var ErrReplyTooLarge = errors.New("the answer is larger than the size cap")
+
+// tooLargeError is the error of a 2xx answer over the cap max.
+func tooLargeError(op string, status int, max int64) *Error {
+	return &Error{Kind: KindProtocol, Op: op, StatusCode: status, Err: ErrReplyTooLarge, Processed: true,
+		Message: fmt.Sprintf("response larger than the %s cap; the server processed the request, but its answer was not kept", byteSize(max))}
+}
+
+// maxInflateRatio bounds what deflate can make of its input: a stream of
+// n bytes inflates to at most about 1032 n (a 258-byte match costs at
+// least 2 bits). A gzip trailer claiming more is a lie.
+const maxInflateRatio = 1032
+
+// inflateScratch is what counting a gzip body's decoded length holds
+// besides the body: the inflater's window and tables, and a copy buffer.
+const inflateScratch = 64 << 10
+
 // readBody reads at most max bytes of the body, holding a single copy of the
 // decoded document: the length comes from Content-Length, or for gzip from
-// the trailer's ISIZE field, so the buffer is allocated once at its final size.
-func readBody(resp *http.Response, max int64) ([]byte, error) {
+// the trailer's ISIZE field, so the buffer is allocated once at its final
+// size. What it holds is reserved from l before it is allocated (l may be
+// nil), and stays reserved until the caller releases l.
+func readBody(ctx context.Context, resp *http.Response, max int64, l *lease) ([]byte, error) {
 	if strings.EqualFold(strings.TrimSpace(resp.Header.Get("Content-Encoding")), "gzip") {
-		compressed, err := readAll(resp.Body, resp.ContentLength, max)
+		compressed, err := readAll(ctx, resp.Body, resp.ContentLength, max, l)
 		if err != nil {
 			return nil, err
 		}
-		return gunzip(compressed, max)
+		return gunzip(ctx, compressed, max, l)
 	}
-	return readAll(resp.Body, resp.ContentLength, max)
+	return readAll(ctx, resp.Body, resp.ContentLength, max, l)
 }
 
-func readAll(r io.Reader, length, max int64) ([]byte, error) {
+// readAll reads r to its end, at most max bytes; length is its known size
+// or -1. Bytes are reserved from l beyond what l holds on entry.
+func readAll(ctx context.Context, r io.Reader, length, max int64, l *lease) ([]byte, error) {
 	if length > max {
 		return nil, errTooLarge
 	}
+	base := l.holding()
 	if length >= 0 {
+		if err := l.grow(ctx, base+length); err != nil {
+			return nil, err
+		}
 		buf := make([]byte, length)
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return nil, err
 		}
 		return buf, nil
 	}
-	// Unknown length: gather chunks, then join once.
+	// Unknown length: gather chunks, each reserved before it is made, then
+	// join once (the join is reserved too; the chunks are given back).
 	var chunks [][]byte
 	var total int64
 	size := 32 << 10
 	for {
+		if err := l.grow(ctx, base+total+int64(size)); err != nil {
+			return nil, err
+		}
 		chunk := make([]byte, size)
 		n, err := fill(r, chunk)
 		total += int64(n)
@@ -403,12 +466,17 @@ func readAll(r io.Reader, length, max int64) ([]byte, error) {
 		}
 	}
 	if len(chunks) == 1 {
+		l.shrink(base + total)
 		return chunks[0], nil
+	}
+	if err := l.grow(ctx, base+2*total); err != nil {
+		return nil, err
 	}
 	out := make([]byte, 0, total)
 	for _, c := range chunks {
 		out = append(out, c...)
 	}
+	l.shrink(base + total)
 	return out, nil
 }
 
@@ -428,41 +496,92 @@ func fill(r io.Reader, buf []byte) (int, error) {
 	return n, nil
 }
 
-func gunzip(compressed []byte, max int64) ([]byte, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(compressed))
-	if err != nil {
-		return nil, fmt.Errorf("gzip body: %w", err)
-	}
-	zr.Multistream(false)
+// gunzip decodes a gzip body of at most max decoded bytes into one buffer
+// of its final size, reserved from l before it is made.
+//
+// The trailer's ISIZE gives the size of a single member. It is trusted
+// only as far as it can be true (no more than maxInflateRatio times the
+// body) and is checked afterwards: the member must end exactly there, with
+// a good CRC, and nothing may follow it. Otherwise (several members, a
+// trailer that lies, a document of 4 GiB or more, a corrupt stream) the
+// body is inflated once without keeping anything, to learn its size within
+// max, and then into a buffer of that size. So neither a lying trailer nor
+// a bomb makes the reader allocate more than max, and a bomb over max
+// allocates nothing. On success l holds the document's bytes only: the
+// compressed body is the caller's garbage.
+func gunzip(ctx context.Context, compressed []byte, max int64, l *lease) ([]byte, error) {
+	base := l.holding()
 	var size int64 = -1
 	if len(compressed) >= 4 {
-		// ISIZE: the uncompressed length modulo 2^32 of a single member.
+		// ISIZE: the uncompressed length modulo 2^32 of the last member.
 		size = int64(binary.LittleEndian.Uint32(compressed[len(compressed)-4:]))
 	}
 	if size > max {
 		return nil, errTooLarge
 	}
-	if size >= 0 {
+	br := bytes.NewReader(compressed)
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, fmt.Errorf("gzip body: %w", err)
+	}
+	if size >= 0 && size <= maxInflateRatio*int64(len(compressed)) {
+		zr.Multistream(false)
+		if err := l.grow(ctx, base+size); err != nil {
+			return nil, err
+		}
 		buf := make([]byte, size)
 		if _, err := io.ReadFull(zr, buf); err == nil {
 			var one [1]byte
-			if n, _ := zr.Read(one[:]); n == 0 {
-				if _, err := io.Copy(io.Discard, zr); err == nil {
-					return buf, nil
-				}
+			if _, err := io.ReadFull(zr, one[:]); err == io.EOF && br.Len() == 0 {
+				l.shrink(size) // the compressed body's bytes go with it
+				return buf, nil
 			}
 		}
-		// The trailer lied (a multi-member stream or a body of 4 GiB or
-		// more): decode again without trusting it.
-		if zr, err = gzip.NewReader(bytes.NewReader(compressed)); err != nil {
-			return nil, fmt.Errorf("gzip body: %w", err)
-		}
+		buf = nil
+		l.shrink(base)
 	}
-	out, err := readAll(zr, -1, max)
-	if err != nil && !errors.Is(err, errTooLarge) {
+	n, err := inflatedSize(ctx, compressed, max, l)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.grow(ctx, base+n); err != nil {
+		return nil, err
+	}
+	if zr, err = gzip.NewReader(bytes.NewReader(compressed)); err != nil {
 		return nil, fmt.Errorf("gzip body: %w", err)
 	}
-	return out, err
+	buf := make([]byte, n)
+	if _, err := io.ReadFull(zr, buf); err != nil {
+		return nil, fmt.Errorf("gzip body: %w", err)
+	}
+	var one [1]byte
+	if _, err := io.ReadFull(zr, one[:]); err != io.EOF {
+		return nil, fmt.Errorf("gzip body: %w", errors.Join(err, errors.New("the stream changed between two readings")))
+	}
+	l.shrink(n)
+	return buf, nil
+}
+
+// inflatedSize inflates a gzip body (every member) without keeping it, and
+// returns its length: errTooLarge as soon as it passes max.
+func inflatedSize(ctx context.Context, compressed []byte, max int64, l *lease) (int64, error) {
+	base := l.holding()
+	if err := l.grow(ctx, base+inflateScratch); err != nil {
+		return 0, err
+	}
+	defer l.shrink(base)
+	zr, err := gzip.NewReader(bytes.NewReader(compressed))
+	if err != nil {
+		return 0, fmt.Errorf("gzip body: %w", err)
+	}
+	n, err := io.CopyN(io.Discard, zr, max+1)
+	switch {
+	case err == io.EOF:
+		return n, nil
+	case err == nil:
+		return 0, errTooLarge
+	}
+	return 0, fmt.Errorf("gzip body: %w", err)
 }
 
 // unsafeString views b as a string without copying. b must not change
@@ -552,7 +671,7 @@ func rootMessage(err error) string {
 
 func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 	e := &Error{Op: op, StatusCode: resp.StatusCode, Message: serverMessage(resp, body)}
-	if eo := gjson.GetBytes(body, "error"); eo.IsObject() && gjson.ValidBytes(body) {
+	if eo := gjson.GetBytes(body, "error"); eo.IsObject() && validJSONBytes(body) {
 		// A JSON-RPC error sent with an HTTP error status keeps its code
 		// and reason: a task the server does not know is told by them.
 		if c := eo.Get("code"); c.Type == gjson.Number && gjson.GetBytes(body, "jsonrpc").Exists() {
@@ -630,7 +749,10 @@ func serverMessage(resp *http.Response, body []byte) string {
 	if len(body) == 0 {
 		return http.StatusText(resp.StatusCode)
 	}
-	if gjson.ValidBytes(body) {
+	if nestsTooDeep(unsafeString(body)) {
+		return fmt.Sprintf("%s (an error body nesting deeper than %d levels, not read)", http.StatusText(resp.StatusCode), MaxNesting)
+	}
+	if validJSONBytes(body) {
 		s := unsafeString(body)
 		for _, path := range []string{"message", "error.message", "error.reason", "error"} {
 			if r := gjson.Get(s, path); r.Exists() && r.Type == gjson.String && r.Str != "" {
@@ -665,7 +787,7 @@ func describeNonJSON(resp *http.Response, body []byte) string {
 	switch {
 	case looksHTML(text):
 		return "the server sent an HTML page instead of JSON (a proxy or login page?)" + describeCT(ct)
-	case gjson.Valid(strings.TrimSpace(text)) && len(body) > 64<<10:
+	case validJSON(strings.TrimSpace(text)) && len(body) > 64<<10:
 		return "the response is not valid JSON" + describeCT(ct)
 	case len(bytes.TrimSpace(body)) > 0 && (body[0] == '{' || body[0] == '['):
 		return "the response is truncated or malformed JSON" + describeCT(ct)

@@ -32,8 +32,12 @@ type KibanaConfig struct {
 	UserAgent string
 	// MaxResponseBytes caps ordinary responses (default 32 MiB).
 	MaxResponseBytes int64
-	// MaxConversationBytes caps a conversation document (default 1 GiB).
+	// MaxConversationBytes caps a conversation document, decoded (default
+	// 256 MiB, DefaultMaxConversationBytes).
 	MaxConversationBytes int64
+	// ReadBudget bounds the bytes that response reads hold at once; nil
+	// means SharedReadBudget(), shared by every client of the process.
+	ReadBudget *ReadBudget
 	// Retries is the number of extra attempts for reads met by 429, 503 or
 	// a broken connection (default 2; negative means none).
 	Retries int
@@ -75,6 +79,7 @@ func NewKibana(cfg KibanaConfig) (*Kibana, error) {
 		userAgent:    cfg.UserAgent,
 		headers:      map[string]string{"elastic-api-version": "2023-10-31"},
 		maxBody:      cfg.MaxResponseBytes,
+		budget:       cfg.ReadBudget,
 		retries:      cfg.Retries,
 		maxRetryWait: cfg.MaxRetryWait,
 		sleep:        SleepContext,
@@ -84,6 +89,9 @@ func NewKibana(cfg KibanaConfig) (*Kibana, error) {
 	}
 	if t.maxBody <= 0 {
 		t.maxBody = DefaultMaxResponseBytes
+	}
+	if t.budget == nil {
+		t.budget = SharedReadBudget()
 	}
 	switch {
 	case t.retries == 0:
@@ -450,6 +458,9 @@ func (k *Kibana) GetConversation(ctx context.Context, id string) (*Conversation,
 	}
 	c := NewConversation(resp.body)
 	if !gjson.Get(c.s, "id").Exists() {
+		if nestsTooDeep(c.s) {
+			return nil, tooDeepError(op, resp.status)
+		}
 		if !gjson.ValidBytes(resp.body) {
 			return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.status, Message: "the response is truncated or malformed JSON"}
 		}

@@ -114,7 +114,7 @@ func ResolveAgent(ctx context.Context, hc *http.Client, rawURL, userAgent string
 func fetchCard(ctx context.Context, hc *http.Client, loc, userAgent string) (Card, error) {
 	u, _ := url.Parse(loc)
 	base := &url.URL{Scheme: u.Scheme, Host: u.Host}
-	t := &transport{http: hc, base: base, userAgent: userAgent, maxBody: DefaultMaxResponseBytes, retries: 2,
+	t := &transport{http: hc, base: base, userAgent: userAgent, maxBody: DefaultMaxResponseBytes, budget: SharedReadBudget(), retries: 2,
 		maxRetryWait: 20 * time.Second, sleep: SleepContext,
 		// A hybrid server then answers with the pure v1.0 card.
 		headers: map[string]string{"A2A-Version": string(V10)}}

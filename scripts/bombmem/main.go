@@ -1,0 +1,95 @@
+// Command bombmem measures what reading hostile conversations costs: it
+// serves a gzip bomb (1 MB of gzip inflating to -mib MiB of zeros, behind
+// a conversation's opening) on loopback and reads it with -n concurrent
+// GetConversation calls, as a worker's tasks would. Run it under
+// /usr/bin/time -v and read "Maximum resident set size" (docs/performance.md,
+// "Hostile servers").
+//
+//	go build -o /tmp/bombmem ./scripts/bombmem && /usr/bin/time -v /tmp/bombmem -n 10
+package main
+
+import (
+	"bytes"
+	"compress/flate"
+	"context"
+	"encoding/binary"
+	"flag"
+	"fmt"
+	"hash/crc32"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+)
+
+func main() {
+	n := flag.Int("n", 1, "concurrent reads")
+	mib := flag.Int("mib", 1000, "decoded size of the bomb in MiB")
+	lie := flag.Bool("lie", false, "make the gzip trailer claim 100 bytes")
+	flag.Parse()
+	body := bomb(*mib)
+	if *lie {
+		binary.LittleEndian.PutUint32(body[len(body)-4:], 100)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Encoding", "gzip")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+	}))
+	defer srv.Close()
+	k, err := client.NewKibana(client.KibanaConfig{URL: srv.URL, APIKey: "a2V5OnNlY3JldA==", Retries: -1})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	start := time.Now()
+	errs := make([]error, *n)
+	var wg sync.WaitGroup
+	for i := range *n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = k.GetConversation(context.Background(), "c")
+		}()
+	}
+	wg.Wait()
+	fmt.Printf("%d reads of a %d-byte gzip body inflating to %d MiB in %s\n", *n, len(body), *mib, time.Since(start).Round(time.Millisecond))
+	for i, err := range errs {
+		if i < 3 || err != nil && errs[0] != nil && err.Error() != errs[0].Error() {
+			fmt.Printf("  read %d: kind %s: %v\n", i, client.KindOf(err), err)
+		}
+	}
+}
+
+// bomb is a gzip member of mib MiB of zeros, built from one compressed
+// segment repeated (compressing 1000 MiB takes seconds).
+func bomb(mib int) []byte {
+	var seg [3][]byte
+	var out bytes.Buffer
+	fw, _ := flate.NewWriter(&out, flate.BestCompression)
+	zeros := make([]byte, 1<<20)
+	for i := range seg {
+		start := out.Len()
+		fw.Write(zeros)
+		fw.Flush()
+		seg[i] = bytes.Clone(out.Bytes()[start:])
+	}
+	if !bytes.Equal(seg[1], seg[2]) {
+		panic("the deflate segments of zeros differ")
+	}
+	b := []byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255}
+	b = append(b, seg[0]...)
+	for i := 1; i < mib; i++ {
+		b = append(b, seg[1]...)
+	}
+	b = append(b, 3, 0)
+	crc := uint32(0)
+	for range mib {
+		crc = crc32.Update(crc, crc32.IEEETable, zeros)
+	}
+	b = binary.LittleEndian.AppendUint32(b, crc)
+	return binary.LittleEndian.AppendUint32(b, uint32(mib<<20))
+}
