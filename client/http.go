@@ -111,8 +111,8 @@ func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
 var errCrossOriginRedirect = errors.New("redirect to another origin refused")
 
 func sameOriginRedirects(req *http.Request, via []*http.Request) error {
-	if len(via) >= 5 {
-		return errors.New("stopped after 5 redirects")
+	if len(via) >= maxRedirects {
+		return errTooManyRedirects
 	}
 	if origin(req.URL) != origin(via[0].URL) {
 		return fmt.Errorf("%w: %s", errCrossOriginRedirect, origin(req.URL))
@@ -593,7 +593,19 @@ func unsafeString(b []byte) string {
 	return unsafe.String(&b[0], len(b))
 }
 
+// maxRedirects bounds the redirects followed within the origin; more is a
+// loop (a login page that sends back to itself, a proxy misconfigured).
+const maxRedirects = 5
+
+var errTooManyRedirects = fmt.Errorf("stopped after %d redirects", maxRedirects)
+
 func classifyTransportError(op string, err error) *Error {
+	if errors.Is(err, errTooManyRedirects) {
+		// The server answers, and answers with a loop: not unreachable,
+		// and not a broken connection, but a request it will not take as
+		// addressed.
+		return &Error{Kind: KindBadRequest, Op: op, Message: fmt.Sprintf("the server redirects in a loop (%d redirects within the configured origin)", maxRedirects), Err: err}
+	}
 	if errors.Is(err, errCrossOriginRedirect) {
 		return &Error{Kind: KindBadRequest, Op: op, Message: oneLine(errors.Unwrap(err).Error(), 200) +
 			" (the server redirected away from the configured origin; the credential is only sent to that origin)", Err: err}

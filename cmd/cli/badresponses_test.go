@@ -144,7 +144,7 @@ func TestBadResponses(t *testing.T) {
 		{"503", status(503, ""), ExitBusy, "HTTP 503"},
 		{"401", status(401, ""), ExitAuth, "HTTP 401"},
 		{"400", status(400, ""), ExitUsage, "HTTP 400"},
-		{"an HTML page with 200", body("text/html", "<html><title>Sign in</title></html>"), ExitTaskFailed, "HTML page instead of JSON"},
+		{"an HTML page with 200", body("text/html", "<html><title>Sign in</title></html>"), ExitUnexpected, "HTML page instead of JSON"},
 		// The run may go on behind these: the task is followed, and with a
 		// short maximum wait it ends expired (exit 8), never failed.
 		{"HTML 502 from a proxy", func(w http.ResponseWriter, r *http.Request) {
@@ -157,9 +157,12 @@ func TestBadResponses(t *testing.T) {
 		{"520 from a proxy (the origin broke off)", status(520, ""), ExitStillRunning, ""},
 	}
 	for _, code := range []int{-32700, -32600, -32601, -32602, -32603, -32001, -32002, -32003, -32004, -32005, -32006, -32007, -32008, -32009} {
-		want := ExitTaskFailed
-		if code == -32001 {
-			want = ExitNotFound
+		// The code of the refusal, as for any command: the request as sent
+		// is one the agent does not take (2), but an unknown task (5), one
+		// that has finished (6) and the agent's own failure (1).
+		want := map[int]int{-32001: ExitNotFound, -32002: ExitTaskFailed, -32603: ExitUnexpected}[code]
+		if want == 0 {
+			want = ExitUsage
 		}
 		sends = append(sends, struct {
 			name    string

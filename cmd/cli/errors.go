@@ -39,7 +39,8 @@ const exitCodeTable = `Exit codes:
   5  not found (agent, conversation, context)
   6  the remote task failed, was rejected or canceled, or is lost (the agent
      can no longer show it); the reason is printed. A request refused before
-     anything ran exits with the code of the refusal: 2, 3, 4, 5 or 9
+     anything ran exits with the code of the refusal: 2, 3, 4, 5 or 9 (1
+     when the server failed or its answer was not understood)
   7  the remote task needs input (input-required, auth-required, awaiting
      prompt)
   8  still running: the wait ran out, nothing is lost, resume with the
@@ -127,24 +128,67 @@ func oneLineErr(err error) string {
 	return strings.Join(strings.Fields(err.Error()), " ")
 }
 
+// exitFor is the one table from a remote failure to an exit code: its
+// kind, refined by the HTTP status and the JSON-RPC code. A command's error
+// (fromClientError) and a task the server refused (exitCodeFor of a
+// rejected record) both come here, so the two always agree.
+func exitFor(kind client.Kind, status, rpcCode int) int {
+	switch kind {
+	case client.KindUnreachable, client.KindTLS, client.KindConnection:
+		return ExitUnreachable
+	case client.KindAuth, client.KindForbidden:
+		return ExitAuth
+	case client.KindNotFound:
+		return ExitNotFound
+	case client.KindBadRequest, client.KindTooLarge:
+		// The request, as given, is one the server does not take.
+		return ExitUsage
+	case client.KindBusy:
+		return ExitBusy
+	case client.KindServer:
+		if status == 502 || status == 504 {
+			return ExitUnreachable // a proxy got no answer from the server
+		}
+		return ExitUnexpected
+	case client.KindRPC:
+		switch rpcCode {
+		case -32001: // TaskNotFoundError
+			return ExitNotFound
+		case -32002: // TaskNotCancelableError: it has finished
+			return ExitTaskFailed
+		case -32603: // InternalError: the agent failed
+			return ExitUnexpected
+		}
+		// Every other JSON-RPC error refuses the request as sent: bad
+		// params (-32602), an unknown method or a protocol version the
+		// agent does not speak (-32601, -32009), an unsupported operation
+		// (-32004), a task in a terminal state, …
+		return ExitUsage
+	case client.KindAgentFailed:
+		return ExitTaskFailed
+	}
+	return ExitUnexpected // KindProtocol (an answer not understood) and KindUnexpected
+}
+
 // fromClientError maps a remote failure to an exit code, a code and a hint.
 func fromClientError(e *client.Error) *cliError {
-	out := &cliError{message: e.Error(), err: e, code: e.Kind.String()}
+	if errors.Is(e, context.Canceled) {
+		// The command's context ended: a signal (Ctrl-C, SIGTERM, a
+		// hang-up), not the network.
+		return &cliError{exit: ExitUnexpected, code: "interrupted", err: e,
+			message: "interrupted: " + e.Op + " did not finish", hint: "the command was stopped before the server answered; run it again"}
+	}
+	out := &cliError{message: e.Error(), err: e, code: e.Kind.String(), exit: exitFor(e.Kind, e.StatusCode, e.RPCCode)}
 	switch e.Kind {
 	case client.KindUnreachable:
-		out.exit = ExitUnreachable
 		out.hint = "check KIBANA_URL and that Kibana is up and reachable from this machine"
 	case client.KindTLS:
-		out.exit = ExitUnreachable
 		out.hint = "check the URL's scheme; for a private CA set A2A_COURIER_CA_CERT to its PEM bundle"
 	case client.KindAuth:
-		out.exit = ExitAuth
 		out.hint = "the API key was refused: check KIBANA_API_KEY (the \"encoded\" value of an Elasticsearch API key) and that it has not expired"
 	case client.KindForbidden:
-		out.exit = ExitAuth
 		out.hint = "the API key lacks a privilege or the space: it needs Agent Builder read (feature_agentBuilder.read) in this space"
 	case client.KindNotFound:
-		out.exit = ExitNotFound
 		out.hint = "check the id; `a2a-courier discover` lists the agents of this space"
 		switch {
 		case strings.Contains(e.Op, "conversation"):
@@ -153,50 +197,44 @@ func fromClientError(e *client.Error) *cliError {
 			out.hint = "Agent Builder is not enabled in this Kibana (9.2/9.3: Advanced Settings), or KIBANA_URL is not Kibana's address"
 		}
 	case client.KindTooLarge:
-		out.exit = ExitUsage
 		out.hint = "the message is larger than the server accepts; shorten it"
 	case client.KindBusy:
-		out.exit = ExitBusy
 		out.hint = "the server is busy or rate limiting; try again later"
 		out.retryAfter = e.RetryAfter
 		if e.RetryAfter > 0 {
 			out.hint = fmt.Sprintf("the server asked to retry after %s", waitText(e.RetryAfter))
 		}
 	case client.KindServer:
-		out.exit = ExitUnexpected
 		out.hint = "the server failed; try again, and check Kibana's logs if it persists"
 		if e.StatusCode == 502 || e.StatusCode == 504 {
-			out.exit = ExitUnreachable
 			out.hint = "a proxy in front of Kibana could not get an answer from it; try again"
 		}
 	case client.KindConnection:
-		out.exit = ExitUnreachable
 		out.hint = "the connection to the server broke; check the network and try again"
 		if errors.Is(e, context.DeadlineExceeded) {
 			out.hint = "no answer in time: raise --timeout, or check that the server is up"
 		}
 	case client.KindProtocol:
-		out.exit = ExitUnexpected
 		out.hint = "the server's answer was not what Agent Builder sends; is KIBANA_URL the Kibana URL (not Elasticsearch)?"
 	case client.KindRPC:
-		out.exit = ExitTaskFailed
 		out.hint = "the agent's A2A endpoint refused the request"
 		switch e.RPCCode {
 		case -32001:
-			out.exit, out.code, out.hint = ExitNotFound, "not_found", "the agent does not know that task"
+			out.code, out.hint = "not_found", "the agent does not know that task"
+		case -32603:
+			out.hint = "the agent failed while handling the request; try again, and check the agent's logs if it persists"
 		case -32009, -32601:
 			out.code = "protocol_version"
 			out.hint = "the agent does not speak this A2A version (" + map[int]string{-32009: "version not supported", -32601: "method not found"}[e.RPCCode] +
 				"): check its card with get-card, and drop --protocol if you gave one"
 		}
 	case client.KindAgentFailed:
-		out.exit = ExitTaskFailed
 		out.hint = "the agent's run failed; nothing was stored, so sending again starts a new run"
 	case client.KindBadRequest:
-		// The request, as given, is one the server does not take: a
-		// usage or configuration problem, not an unexpected one.
-		out.exit = ExitUsage
 		switch {
+		case strings.Contains(e.Message, "redirects in a loop"):
+			out.code = "config"
+			out.hint = "check KIBANA_URL (or the agent's URL): a login or SSO page in front of the server, or a proxy misconfigured, sends requests round in a loop"
 		case strings.Contains(e.Message, "redirected away"):
 			out.code = "config"
 			out.hint = "set KIBANA_URL to the address the server redirects to, if you trust it"
@@ -208,8 +246,6 @@ func fromClientError(e *client.Error) *cliError {
 		default:
 			out.hint = "check the ids and values given"
 		}
-	default:
-		out.exit = ExitUnexpected
 	}
 	return out
 }
