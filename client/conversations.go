@@ -368,6 +368,11 @@ func skipValue(s string, i int) int {
 // walk over them took twice as long as the split of the whole document.
 func readRound(i int, raw string) Round {
 	rd := Round{Index: i}
+	if t := strings.TrimSpace(raw); t == "" || t[0] != '{' {
+		rd.Malformed = "it is not an object: " + oneLine(t, 40)
+		return rd
+	}
+	textReply := true
 	eachKey(raw, func(k, v string) bool {
 		switch k {
 		case "id":
@@ -382,6 +387,7 @@ func readRound(i int, raw string) Round {
 			if m := gjson.Get(v, "message"); m.Exists() {
 				rd.Response = m.String()
 				rd.HasResponse = true
+				textReply = m.Type == gjson.String
 			}
 		case "interruption":
 			// Kibana's newest rounds model: a failed or aborted execution
@@ -401,6 +407,13 @@ func readRound(i int, raw string) Round {
 		}
 		return true
 	})
+	switch {
+	case rd.Interruption != "" || rd.Status == "awaiting_prompt" || rd.Status == "in_progress":
+	case !rd.HasResponse:
+		rd.Malformed = "it has no response"
+	case !textReply:
+		rd.Malformed = "its response is not text"
+	}
 	if rd.Status == "awaiting_prompt" {
 		for _, p := range []string{"pending_prompts.0.message", "pending_prompts.0.title", "pending_prompt.message", "pending_prompt.title"} {
 			if v := gjson.Get(raw, p).String(); v != "" {

@@ -151,6 +151,7 @@ func refRounds(doc []byte) (raws []string, rounds []Round, ok bool) {
 		rd := Round{Index: i}
 		fs, isObj := objectFields(e)
 		if !isObj {
+			rd.Malformed = "it is not an object: " + oneLine(strings.TrimSpace(string(e)), 40)
 			rounds = append(rounds, rd)
 			continue
 		}
@@ -176,10 +177,34 @@ func refRounds(doc []byte) (raws []string, rounds []Round, ok bool) {
 			rd.Input = jsonText(m)
 			ok = ok && judged
 		}
+		textReply := true
 		if v, found := get("response"); found {
 			m, has, judged := member(v, "message")
 			rd.Response, rd.HasResponse = jsonText(m), has
+			textReply = !has || len(m) > 0 && m[0] == '"'
 			ok = ok && judged
+		}
+		if v, found := get("interruption"); found {
+			t, _, j1 := member(v, "type")
+			reason, _, j2 := member(v, "error", "message")
+			source, _, j3 := member(v, "aborted_by", "source")
+			ok = ok && j1 && j2 && j3
+			switch {
+			case jsonText(t) != "":
+				rd.Interruption, rd.InterruptionReason = jsonText(t), jsonText(reason)
+				if rd.Interruption == "aborted" {
+					rd.InterruptionReason = jsonText(source)
+				}
+			case len(v) > 0 && v[0] == '{':
+				rd.Interruption = "failed"
+			}
+		}
+		switch {
+		case rd.Interruption != "" || rd.Status == "awaiting_prompt" || rd.Status == "in_progress":
+		case !rd.HasResponse:
+			rd.Malformed = "it has no response"
+		case !textReply:
+			rd.Malformed = "its response is not text"
 		}
 		if rd.Status == "awaiting_prompt" {
 			get("pending_prompts")
@@ -221,6 +246,16 @@ func refOutcome(rounds []Round, sha string, before int, fresh bool) (Outcome, bo
 	}
 	if mine == nil {
 		return Outcome{}, false
+	}
+	if mine.Malformed != "" {
+		return Outcome{malformed: mine.Malformed}, false
+	}
+	switch mine.Interruption {
+	case "":
+	case "aborted":
+		return roundOutcome(*mine) // the reason's wording is roundOutcome's
+	default:
+		return Outcome{State: StateFailed, Reason: nonEmpty(mine.InterruptionReason, "the agent's run failed"), Via: "conversation", HTTPStatus: 200}, true
 	}
 	switch mine.Status {
 	case "", "completed":

@@ -44,7 +44,15 @@ type Outcome struct {
 	TaskID string
 
 	notSent bool
+	// malformed says why the round found for the message is not a round
+	// (no final outcome then).
+	malformed string
 }
+
+// Malformed says why the conversation's round for the message is in a
+// shape no Kibana writes (a scalar, an array, no response), when that is
+// why there is no outcome.
+func (o Outcome) Malformed() string { return o.malformed }
 
 // Final reports whether the outcome is terminal.
 func (o Outcome) Final() bool { return o.State != "" }
@@ -108,7 +116,9 @@ func HashText(text string) string {
 // Deliver sends one message (unless in recovery mode) and, at the same
 // time, watches the conversation store for the round it starts: whichever
 // shows the final outcome first wins. A connection that breaks is not a
-// failure: the run goes on server-side and its round is read back. Deliver
+// failure: Kibana 9.2 to 9.5 go on with the run server-side and its round is
+// read back (9.6 aborts a blocking run whose connection ends, which is why
+// callers send it NonBlocking there, and the task is followed). Deliver
 // never sends twice. It returns when an outcome is final or ctx ends.
 func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	defer func() { out = k.t.scrubOutcome(out) }()
@@ -226,6 +236,9 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	// Reads that keep failing (the server is down) back off, up to five
 	// minutes or eight intervals, whichever is longer.
 	failures := 0
+	// malformedReads counts the reads that found this message's round in a
+	// shape no Kibana writes.
+	malformedReads := 0
 	// quickReads counts the reads made since no open connection can bring
 	// the outcome any more (it was cut, or this is a recovery): the first
 	// come sooner (rampWait).
@@ -351,9 +364,24 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 			}
 			switch {
 			case err == nil:
-				if out, ok := findOutcome(conv, o); ok {
+				out, ok := findOutcome(conv, o)
+				if ok {
 					emit(Event{Kind: "reply", Message: "the reply was read from conversation " + convID})
 					return out
+				}
+				if why := out.Malformed(); why != "" {
+					// Not an answer: read again (a proxy's glitch, a
+					// document being rewritten), then say what it is.
+					malformedReads++
+					perr := &Error{Kind: KindProtocol, Op: "read conversation " + convID, StatusCode: 200, Processed: true,
+						Message: "the round stored for this message is not a Kibana round: " + why}
+					if malformedReads >= maxMalformedReads {
+						return Outcome{State: StateFailed, Err: perr, Via: "conversation", HTTPStatus: 200,
+							Reason: "the run ended, but the round Kibana stored for it cannot be read (" + why + "): no reply can be kept"}
+					}
+					lastErr = perr
+					emit(Event{Kind: "poll_error", Message: "the stored round is not a Kibana round; reading again", Err: perr})
+					break
 				}
 				emit(Event{Kind: "poll", Message: "no reply stored yet"})
 			case IsKind(err, KindNotFound):
@@ -426,7 +454,15 @@ func (k *Kibana) settleTask(ctx context.Context, o DeliverOptions, res *SendResu
 			return Outcome{}, false
 		case attempt == 3 || err != nil && IsKind(err, KindAuth, KindForbidden):
 			// The round may be projected a moment after the execution
-			// ends; past that, the task's own text is the reply.
+			// ends; past that, the task's own text is the reply. A task
+			// "completed" with no text and no round to show is not an
+			// answer: a run stopped on a confirmation prompt looks so
+			// until its round is read, so it is looked at again.
+			if strings.TrimSpace(out.Reply) == "" {
+				emit(Event{Kind: "poll_error", Message: "Kibana says task " + taskID + " completed, with no text and no round stored yet; reading again",
+					Err: &Error{Kind: KindProtocol, Op: "read task " + taskID, Message: "the task completed with no text, and the conversation has no round for it yet (a confirmation prompt?)", Processed: true}})
+				return Outcome{}, false
+			}
 			emit(Event{Kind: "reply", Message: "the conversation has no round for task " + taskID + "; the reply is the task's own text"})
 			return out, true
 		}
@@ -487,10 +523,21 @@ func (k *Kibana) GetTask(ctx context.Context, agentID, taskID string) (*SendResu
 	return res, err
 }
 
-// TaskOutcome is what a task read with tasks/get has come to, when it has
-// ended (ok false while it runs).
-func TaskOutcome(res *SendResult, taskID string) (Outcome, bool) {
-	return taskOutcome(res.State, res.Text, "task", taskID)
+// ReadTask reads the task of a blocking:false send once, as a delivery
+// following it would (the task says the state; a completed task's reply
+// comes from the conversation, else from the task's text). state is the
+// task's state as Kibana names it, final whether the outcome is.
+func (k *Kibana) ReadTask(ctx context.Context, o DeliverOptions, taskID string) (out Outcome, state string, final bool, err error) {
+	if o.InputSHA256 == "" && o.Message.Text != "" {
+		o.InputSHA256 = HashText(o.Message.Text)
+	}
+	res, err := k.GetTask(ctx, o.AgentID, taskID)
+	if err != nil {
+		return Outcome{}, "", false, err
+	}
+	out, final = k.settleTask(ctx, o, res, taskID, func(Event) {})
+	out.Reply, out.Reason = k.RedactText(out.Reply), k.RedactText(out.Reason)
+	return out, res.State, final, nil
 }
 
 // a2a returns a JSON-RPC client of one agent's A2A endpoint on the
@@ -571,7 +618,7 @@ func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResu
 			return Outcome{State: StateInputRequired, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
 		}
 		// A task still working: its round will reach the conversation.
-		emit(Event{Kind: "poll", Message: fmt.Sprintf("the server accepted the task (state %s); reading the conversation for its outcome", nonEmpty(res.State, "unknown"))})
+		emit(Event{Kind: "poll", Message: fmt.Sprintf("the server accepted the task (state %s); following it", nonEmpty(res.State, "unknown"))})
 		return Outcome{}, false
 	case res.Kind == "message" && strings.TrimSpace(res.Text) == "":
 		// An empty reply: the round may be waiting on a prompt (HITL),
@@ -632,7 +679,14 @@ func findOutcome(conv *Conversation, o DeliverOptions) (Outcome, bool) {
 	return roundOutcome(readRound(mine, mineRaw))
 }
 
+// maxMalformedReads is how many reads of a round no Kibana would write are
+// made before the task ends on it.
+const maxMalformedReads = 3
+
 func roundOutcome(r Round) (Outcome, bool) {
+	if r.Malformed != "" {
+		return Outcome{malformed: r.Malformed}, false
+	}
 	switch r.Interruption {
 	case "":
 	case "aborted":

@@ -437,6 +437,10 @@ type Round struct {
 	// caller).
 	Interruption       string
 	InterruptionReason string
+	// Malformed says why the round is in a shape no Kibana writes (not an
+	// object, no response, a response that is not text); empty for a
+	// well-formed round.
+	Malformed string
 }
 
 // RoundCount returns the number of rounds.

@@ -69,6 +69,11 @@ func TestEachRoundRawAgreesWithGjson(t *testing.T) {
 // round's keys reads them.
 func readRoundGjson(i int, r gjson.Result) Round {
 	rd := Round{Index: i}
+	if !r.IsObject() {
+		rd.Malformed = "it is not an object: " + oneLine(strings.TrimSpace(r.Raw), 40)
+		return rd
+	}
+	textReply := true
 	r.ForEach(func(k, v gjson.Result) bool {
 		switch k.Str {
 		case "id":
@@ -83,10 +88,27 @@ func readRoundGjson(i int, r gjson.Result) Round {
 			if m := v.Get("message"); m.Exists() {
 				rd.Response = m.String()
 				rd.HasResponse = true
+				textReply = m.Type == gjson.String
+			}
+		case "interruption":
+			if t := v.Get("type").String(); t != "" {
+				rd.Interruption, rd.InterruptionReason = t, v.Get("error.message").String()
+				if t == "aborted" {
+					rd.InterruptionReason = v.Get("aborted_by.source").String()
+				}
+			} else if v.IsObject() {
+				rd.Interruption = "failed"
 			}
 		}
 		return true
 	})
+	switch {
+	case rd.Interruption != "" || rd.Status == "awaiting_prompt" || rd.Status == "in_progress":
+	case !rd.HasResponse:
+		rd.Malformed = "it has no response"
+	case !textReply:
+		rd.Malformed = "its response is not text"
+	}
 	if rd.Status == "awaiting_prompt" {
 		for _, p := range []string{"pending_prompts.0.message", "pending_prompts.0.title", "pending_prompt.message", "pending_prompt.title"} {
 			if v := r.Get(p).String(); v != "" {
@@ -125,6 +147,10 @@ func TestReadRoundAgreesWithGjson(t *testing.T) {
 		`{"id":"dup","id":"second","input":{"message":"a"},"input":{"message":"b"}}`,
 		`{"n":-1.5e3,"t":true,"f":false,"z":null,"a":[],"o":{},"id":"after scalars"}`,
 		`{"rounds_inside":{"status":"no"},"status":"in_progress"}`,
+		`{"status":"completed","response":{"message":""},"interruption":{"type":"failed","error":{"code":"internalError","message":"model overloaded"}}}`,
+		`{"status":"completed","response":{"message":""},"interruption":{"type":"aborted","aborted_by":{"source":"api"}}}`,
+		`{"response":{"message":12},"input":{"message":"a"}}`,
+		`[]`, `1`, `"x"`, `null`,
 	)
 	for _, raw := range rounds {
 		if !gjson.Valid(raw) {

@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -153,4 +156,77 @@ func TestDeliverTaskPath(t *testing.T) {
 			t.Fatalf("%+v", out)
 		}
 	})
+}
+
+// TestNonsenseRoundIsNotAnAnswer: after a cut, a round in a shape no Kibana
+// writes is read again, then reported as a protocol error: never a
+// completed task with an empty reply.
+func TestNonsenseRoundIsNotAnAnswer(t *testing.T) {
+	t.Parallel()
+	for i, round := range []string{`1`, `"x"`, `[]`, `{}`, `null`, `{"input":{"message":"q"}}`, `{"input":{"message":"q"},"response":{"message":7}}`} {
+		t.Run(round, func(t *testing.T) {
+			t.Parallel()
+			sim := startSim(t, func(o *agentbuildertest.Options) {
+				o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "forever", Name: "Forever", RunTime: time.Hour})
+				o.Faults.ProxyCutAfter = 50 * time.Millisecond
+			})
+			ctxID := fmt.Sprintf("c-nonsense-%d", i)
+			sim.PutConversation("", "a2a-"+ctxID, "forever", "svc-a2a", "planted", time.Now(), json.RawMessage(round))
+			k := simClient(t, sim, testKey, "")
+			out := k.Deliver(context.Background(), deliverOpts("forever", ctxID, "q"))
+			if out.State != StateFailed || KindOf(out.Err) != KindProtocol || !strings.Contains(out.Reason, "cannot be read") || out.Reply != "" {
+				t.Fatalf("%+v", out)
+			}
+			if sim.Runs(ctxID) != 1 {
+				t.Errorf("%d runs", sim.Runs(ctxID))
+			}
+		})
+	}
+}
+
+// TestDeliverTaskReadFailures: reading the task can fail while the run
+// goes on. TaskNotFound (the execution cleaned up, another space) falls
+// back to the conversation; a busy server is waited for; any other error
+// reads the conversation that time. Each ends with the reply, one run.
+func TestDeliverTaskReadFailures(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fault agentbuildertest.StatusFault
+		event string
+	}{
+		{"task not found", agentbuildertest.StatusFault{Route: agentbuildertest.RouteA2A, Status: 200,
+			Body: `{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Task not found"}}`}, "no longer finds the task"},
+		{"busy", agentbuildertest.StatusFault{Route: agentbuildertest.RouteA2A, Status: 429, RetryAfter: "1", Times: 2}, "busy"},
+		{"server error", agentbuildertest.StatusFault{Route: agentbuildertest.RouteA2A, Status: 500, Times: 3}, "reading the task failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+			k := simClient(t, sim, testKey, "")
+			o := deliverOpts("slow", "c-trf", "read me")
+			o.Message.ContextID = "c-trf-" + strings.ReplaceAll(tc.name, " ", "-")
+			o.NonBlocking = true
+			var mu sync.Mutex
+			var messages []string
+			o.OnEvent = func(e Event) {
+				mu.Lock()
+				messages = append(messages, e.Message)
+				mu.Unlock()
+				if e.Kind == "task" {
+					// The send is answered: from now on the task reads fail.
+					sim.SetFaults(agentbuildertest.Faults{Statuses: []agentbuildertest.StatusFault{tc.fault}})
+				}
+			}
+			out := k.Deliver(context.Background(), o)
+			if out.State != StateCompleted || out.Reply != "Echo: read me" || sim.Runs(o.Message.ContextID) != 1 {
+				t.Fatalf("%+v, %d runs", out, sim.Runs(o.Message.ContextID))
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !strings.Contains(strings.Join(messages, "\n"), tc.event) {
+				t.Errorf("events %q", messages)
+			}
+		})
+	}
 }

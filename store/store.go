@@ -182,6 +182,11 @@ type Record struct {
 	HTTPStatus int        `json:"http_status,omitempty"`
 	Via        string     `json:"via,omitempty"`
 	TaskID     string     `json:"task_id,omitempty"`
+	// ConnectionLost says that the connection that carried a blocking send
+	// (or stream) ended before its answer: cut, timed out, handed off, its
+	// worker gone. On a release that aborts such a run with its connection
+	// (Kibana 9.6, Serverless) the reply will most likely never come.
+	ConnectionLost bool `json:"connection_lost,omitempty"`
 	// Path is how a Kibana send went: "task" (blocking:false, followed with
 	// tasks/get), "blocking" or "stream"; empty until the server's answer
 	// said, when the release was unknown.
@@ -556,7 +561,7 @@ func (s *Store) ClearCancel(id string) { os.Remove(s.cancelPath(id)) }
 type cacheEntry struct {
 	FetchedAt time.Time       `json:"fetched_at"`
 	MaxAge    Duration        `json:"max_age"`
-	Card      json.RawMessage `json:"card"`
+	Doc       json.RawMessage `json:"doc"`
 }
 
 func (s *Store) cachePath(dir, key string) string { return filepath.Join(s.dir, dir, key+".json") }
@@ -590,14 +595,14 @@ func (s *Store) loadCached(dir, key string) ([]byte, bool) {
 		return nil, false
 	}
 	var e cacheEntry
-	if json.Unmarshal(b, &e) != nil || len(e.Card) == 0 {
+	if json.Unmarshal(b, &e) != nil || len(e.Doc) == 0 {
 		return nil, false
 	}
 	age := s.now().Sub(e.FetchedAt)
 	if age < 0 || age > time.Duration(e.MaxAge) {
 		return nil, false
 	}
-	return e.Card, true
+	return e.Doc, true
 }
 
 func (s *Store) saveCached(dir, key string, doc []byte, maxAge time.Duration) error {
@@ -608,7 +613,7 @@ func (s *Store) saveCached(dir, key string, doc []byte, maxAge time.Duration) er
 	if err := ensurePrivateDir(full); err != nil {
 		return err
 	}
-	b, err := json.Marshal(cacheEntry{FetchedAt: s.now().UTC(), MaxAge: Duration(maxAge), Card: doc})
+	b, err := json.Marshal(cacheEntry{FetchedAt: s.now().UTC(), MaxAge: Duration(maxAge), Doc: doc})
 	if err != nil {
 		return err
 	}

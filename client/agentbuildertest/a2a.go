@@ -199,17 +199,17 @@ func (s *Sim) messageSend(w http.ResponseWriter, r *http.Request, space string, 
 		if body == "" {
 			body = DefaultProxyBody
 		}
-		s.logf("POST %s -> 502 proxy cut (context %s; the run goes on)", r.URL.Path, contextID)
+		s.logf("POST %s -> 502 proxy cut (context %s; %s)", r.URL.Path, contextID, s.afterDisconnect(rn))
 		s.disconnected(rn)
 		w.Header().Set("Content-Type", "text/html")
 		w.WriteHeader(http.StatusBadGateway)
 		io.WriteString(w, body)
 	case <-idleClose:
-		s.logf("POST %s -> connection closed after idle (context %s; the run goes on)", r.URL.Path, contextID)
+		s.logf("POST %s -> connection closed after idle (context %s; %s)", r.URL.Path, contextID, s.afterDisconnect(rn))
 		s.disconnected(rn)
 		dropConnection(w)
 	case <-r.Context().Done():
-		s.logf("POST %s: client went away (context %s; the run goes on)", r.URL.Path, contextID)
+		s.logf("POST %s: client went away (context %s; %s)", r.URL.Path, contextID, s.afterDisconnect(rn))
 		s.disconnected(rn)
 	case <-s.runCtx.Done():
 		dropConnection(w)
@@ -285,18 +285,29 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 	if c := s.conversations[s.conversationKey(space, convID)]; c != nil && len(c.Rounds) > 0 {
 		asks = false
 	}
+	// The 9.6 execution runner persists the user's message when the
+	// execution starts: at once for a run on the request's node, once Task
+	// Manager picks it up for a detached one (play calls this then).
+	// Rounds are projected from finished executions only, so the document
+	// has none until the run completes, and none for ever if it fails.
+	rn.persistInput = func() {
+		if !s.opts.conversationAtReceipt() || s.conversations[s.conversationKey(space, convID)] != nil {
+			return
+		}
+		ts := s.now().UTC().Format(time.RFC3339Nano)
+		s.conversations[s.conversationKey(space, convID)] = &conversation{
+			ID: convID, AgentID: agent.ID, Username: key.Username, Space: space,
+			Title: placeholderTitle, CreatedAt: ts, UpdatedAt: ts, Rounds: []json.RawMessage{},
+		}
+		s.saveLocked()
+	}
+	if !detached {
+		rn.persistInput()
+	}
 	if s.conversations[s.conversationKey(space, convID)] == nil {
 		ts := s.now().UTC().Format(time.RFC3339Nano)
 		switch {
 		case s.opts.conversationAtReceipt():
-			// The newest execution service persists the user's message
-			// before anything runs; rounds are projected from finished
-			// executions only, so the document has none until the run
-			// completes, and none for ever if it fails.
-			s.conversations[s.conversationKey(space, convID)] = &conversation{
-				ID: convID, AgentID: agent.ID, Username: key.Username, Space: space,
-				Title: placeholderTitle, CreatedAt: ts, UpdatedAt: ts, Rounds: []json.RawMessage{},
-			}
 		case s.opts.PrecreateEmpty:
 			s.conversations[s.conversationKey(space, convID)] = &conversation{
 				ID: convID, AgentID: agent.ID, Username: key.Username, Space: space,

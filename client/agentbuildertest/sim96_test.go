@@ -94,22 +94,30 @@ func TestNonBlockingSendAndTasksGet(t *testing.T) {
 		task["status"].(map[string]any)["timestamp"] == nil {
 		t.Fatalf("non-blocking result %s", r.raw)
 	}
-	// It answered before the run ended: the run is still going, and the
-	// conversation exists (the message is persisted at receipt) with no
-	// round yet.
+	// It answered before the run ended: the run is still going. Until Task
+	// Manager picks it up nothing is written; once it runs, the
+	// conversation exists (the execution persists the message first) with
+	// no round yet.
 	if s.ActiveRuns() != 1 {
 		t.Errorf("active runs %d, want 1", s.ActiveRuns())
 	}
-	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-nb", key, nil); c.status != 200 || len(c.body["rounds"].([]any)) != 0 {
-		t.Errorf("before the run ended: %d %s", c.status, c.raw)
+	if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-nb", key, nil); c.status != 404 {
+		t.Errorf("before Task Manager picked it up: %d %s", c.status, c.raw)
 	}
 	var states []string
 	var last map[string]any
+	sawRunning := false
 	waitFor(t, func() bool {
 		g := getTask(t, s, "/api/agent_builder/a2a/long", key, taskID)
 		last = result(t, g)
 		if st := taskState(last); len(states) == 0 || states[len(states)-1] != st {
 			states = append(states, st)
+		}
+		if taskState(last) == "working" && !sawRunning {
+			sawRunning = true
+			if c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-nb", key, nil); c.status != 200 || len(c.body["rounds"].([]any)) != 0 {
+				t.Errorf("while running: %d %s", c.status, c.raw)
+			}
 		}
 		return taskState(last) == "completed"
 	})
@@ -710,9 +718,13 @@ func TestNewestRoundsModel(t *testing.T) {
 				o.Faults.ProxyCutAfter = 100 * time.Millisecond
 			})
 			result(t, call(t, "POST", s.URL+"/api/agent_builder/a2a/long", key, sendNB("c-title", "what is the title")))
-			c := call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-title", key, nil)
-			if c.status != 200 || c.body["title"] != "New conversation" || len(c.body["rounds"].([]any)) != 0 {
-				t.Errorf("at receipt: %d %s", c.status, c.raw)
+			var c resp
+			waitFor(t, func() bool {
+				c = call(t, "GET", s.URL+"/api/agent_builder/conversations/a2a-c-title", key, nil)
+				return c.status == 200
+			})
+			if c.body["title"] != "New conversation" || len(c.body["rounds"].([]any)) != 0 {
+				t.Errorf("once it runs: %d %s", c.status, c.raw)
 			}
 			// A blocking send the proxy cuts is aborted; a failing run fails.
 			if r := call(t, "POST", s.URL+"/api/agent_builder/a2a/long", key, send("c-cut", "q")); r.status != 502 {

@@ -162,7 +162,7 @@ func (s *Sim) messageStream(w http.ResponseWriter, r *http.Request, space string
 			frames, final := tr.frames(ev)
 			for _, f := range frames {
 				if sse.result(f) != nil {
-					s.logf("POST %s: stream client went away (context %s; the run goes on)", r.URL.Path, contextID)
+					s.logf("POST %s: stream client went away (context %s; %s)", r.URL.Path, contextID, s.afterDisconnect(rn))
 					s.disconnected(rn)
 					return
 				}
@@ -180,17 +180,17 @@ func (s *Sim) messageStream(w http.ResponseWriter, r *http.Request, space string
 				return
 			}
 		case <-proxyCut:
-			s.logf("POST %s: proxy cut the stream (context %s; the run goes on)", r.URL.Path, contextID)
+			s.logf("POST %s: proxy cut the stream (context %s; %s)", r.URL.Path, contextID, s.afterDisconnect(rn))
 			s.disconnected(rn)
 			dropConnection(w)
 			return
 		case <-idleC:
-			s.logf("POST %s: stream closed after idle (context %s; the run goes on)", r.URL.Path, contextID)
+			s.logf("POST %s: stream closed after idle (context %s; %s)", r.URL.Path, contextID, s.afterDisconnect(rn))
 			s.disconnected(rn)
 			dropConnection(w)
 			return
 		case <-r.Context().Done():
-			s.logf("POST %s: stream client went away (context %s; the run goes on)", r.URL.Path, contextID)
+			s.logf("POST %s: stream client went away (context %s; %s)", r.URL.Path, contextID, s.afterDisconnect(rn))
 			s.disconnected(rn)
 			return
 		case <-s.runCtx.Done():

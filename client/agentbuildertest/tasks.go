@@ -73,6 +73,9 @@ type run struct {
 	// detached: a blocking:false send (not a stream), the one run that
 	// belongs to Task Manager and not to its request.
 	detached bool
+	// persistInput writes the conversation of a 9.6 run when its execution
+	// starts (called with Sim.mu held).
+	persistInput func()
 	created  time.Time
 	done     chan runResult
 	aborted  chan struct{}
@@ -111,6 +114,15 @@ func (s *Sim) disconnected(rn *run) {
 		s.logf("run aborted on disconnect: context %s", rn.contextID)
 		rn.stop()
 	}
+}
+
+// afterDisconnect says, for the log, what becomes of a run whose
+// connection ended.
+func (s *Sim) afterDisconnect(rn *run) string {
+	if s.opts.abortOnDisconnect() && !rn.detached {
+		return "the run is aborted"
+	}
+	return "the run goes on"
 }
 
 func (s *Sim) emit(rn *run, ev runEvent) {
@@ -178,6 +190,9 @@ func (s *Sim) play(rn *run, agent *Agent, input string, runTime time.Duration, a
 		}
 		s.mu.Lock()
 		rn.status = execRunning
+		if rn.persistInput != nil {
+			rn.persistInput()
+		}
 		s.mu.Unlock()
 	}
 	at := time.Now()

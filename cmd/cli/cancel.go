@@ -131,10 +131,12 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if _, err := c.CancelTask(ctx, rec.TaskID); err != nil {
 			return cancelError(err)
 		}
-	case rec.Target.Kind != "a2a" && rec.Path == pathTask && rec.TaskID != "":
+	case rec.Target.Kind != "a2a" && rec.Target.NonBlocking && rec.TaskID != "":
 		// A Task Manager run: ask, though Kibana 9.6 answers not
 		// cancelable (a release that can stop it answers canceled).
 		stopped = a.cancelKibanaTask(ctx, rec)
+	case rec.Target.Kind != "a2a" && rec.Target.NonBlocking:
+		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
 	case rec.Target.Kind != "a2a" && releaseAborts(rec.Target):
 		a.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
 	case rec.Target.Kind != "a2a":
@@ -193,9 +195,13 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 // whether it did. Kibana 9.6 cannot (not cancelable): the run goes on, and
 // the user is told so.
 func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
-	k, err := a.kibanaClient()
-	if err != nil {
-		a.printer().warn("Kibana was not asked to stop the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", err, rec.ContextID)
+	k, _, sameKibana, err := a.kibanaForRecord(rec)
+	if err != nil || !sameKibana {
+		why := "the configured Kibana is not the one it was sent to"
+		if err != nil {
+			why = oneLineErr(err)
+		}
+		a.printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `a2a-courier fetch %s` can still read its reply", why, rec.ContextID)
 		return false
 	}
 	task, err := k.CancelTask(ctx, rec.Agent, rec.TaskID)

@@ -589,6 +589,42 @@ func (a *App) kibanaClient() (*client.Kibana, error) {
 	return a.kibana(s)
 }
 
+// kibanaForRecord is the Agent Builder client that reads a task's
+// conversation: in the space the local record says it was sent in, when
+// the configured Kibana is the record's (the task was sent with this
+// Kibana's key), else in the configured space. space names the space read,
+// for messages ("default" for the default one).
+// sameKibana is true when the client is the record's Kibana, in its space
+// (false without a record, or for another Kibana).
+func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space string, sameKibana bool, err error) {
+	s, err := a.kibanaSettings()
+	if err != nil {
+		return nil, "", false, err
+	}
+	if local != nil && local.Target.Kind == "kibana" {
+		switch {
+		case targetOrigin(local.Target.URL) != targetOrigin(s.URL):
+			a.printer().warn("task %s was sent to another Kibana (%s); reading the configured one", local.ContextID, client.RedactURL(local.Target.URL))
+		case local.Target.Space != s.Space:
+			cp := *s
+			cp.Space = local.Target.Space
+			a.printer().info("reading space %s, where task %s was sent (the configured space is %s)", spaceName(cp.Space), local.ContextID, spaceName(s.Space))
+			s, sameKibana = &cp, true
+		default:
+			sameKibana = true
+		}
+	}
+	k, err = a.kibana(s)
+	return k, spaceName(s.Space), sameKibana, err
+}
+
+func spaceName(space string) string {
+	if space == "" {
+		return "default"
+	}
+	return space
+}
+
 // kibana builds the Agent Builder client for settings.
 func (a *App) kibana(s *settings) (*client.Kibana, error) {
 	hc, err := a.httpClient(s)

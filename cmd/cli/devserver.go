@@ -37,7 +37,8 @@ a2a-courier and for testing scripts and other tools against it.
 
 It reproduces Agent Builder's A2A endpoint, agent cards, agent list and
 conversation store as Kibana 9.2 to 9.6 behave (docs/simulator.md), with the
-faults seen in the field: a proxy that answers 502 while the run goes on,
+faults seen in the field: a proxy that answers 502 (the run goes on up to
+9.5; 9.6 and serverless abort a blocking run whose connection ends),
 Kibana's idle close, slow responses, failing and slow rounds.
 
 Without --config it serves the demo agents (elastic-ai-agent, audit-agent,
@@ -59,7 +60,7 @@ GET and PUT /__sim/faults read and replace the faults (JSON).`,
 	f.StringVar(&opts.config, "config", "", "YAML file with version, agents, keys and faults (see docs/simulator.md)")
 	f.StringVar(&opts.version, "version", "", "Kibana version to imitate: 9.2 to 9.6, or serverless (default 9.5)")
 	f.StringVar(&opts.dataFile, "data-file", "", "keep conversations and run counts in this file across restarts")
-	f.DurationVar(&opts.proxyCut, "proxy-cut-after", 0, "answer a run still going after this long with a proxy's 502 (the run goes on)")
+	f.DurationVar(&opts.proxyCut, "proxy-cut-after", 0, "answer a run still going after this long with a proxy's 502 (the run goes on up to 9.5; 9.6 aborts it)")
 	f.DurationVar(&opts.idleClose, "idle-close-after", 0, "drop the connection of a run still going after this long (Kibana's idle timeout)")
 	f.DurationVar(&opts.responseDelay, "response-delay", 0, "delay every response by this long")
 	f.DurationVar(&opts.extraRunTime, "extra-run-time", 0, "add this to every run")

@@ -331,6 +331,9 @@ func (a *App) checkRelease(ctx context.Context, s *settings, k *client.Kibana) (
 		doc.Version, doc.BuildFlavor = info.Number, info.Flavor
 	}
 	c.Status, c.Detail = checkPass, fmt.Sprintf("Kibana %s, %s path: %s", info.String(), p.Name, p.Why)
+	if p.Name == pathBlocking && !p.NonBlocking {
+		c.Detail += " (a message/stream to an agent whose card says streaming)"
+	}
 	if !known {
 		c.Status, c.Detail = checkWarn, "unknown (GET /api/status could not be read): "+p.Why
 		c.Hint = "any authenticated key may read /api/status; a proxy may block it. Nothing is lost: blocking:false is safe on every release"

@@ -425,7 +425,7 @@ func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchS
 
 // fetchKibana reads a context's reply from Kibana's conversation store.
 func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.Record, st *store.Store) error {
-	k, err := a.kibanaClient()
+	k, space, sameKibana, err := a.kibanaForRecord(local)
 	if err != nil {
 		var ce *cliError
 		if errors.As(err, &ce) && ce.code == "not_configured" {
@@ -456,18 +456,36 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 				hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier fetch " + rest + "), or read it with a2a-courier show " + opts.contextID
 			}
 			return &cliError{exit: ExitNotFound, code: "not_found", err: err,
-				message: "Kibana has no conversation for context " + opts.contextID + ", and this machine no record of it",
+				message: "Kibana has no conversation for context " + opts.contextID + " in space " + space + ", and this machine no record of it",
 				hint:    hint + "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"}
 		}
 	default:
 		return err
 	}
 
-	if !found && local != nil && local.Path == pathTask && local.TaskID != "" && local.State != store.Queued {
+	if !found && out.Malformed() != "" {
+		return &cliError{exit: ExitUnexpected, code: "protocol",
+			message: "the round Kibana stored for context " + opts.contextID + " cannot be read: " + out.Malformed(),
+			hint:    "open the conversation in Kibana; no reply can be read from it"}
+	}
+	// taskNote says what Kibana's task said, when it was asked.
+	taskNote := ""
+	if !found && sameKibana && local.TaskID != "" && local.State != store.Queued && (local.Path == pathTask || local.Target.NonBlocking) {
 		// Kibana 9.6's task is the authority on a Task Manager run: it
 		// alone sees a failure, which the conversation never shows.
-		if res, terr := k.GetTask(ctx, local.Agent, local.TaskID); terr == nil {
-			out, found = client.TaskOutcome(res, local.TaskID)
+		o := client.DeliverOptions{AgentID: local.Agent, Message: client.OutgoingMessage{ContextID: local.ContextID},
+			InputSHA256: local.MessageSHA256, RoundsBefore: local.RoundsBefore, FreshContext: local.FreshContext}
+		tout, state, final, terr := k.ReadTask(ctx, o, local.TaskID)
+		switch {
+		case terr != nil:
+			taskNote = "reading its task " + local.TaskID + " failed: " + oneLineErr(terr)
+		case final:
+			out, found = tout, true
+		default:
+			taskNote = "Kibana's task " + local.TaskID + " is " + nonEmptyStr(state, "in an unknown state")
+			if state == "completed" {
+				taskNote += ", with no text and no round stored yet (a confirmation prompt?)"
+			}
 		}
 	}
 	rec := local
@@ -475,7 +493,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		// Its start is unknown until the conversation says: created_at is
 		// left out, never the time of this fetch.
 		rec = &store.Record{ContextID: opts.contextID, State: store.Working}
-		if err == nil {
+		if conv != nil {
 			rec.Agent = conv.AgentID()
 		}
 	}
@@ -489,14 +507,17 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		if shown.State == store.Expired {
 			shown.State = store.Working
 		}
-		shown.Reason = "the server has no reply stored for this context yet: the run may still be going, it may have failed (failed runs are not stored), or the contextId may be wrong"
-		if err == nil {
-			// Kibana 9.6 keeps the message from its receipt: the
-			// conversation exists, and the id is right.
-			shown.Reason = "Kibana has the message (its conversation exists) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 stores no failed run in the conversation)"
-			if rec.TaskID != "" {
-				shown.Reason += "; the task, " + rec.TaskID + ", is followed where it was sent (a2a-courier result " + rec.ContextID + ")"
-			}
+		shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (failed runs are not stored), or the contextId may be wrong"
+		if local == nil {
+			shown.Reason += " or belong to another space (KIBANA_SPACE_ID)"
+		}
+		if conv != nil && local != nil && local.FreshContext && (local.Target.NonBlocking || releaseAborts(local.Target)) {
+			// Kibana 9.6 creates the conversation of a new context when
+			// the message arrives: it has this one.
+			shown.Reason = "Kibana has the message (the conversation was created when it arrived) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 keeps no failed run in the conversation)"
+		}
+		if taskNote != "" {
+			shown.Reason += "; " + taskNote
 		}
 		if local == nil {
 			shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
@@ -507,26 +528,27 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 			a.printer().writeJSON(doc)
 			return exitWith(ExitStillRunning)
 		}
-		a.printer().info("no reply stored on the server for context %s yet.", opts.contextID)
-		a.printer().info("the run may still be going (look again later: a2a-courier fetch %s), it may have failed (failed runs are not stored), or the contextId may be wrong.", opts.contextID)
-		if local == nil {
-			a.printer().info("sent to another A2A agent? add --url <agent URL> or the peer's name.")
-		}
+		a.printer().info("no reply stored on the server for context %s in space %s yet.", opts.contextID, space)
+		a.printer().info("%s.", shown.Reason)
+		a.printer().info("look again later: a2a-courier fetch %s", opts.contextID)
 		return exitWith(ExitStillRunning)
 	}
 	result := *rec
 	result.State = store.State(out.State)
 	result.Reply = out.Reply
 	result.Reason = out.Reason
-	// Times come from the server's document, not from this fetch.
+	// Times come from the server's document, not from this fetch (none
+	// when the outcome came from the task alone).
 	result.FinishedAt = nil
-	if t, err := time.Parse(time.RFC3339Nano, conv.UpdatedAt()); err == nil {
-		t = t.UTC()
-		result.FinishedAt = &t
-	}
-	if local == nil {
-		if t, err := time.Parse(time.RFC3339Nano, conv.CreatedAt()); err == nil {
-			result.CreatedAt = t.UTC()
+	if conv != nil {
+		if t, err := time.Parse(time.RFC3339Nano, conv.UpdatedAt()); err == nil {
+			t = t.UTC()
+			result.FinishedAt = &t
+		}
+		if local == nil {
+			if t, err := time.Parse(time.RFC3339Nano, conv.CreatedAt()); err == nil {
+				result.CreatedAt = t.UTC()
+			}
 		}
 	}
 	a.writeFetched(st, local, result.State, out.Reply, out.Reason, "")

@@ -94,7 +94,7 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	list, err := k.ListConversations(ctx, client.ListConversationsOptions{AgentID: opts.agent, Limit: opts.limit, LastActivity: a.localLastReply()})
+	list, err := k.ListConversations(ctx, client.ListConversationsOptions{AgentID: opts.agent, Limit: opts.limit, LastActivity: a.localLastReply(s)})
 	if err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 // conversation (a2a-<contextId>), from its task record: Kibana 9.2 and 9.3
 // never move updated_at forward on follow-up rounds, so a conversation
 // continued here would otherwise sort by its first round.
-func (a *App) localLastReply() func(id string) (time.Time, bool) {
+func (a *App) localLastReply(s *settings) func(id string) (time.Time, bool) {
 	st, err := a.openStore()
 	if err != nil {
 		return nil
@@ -151,7 +151,8 @@ func (a *App) localLastReply() func(id string) (time.Time, bool) {
 			return time.Time{}, false
 		}
 		rec, err := st.Load(ctxID)
-		if err != nil || rec.Target.Kind != "kibana" || rec.FinishedAt == nil || rec.State != store.Completed && rec.State != store.InputRequired {
+		if err != nil || rec.Target.Kind != "kibana" || targetOrigin(rec.Target.URL) != targetOrigin(s.URL) || rec.Target.Space != s.Space ||
+			rec.FinishedAt == nil || rec.State != store.Completed && rec.State != store.InputRequired {
 			return time.Time{}, false
 		}
 		return *rec.FinishedAt, true

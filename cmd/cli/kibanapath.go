@@ -56,6 +56,9 @@ func decideKibanaPath(info client.ServerInfo, known bool, override *bool, source
 	p := kibanaPath{Server: info, Known: known}
 	aborts, placed := info.AbortsOnDisconnect()
 	switch {
+	case override != nil && *override && known && placed && !aborts:
+		p.NonBlocking, p.Name = true, pathBlocking
+		p.Why = "non_blocking is true (" + source + "), but this release ignores blocking:false and answers when the run ends: in effect a blocking send, a cut recovered by reading the conversation"
 	case override != nil && *override:
 		p.NonBlocking, p.Name = true, pathTask
 		p.Why = "non_blocking is true (" + source + "): blocking:false, the task followed with tasks/get"

@@ -206,6 +206,53 @@ func TestE2ERecoveryAcrossReleases(t *testing.T) {
 					t.Fatalf("%+v", d)
 				}
 			})
+			if m.path == pathTask {
+				// The control: with non_blocking false the same cut takes
+				// the run with it, as the source says, and the texts say
+				// so; a wait while the connection holds is still a wait.
+				t.Run("control: non_blocking false", func(t *testing.T) {
+					t.Parallel()
+					sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
+					p := newProc(t, sim)
+					defer p.waitWorkersExit()
+					p.env["A2A_COURIER_NON_BLOCKING"] = "false"
+					p.env["A2A_COURIER_MAX_WAIT"] = "3s"
+					r := p.run("send", "audit-agent", "cut and lost", "--poll-interval", "200ms", "--json")
+					d := decodeTask(t, r.stdout)
+					if n := sim.Runs(d.ContextID); n != 1 || d.Path != pathBlocking {
+						t.Fatalf("%d runs, path %q", n, d.Path)
+					}
+					if m.version == agentbuildertest.VServerless {
+						r.expect(t, ExitTaskFailed) // the aborted run's round says so
+						if d.State != "canceled" || !strings.Contains(d.Reason, "Kibana aborted the run") {
+							t.Fatalf("%+v", d)
+						}
+					} else {
+						r.expect(t, ExitStillRunning)
+						if d.State != "expired" || !strings.Contains(d.Reason, "most likely ended without a reply") {
+							t.Fatalf("%+v", d)
+						}
+						r = p.run("result", d.ContextID)
+						r.expect(t, ExitStillRunning)
+						if !strings.Contains(r.stderr, "most likely ended without a reply") || strings.Contains(r.stderr, "nothing is lost") {
+							t.Errorf("text: %q", r.stderr)
+						}
+					}
+					// A worker holding the open POST: a short wait is a wait.
+					quiet := releaseSim(t, m.version, agentbuildertest.Faults{})
+					q := newProc(t, quiet)
+					defer q.waitWorkersExit()
+					q.env["A2A_COURIER_NON_BLOCKING"] = "false"
+					r = q.run("send-async", "audit-agent", "held", "--poll-interval", "200ms")
+					ctxID := strings.TrimSpace(r.stdout)
+					r = q.run("result", ctxID, "--wait", "--timeout", "500ms")
+					r.expect(t, ExitStillRunning)
+					if !strings.Contains(r.stderr, "Nothing is lost") || strings.Contains(r.stderr, "never come") {
+						t.Errorf("a wait shown as a loss: %q", r.stderr)
+					}
+					q.run("result", ctxID, "--wait", "--timeout", "30s").expect(t, ExitOK)
+				})
+			}
 			t.Run("fetch from an empty state dir", func(t *testing.T) {
 				t.Parallel()
 				sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
@@ -415,15 +462,36 @@ func TestCancelOnKibana96(t *testing.T) {
 
 // TestFetchAsksTheTask: on the task path, a run that failed leaves no round
 // in 9.6's conversation; fetch with the local record asks tasks/get, which
-// says failed.
+// says failed. And when the conversation cannot be read at all (a Task
+// Manager run's shifting owner), the task's own text is the reply.
 func TestFetchAsksTheTask(t *testing.T) {
 	t.Parallel()
+	t.Run("failed", func(t *testing.T) {
+		t.Parallel()
+		fetchAfterWorkerDies(t, "slow-flaky", nil, ExitTaskFailed, func(f taskDoc) bool {
+			return f.State == "failed" && strings.Contains(f.Reason, "model provider timed out")
+		})
+	})
+	t.Run("completed, conversation unreadable", func(t *testing.T) {
+		t.Parallel()
+		unreadable := []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteConversation, Status: 404}}
+		fetchAfterWorkerDies(t, "slow-done", unreadable, ExitOK, func(f taskDoc) bool {
+			return f.State == "completed" && f.Reply != nil && *f.Reply == "done late"
+		})
+	})
+}
+
+// fetchAfterWorkerDies sends to agent on 9.6 with a short --timeout, kills
+// the worker that took over before the run ends, sets faults, and runs
+// fetch once the run has ended.
+func fetchAfterWorkerDies(t *testing.T, agent string, faults []agentbuildertest.StatusFault, code int, ok func(taskDoc) bool) {
+	t.Helper()
 	sim := startSim(t, func(o *agentbuildertest.Options) {
 		o.Version = agentbuildertest.V96
-		o.Agents = append(o.Agents, slowFlaky)
+		o.Agents = append(o.Agents, slowFlaky, agentbuildertest.Agent{ID: "slow-done", Name: "Slow", RunTime: 1500 * time.Millisecond, Reply: "done late"})
 	})
 	h := newHarness(t, sim)
-	r := h.run("send", "slow-flaky", "fails", "--timeout", "300ms", "--poll-interval", "100ms", "--json")
+	r := h.run("send", agent, "fails", "--timeout", "300ms", "--poll-interval", "100ms", "--json")
 	r.expect(t, ExitStillRunning)
 	d := decodeTask(t, r.stdout)
 	stateDir := h.env["A2A_COURIER_STATE_DIR"]
@@ -440,9 +508,10 @@ func TestFetchAsksTheTask(t *testing.T) {
 	if rec, _ := st.Load(d.ContextID); rec.State.Terminal() {
 		t.Fatalf("the worker recorded %s before it was killed", rec.State)
 	}
+	sim.SetFaults(agentbuildertest.Faults{Statuses: faults})
 	r = h.run("fetch", d.ContextID, "--json")
-	r.expect(t, ExitTaskFailed)
-	if f := decodeTask(t, r.stdout); f.State != "failed" || !strings.Contains(f.Reason, "model provider timed out") {
+	r.expect(t, code)
+	if f := decodeTask(t, r.stdout); !ok(f) {
 		t.Fatalf("%+v", f)
 	}
 }

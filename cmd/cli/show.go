@@ -137,7 +137,7 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 		return usageErr("`a2a-courier result "+shellQuote(local.ContextID)+"` shows it",
 			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
 	}
-	k, err := a.kibanaClient()
+	k, space, _, err := a.kibanaForRecord(local)
 	if err != nil {
 		return err
 	}
@@ -150,7 +150,7 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	conv, convID, err := a.findConversation(ctx, k, opts.target)
+	conv, convID, err := a.findConversation(ctx, k, opts.target, space)
 	if err != nil {
 		if local != nil && (!local.State.Terminal() || local.State == store.Expired) && classify(err).exit == ExitNotFound {
 			return a.showNotYetStored(local)
@@ -202,7 +202,7 @@ func (a *App) showNotYetStored(rec *store.Record) error {
 
 // findConversation reads the conversation the argument names: a2a-<arg>
 // first (the argument is a contextId), then the argument itself.
-func (a *App) findConversation(ctx context.Context, k *client.Kibana, target string) (*client.Conversation, string, error) {
+func (a *App) findConversation(ctx context.Context, k *client.Kibana, target, space string) (*client.Conversation, string, error) {
 	var candidates []string
 	if !strings.HasPrefix(target, "a2a-") && client.ValidID(client.ConversationIDForContext(target)) {
 		candidates = append(candidates, client.ConversationIDForContext(target))
@@ -218,9 +218,9 @@ func (a *App) findConversation(ctx context.Context, k *client.Kibana, target str
 		}
 		return conv, id, nil
 	}
-	msg := "conversation " + target + " not found"
+	msg := "conversation " + target + " not found in space " + space
 	if len(candidates) > 1 {
-		msg = fmt.Sprintf("conversation not found: neither %s (contextId %s) nor %s exists", candidates[0], target, target)
+		msg = fmt.Sprintf("conversation not found in space %s: neither %s (contextId %s) nor %s exists", space, candidates[0], target, target)
 	}
 	return nil, "", &cliError{exit: ExitNotFound, code: "not_found", message: msg,
 		hint: "`a2a-courier history` lists your conversations in this space; Kibana stores a conversation only once its first round completes, and only for the API key's user"}

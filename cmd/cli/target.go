@@ -144,15 +144,19 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 		known bool
 	}
 	server := make(chan serverAnswer, 1)
+	sctx, stopStatus := context.WithCancel(ctx)
+	defer stopStatus()
 	go func() {
-		info, known := a.kibanaServer(ctx, s, k, af.freshCard)
+		info, known := a.kibanaServer(sctx, s, k, af.freshCard)
 		server <- serverAnswer{info, known}
 	}()
 	card, err := a.kibanaCard(ctx, s, k, name, af.freshCard)
-	sv := <-server
 	if err != nil {
+		stopStatus() // no send follows: the release does not matter
+		<-server
 		return nil, err
 	}
+	sv := <-server
 	path := decideKibanaPath(sv.info, sv.known, s.NonBlocking, s.Sources["non_blocking"], card.Get("capabilities.streaming").Bool() && !af.noStream)
 	st := store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
 		Streaming: path.Stream, NonBlocking: path.NonBlocking}

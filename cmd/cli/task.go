@@ -238,7 +238,11 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		}
 		r.logf("%s: sending to agent %s (%d bytes)", id, rec.Agent, rec.MessageSize)
 	default:
-		update(func(x *store.Record) { x.Workers++ })
+		update(func(x *store.Record) {
+			x.Workers++
+			// Whatever held a blocking send's connection is gone.
+			x.ConnectionLost = x.ConnectionLost || x.Target.Kind == "kibana" && !x.Target.NonBlocking
+		})
 		r.logf("%s: recovering (state %s): reading the conversation, never sending again", id, rec.State)
 	}
 
@@ -268,16 +272,21 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			mu.Unlock()
 		case "stream_unsupported":
 			// The cached card said streaming; the next send reads it anew.
-			if rec.Target.Kind == "kibana" {
-				r.st.ForgetCard(kibanaCardKey(rec.Target.URL, r.key, rec.Target.Space, rec.Agent))
+			if cur := current(); cur.Target.Kind == "kibana" {
+				r.st.ForgetCard(kibanaCardKey(cur.Target.URL, r.key, cur.Target.Space, cur.Agent))
 			}
 			update(func(x *store.Record) { x.Target.Streaming = false })
 		case "connection_lost", "poll_error":
 			info := errorInfo(e.Err)
-			if cur := current(); cur.LastError != nil && info != nil && *cur.LastError == *info {
+			cur := current()
+			lost := e.Kind == "connection_lost" && cur.Target.Kind == "kibana" && !cur.Target.NonBlocking
+			if cur.LastError != nil && info != nil && *cur.LastError == *info && (!lost || cur.ConnectionLost) {
 				break // the same problem again: no need to rewrite the record
 			}
-			update(func(x *store.Record) { x.LastError = info })
+			update(func(x *store.Record) {
+				x.LastError = info
+				x.ConnectionLost = x.ConnectionLost || lost
+			})
 		}
 		if e.Err != nil {
 			r.logf("%s: %s: %s: %v", id, e.Kind, e.Message, e.Err)
@@ -412,6 +421,11 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		r.logf("%s: handed off before sending; back to queued", id)
 		return current(), errHandedOff
 	case ctx.Err() != nil:
+		if cur := current(); cur.Target.Kind == "kibana" && !cur.Target.NonBlocking && !cur.ConnectionLost {
+			// This process's connection carried the blocking send: it
+			// ends with the hand-off.
+			update(func(x *store.Record) { x.ConnectionLost = true })
+		}
 		cur := current()
 		r.logf("%s: handed off in state %s", id, cur.State)
 		return cur, errHandedOff
@@ -494,7 +508,7 @@ func markCanceled(x *store.Record, now time.Time) {
 		x.Reason = "canceled on request"
 	case x.Path == pathTask:
 		x.Reason = "canceled on request; Kibana cannot stop a Task Manager run over A2A (its tasks/cancel answers not cancelable), so it may still finish and `fetch` can read its reply"
-	case releaseAborts(x.Target):
+	case !x.Target.NonBlocking && releaseAborts(x.Target):
 		x.Reason = "canceled on request; its connection was closed, and this Kibana release stops a blocking run when its connection ends: no reply will be stored"
 	default:
 		x.Reason = "canceled on request; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
@@ -509,6 +523,13 @@ func releaseAborts(t store.Target) bool {
 	return t.Kind == "kibana" && known && aborts
 }
 
+// runLikelyAborted reports a Kibana task sent blocking to a release that
+// aborts such a run with its connection, whose connection ended: its reply
+// will most likely never come.
+func runLikelyAborted(x *store.Record) bool {
+	return x.Target.Kind == "kibana" && !x.Target.NonBlocking && x.ConnectionLost && releaseAborts(x.Target)
+}
+
 // expiredReason says what a task that had no outcome within its maximum
 // wait may still come to, as the release it was sent to behaves.
 func expiredReason(x *store.Record) string {
@@ -516,8 +537,14 @@ func expiredReason(x *store.Record) string {
 	switch {
 	case x.Target.Kind == "a2a" || x.Path == pathTask:
 		return base + "; the server may still finish: look again with fetch"
+	case x.Target.NonBlocking:
+		// Sent blocking:false, but its task was never named here (the
+		// answer was lost): a Task Manager run may go on.
+		return base + "; the run may still be going on Kibana's Task Manager, but its task id was never recorded, so only the conversation can show its end (a failure cannot be seen there): look again with fetch"
+	case runLikelyAborted(x):
+		return base + "; its connection ended, and this Kibana release stops a blocking run when that happens (non_blocking is false), so the run most likely ended without a reply: send again to ask again"
 	case releaseAborts(x.Target):
-		return base + "; this Kibana release stops a blocking run when its connection ends (non_blocking is false), so the run most likely ended without a reply: send again to ask again"
+		return base + "; the server may still finish: look again with fetch"
 	}
 	return base + "; the server may still finish (look again with fetch), or the run failed: Kibana 9.2 to 9.5 store no failed run"
 }
@@ -719,23 +746,11 @@ func exitCodeFor(rec *store.Record) int {
 			return ExitTaskFailed
 		}
 	case store.Rejected:
+		// Refused before anything ran: the code of the refusal, from the
+		// one table errors share (a rejection an agent reported as its
+		// task's state has no error: 6).
 		if rec.Error != nil {
-			switch rec.Error.Kind {
-			case "unreachable", "tls":
-				return ExitUnreachable
-			case "auth", "forbidden":
-				return ExitAuth
-			case "not_found":
-				return ExitNotFound
-			case "busy":
-				return ExitBusy
-			case "too_large", "bad_request":
-				return ExitUsage
-			case "rpc_error":
-				if rec.Error.RPCCode == -32001 {
-					return ExitNotFound
-				}
-			}
+			return exitFor(kindFromName(rec.Error.Kind), rec.Error.HTTPStatus, rec.Error.RPCCode)
 		}
 		return ExitTaskFailed
 	}
@@ -817,7 +832,7 @@ func recordError(rec *store.Record) *cliError {
 		case rec.SentAt == nil && rec.MessageID != "":
 			// (A task canceled by its id alone has no record of its send.)
 			ce.hint = "nothing was sent, so nothing ran; sending again is safe"
-		case rec.Target.Kind != "a2a" && rec.Path != pathTask && releaseAborts(rec.Target):
+		case rec.Target.Kind != "a2a" && !rec.Target.NonBlocking && releaseAborts(rec.Target):
 			ce.hint = "the run stopped with its connection; sending again starts a new run"
 		case rec.Target.Kind != "a2a":
 			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"
@@ -949,9 +964,9 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		pr.info("the agent needs input before it can finish (context %s).", rec.ContextID)
 		pr.info("answer with (the answer on stdin): %s", answerCommand(rec, false))
 	case code == ExitStillRunning && rec.State == store.Expired:
-		pr.info("no reply within the maximum wait; nothing is lost and the server may still finish (context %s).", rec.ContextID)
+		pr.info("%s (context %s).", nonEmptyStr(rec.Reason, "no reply within the maximum wait; the server may still finish"), rec.ContextID)
 		pr.info("look again later: %s", resumeCommand(rec))
-	case code == ExitStillRunning && rec.Path != pathTask && releaseAborts(rec.Target) && rec.SentAt != nil:
+	case code == ExitStillRunning && runLikelyAborted(rec):
 		// non_blocking false on a release that aborts: the connection that
 		// held the run is gone.
 		pr.warn("%s has not answered, and its connection ended: this Kibana release stops a blocking run when that happens (non_blocking is false), so the reply will most likely never come (context %s).", rec.Agent, rec.ContextID)
