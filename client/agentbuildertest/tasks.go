@@ -76,10 +76,10 @@ type run struct {
 	// persistInput writes the conversation of a 9.6 run when its execution
 	// starts (called with Sim.mu held).
 	persistInput func()
-	created  time.Time
-	done     chan runResult
-	aborted  chan struct{}
-	stopOnce sync.Once
+	created      time.Time
+	done         chan runResult
+	aborted      chan struct{}
+	stopOnce     sync.Once
 
 	// Sim.mu-guarded:
 	status  string // exec* constants
