@@ -171,8 +171,12 @@ type Record struct {
 	SentAt     *time.Time `json:"sent_at,omitempty"`
 	FinishedAt *time.Time `json:"finished_at,omitempty"`
 
-	Reply  string `json:"reply,omitempty"`
-	Reason string `json:"reason,omitempty"`
+	Reply string `json:"reply,omitempty"`
+	// ReplyFile holds a reply too large to keep in the record (Reply is
+	// then empty), ReplyBytes its size.
+	ReplyFile  string `json:"reply_file,omitempty"`
+	ReplyBytes int    `json:"reply_bytes,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 	// Lost marks an expired task the server can no longer show (it forgot
 	// the task, or the answer that named it was lost and the protocol
 	// cannot look it up): no command reads its reply back.
@@ -319,12 +323,18 @@ func (s *Store) Create(r *Record) error {
 	if err := CheckContextID(r.ContextID); err != nil {
 		return err
 	}
+	if r.State != Queued && r.State != Sending {
+		// A record starts queued (a worker sends it) or sending (this
+		// process does).
+		return fmt.Errorf("task record %s: %w: a record starts queued or sending, not %s", r.ContextID, ErrIllegalMove, r.State)
+	}
 	now := s.now().UTC()
 	r.Version = RecordVersion
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}
 	r.UpdatedAt = now
+	settle(r)
 	b, err := encodeRecord(r)
 	if err != nil {
 		return err
@@ -449,10 +459,15 @@ func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	from := r.State
 	if err := fn(r); err != nil {
 		return nil, err
 	}
+	if err := checkMove(h.id, from, r.State); err != nil {
+		return nil, err
+	}
 	r.UpdatedAt = h.s.now().UTC()
+	settle(r)
 	b, err := encodeRecord(r)
 	if err != nil {
 		return nil, err
@@ -531,6 +546,30 @@ func (h *Handle) Archive() error {
 		return fmt.Errorf("archive task record %s: %w", h.id, err)
 	}
 	return syncDir(h.s.tasksDir())
+}
+
+// LoadArchived returns the archived record of a context's message (an
+// exchange a later message of the same context moved aside), or
+// ErrNotFound.
+func (s *Store) LoadArchived(id, messageID string) (*Record, error) {
+	if err := CheckContextID(id); err != nil {
+		return nil, err
+	}
+	matches, _ := filepath.Glob(filepath.Join(s.tasksDir(), "archive", id+".*.json"))
+	sort.Sort(sort.Reverse(sort.StringSlice(matches))) // newest first: the names end in a time
+	for _, m := range matches {
+		b, err := os.ReadFile(m)
+		if err != nil {
+			continue
+		}
+		// An archived file is named <id>.<time>.json: read as the record
+		// it was.
+		r, err := decodeRecord(s.recordPath(id), b)
+		if err == nil && r.MessageID == messageID {
+			return r, nil
+		}
+	}
+	return nil, ErrNotFound
 }
 
 func (s *Store) cancelPath(id string) string { return filepath.Join(s.tasksDir(), id+".cancel") }

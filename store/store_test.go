@@ -75,14 +75,20 @@ func TestCreateLoadUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer h.Release()
+	if _, err := h.Update(func(r *Record) error { r.State = Sending; return nil }); err != nil {
+		t.Fatal(err)
+	}
 	got, err := h.Update(func(r *Record) error {
 		r.State = Completed
 		r.Reply = "done"
-		r.Message = ""
 		return nil
 	})
-	if err != nil || got.State != Completed {
+	if err != nil || got.State != Completed || got.FinishedAt == nil {
 		t.Fatal(got, err)
+	}
+	// A final record does not change state again.
+	if _, err := h.Update(func(r *Record) error { r.State = Rejected; return nil }); !errors.Is(err, ErrIllegalMove) {
+		t.Fatalf("completed → rejected: %v", err)
 	}
 	back, err := s.Load("ctx-1")
 	if err != nil || back.Reply != "done" || back.State != Completed || back.Version != RecordVersion {

@@ -68,7 +68,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	// agent's, up to 255 characters): no record file bears its name.
 	rec, err := (*store.Record)(nil), error(store.ErrNotFound)
 	if store.CheckContextID(opts.id) == nil {
-		rec, err = st.Load(opts.id)
+		rec, err = loadSettled(ctx, st, opts.id)
 	}
 	if errors.Is(err, store.ErrNotFound) {
 		recs, _ := st.List()
@@ -164,7 +164,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		}
 		rec = updated
 	} else {
-		rec, err = a.waitRecord(ctx, st, rec)
+		rec, err = a.waitCanceled(ctx, st, rec)
 		if err != nil {
 			return err
 		}
@@ -189,6 +189,50 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		}
 	}
 	return a.reportCanceled(rec, st)
+}
+
+// loadSettled loads a record, looking again for a moment when it is not
+// there: a new message of the context replaces its record (archive, then
+// create), and in between there is none.
+func loadSettled(ctx context.Context, st *store.Store, id string) (*store.Record, error) {
+	for i := 0; ; i++ {
+		rec, err := st.Load(id)
+		if !errors.Is(err, store.ErrNotFound) || i == 4 || client.SleepContext(ctx, 25*time.Millisecond) != nil {
+			return rec, err
+		}
+	}
+}
+
+// waitCanceled waits for the worker holding a record to notice the cancel
+// marker and end the message: until then, the record is not what the
+// cancel is about. A later message of the context may replace the record
+// meanwhile: the canceled one is then in the archive (only a final record
+// is archived).
+func (a *App) waitCanceled(ctx context.Context, st *store.Store, rec *store.Record) (*store.Record, error) {
+	msgID := rec.MessageID
+	for {
+		cur, err := st.Load(rec.ContextID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			// Being replaced by a new message: look again.
+		case err != nil:
+			return nil, err
+		case cur.MessageID != msgID:
+			if old, aerr := st.LoadArchived(rec.ContextID, msgID); aerr == nil {
+				return old, nil
+			}
+			return nil, &cliError{exit: ExitUnexpected, code: "unexpected",
+				message: "task " + rec.ContextID + " got a new message while it was being canceled, and the canceled message's record is not in the archive",
+				hint:    "`a2a-courier result " + rec.ContextID + "` shows the context's newest message"}
+		case cur.State.Terminal():
+			return cur, nil
+		}
+		if client.SleepContext(ctx, 100*time.Millisecond) != nil {
+			return nil, &cliError{exit: ExitStillRunning, code: "cancel_pending",
+				message: "task " + rec.ContextID + " is held by a worker that has not confirmed the cancel yet",
+				hint:    "the cancel marker stays: the worker stops following the task when it next looks; `a2a-courier result " + rec.ContextID + "` shows it then"}
+		}
+	}
 }
 
 // cancelKibanaTask asks Kibana to cancel a Task Manager run and reports

@@ -216,6 +216,12 @@ func fromClientError(e *client.Error) *cliError {
 		}
 	case client.KindProtocol:
 		out.hint = "the server's answer was not what Agent Builder sends; is KIBANA_URL the Kibana URL (not Elasticsearch)?"
+		switch {
+		case errors.Is(e, client.ErrReplyTooLarge):
+			out.hint = "the answer is larger than a2a-courier reads (32 MiB for an answer, 256 MiB for a conversation); ask the agent for a shorter reply"
+		case errors.Is(e, client.ErrNestedTooDeep):
+			out.hint = "the answer nests deeper than any real document does (1000 levels); the server or a proxy in front of it sends something else than JSON replies"
+		}
 	case client.KindRPC:
 		out.hint = "the agent's A2A endpoint refused the request"
 		switch e.RPCCode {

@@ -412,14 +412,17 @@ func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchS
 		return a.reportRecordWith(rec, opts.maxChars, st, docExtra{resume: resume, note: note})
 	}
 	rec.State = store.State(out.State)
-	rec.Reply, rec.Reason, rec.Error = out.Reply, out.Reason, nil
+	rec.Reason, rec.Error = out.Reason, nil
+	if err := keepReply(st, rec, out.Reply); err != nil {
+		return fmt.Errorf("keep the reply of task %s: %w", rec.TaskID, err)
+	}
 	rec.FinishedAt = &now
 	if t, err := time.Parse(time.RFC3339Nano, res.Timestamp); err == nil {
 		// The time comes from the server, not from this fetch.
 		t = t.UTC()
 		rec.FinishedAt = &t
 	}
-	a.writeFetched(st, local, rec.State, out.Reply, out.Reason, rec.TaskID)
+	a.writeFetched(st, local, rec)
 	return a.reportRecordWith(rec, opts.maxChars, st, docExtra{note: note})
 }
 
@@ -535,8 +538,10 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	}
 	result := *rec
 	result.State = store.State(out.State)
-	result.Reply = out.Reply
 	result.Reason = out.Reason
+	if err := keepReply(st, &result, out.Reply); err != nil {
+		return fmt.Errorf("keep the reply of context %s: %w", opts.contextID, err)
+	}
 	// Times come from the server's document, not from this fetch (none
 	// when the outcome came from the task alone).
 	result.FinishedAt = nil
@@ -551,15 +556,16 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 			}
 		}
 	}
-	a.writeFetched(st, local, result.State, out.Reply, out.Reason, "")
+	a.writeFetched(st, local, &result)
 	return a.reportRecord(&result, opts.maxChars, st)
 }
 
-// writeFetched writes an outcome fetch read from the server into the local
-// record, when fetch may write it (fetchMayWrite) and, under its lock, the
-// record is still the one fetch read (stillFetchable). taskID fills a record
-// that has none.
-func (a *App) writeFetched(st *store.Store, local *store.Record, state store.State, reply, reason, taskID string) {
+// writeFetched writes an outcome fetch read from the server (its state,
+// reply and reason, its task id into a record that has none) into the
+// local record, when fetch may write it (fetchMayWrite) and, under its
+// lock, the record is still the one fetch read (stillFetchable). A record
+// a worker holds is left to the worker; a write that fails is said.
+func (a *App) writeFetched(st *store.Store, local, fetched *store.Record) {
 	if st == nil || !fetchMayWrite(local) {
 		return
 	}
@@ -568,17 +574,21 @@ func (a *App) writeFetched(st *store.Store, local *store.Record, state store.Sta
 		return
 	}
 	defer h.Release()
-	h.Update(func(x *store.Record) error {
+	_, err = h.Update(func(x *store.Record) error {
 		if !stillFetchable(x, local) {
 			return errRecordMoved
 		}
-		finish(x, a.p.Now(), state)
-		x.Reply, x.Reason, x.Via, x.HTTPStatus = reply, reason, "fetch", 200
+		finish(x, a.p.Now(), fetched.State)
+		x.Reply, x.ReplyFile, x.ReplyBytes = fetched.Reply, fetched.ReplyFile, fetched.ReplyBytes
+		x.Reason, x.Via, x.HTTPStatus = fetched.Reason, "fetch", 200
 		if x.TaskID == "" {
-			x.TaskID = taskID
+			x.TaskID = fetched.TaskID
 		}
 		return nil
 	})
+	if err != nil && !errors.Is(err, errRecordMoved) {
+		a.printer().warn("the reply was read, but the local record of task %s could not be updated: %v", local.ContextID, err)
+	}
 }
 
 // fetchMayWrite reports whether fetch may write an outcome into a local

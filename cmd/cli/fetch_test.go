@@ -14,6 +14,9 @@ import (
 )
 
 // editRecord changes a task record as a test needs it.
+// editRecord rewrites a record as a test needs it to stand (an earlier
+// run's leftovers, an answer queued elsewhere): the file itself, under the
+// record's lock, past the state machine that Handle.Update enforces.
 func editRecord(t *testing.T, h *harness, ctxID string, f func(*store.Record)) {
 	t.Helper()
 	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -25,7 +28,27 @@ func editRecord(t *testing.T, h *harness, ctxID string, f func(*store.Record)) {
 		t.Fatal(err)
 	}
 	defer lk.Release()
-	if _, err := lk.Update(func(x *store.Record) error { f(x); return nil }); err != nil {
+	rec, err := lk.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f(rec)
+	plantRecord(t, st, rec)
+}
+
+// plantRecord writes a record file as it is, in any state: what an earlier
+// run (or an earlier build) left behind.
+func plantRecord(t *testing.T, st *store.Store, rec *store.Record) {
+	t.Helper()
+	rec.Version = store.RecordVersion
+	if rec.CreatedAt.IsZero() {
+		rec.CreatedAt = time.Now().UTC()
+	}
+	b, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.WriteFileAtomic(st.TasksDir(), rec.ContextID+".json", b); err != nil {
 		t.Fatal(err)
 	}
 }

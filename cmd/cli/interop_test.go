@@ -74,6 +74,7 @@ func TestInteropMatrix(t *testing.T) {
 		{"send-async + result --wait", interopAsync},
 		{"failed task", interopFailed},
 		{"input-required round trip", interopInputRequired},
+		{"an answer sent twice", interopAnswerTwice},
 		{"cancel", interopCancel},
 		{"unknown task", interopUnknownTask},
 		{"bearer auth", interopBearer},
@@ -198,6 +199,30 @@ func interopInputRequired(t *testing.T, s interopServer, h *harness) {
 	got := decodeTask(t, r.stdout)
 	if got.State != "completed" || !strings.Contains(*got.Reply, "Hello, Ada!") || got.ContextID != d.ContextID {
 		t.Fatalf("%+v (first context %s)", got, d.ContextID)
+	}
+}
+
+// interopAnswerTwice: an answer to a question already answered is refused
+// here, before anything is sent (the agent would refuse it, and a refused
+// answer must not stand in for the context's outcome); the record keeps
+// the completed outcome, with times in order.
+func interopAnswerTwice(t *testing.T, s interopServer, h *harness) {
+	url := s.srv.URL(s.mount, interoptest.AgentAsk)
+	r := h.run("send", "--url", url, "start", "--json")
+	r.expect(t, ExitInputRequired)
+	d := decodeTask(t, r.stdout)
+	h.runAnswer(t, d.Answer, "Ada").expect(t, ExitOK)
+	r = h.runAnswer(t, d.Answer, "Bob")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stdout, "no longer asks a question") {
+		t.Errorf("second answer: %s", r.stdout)
+	}
+	rec := loadRecord(t, h, d.ContextID)
+	if rec.State != store.Completed || !strings.Contains(rec.Reply, "Hello, Ada!") {
+		t.Fatalf("the record of the context: %s %q", rec.State, rec.Reply)
+	}
+	if rec.SentAt == nil || rec.FinishedAt == nil || rec.SentAt.Before(rec.CreatedAt) || rec.FinishedAt.Before(*rec.SentAt) {
+		t.Errorf("times out of order: created %v sent %v finished %v", rec.CreatedAt, rec.SentAt, rec.FinishedAt)
 	}
 }
 

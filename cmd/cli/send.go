@@ -250,8 +250,9 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 		// This process sends at once, so the record is created already
 		// sending: one durable write before the POST instead of two
 		// (queued, then sending), and the text never reaches the disk.
+		// Created and sent at the same instant, from the same clock.
 		now := a.p.Now().UTC()
-		rec.State, rec.Message, rec.SentAt, rec.Workers = store.Sending, "", &now, 1
+		rec.State, rec.Message, rec.SentAt, rec.Workers, rec.CreatedAt = store.Sending, "", &now, 1, now
 	}
 	// The lock is taken before the record exists, so no worker can start
 	// on it before this process decides who works on it.
@@ -298,6 +299,14 @@ func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record,
 	case opts.taskID != "" && tg.Kind == "kibana":
 		return usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
 	case opts.taskID != "":
+		if done := a.finishedTask(opts.taskID); done != nil {
+			// Answering a task that asks nothing any more: the agent would
+			// refuse it, and a refused answer must not stand in for the
+			// outcome the context already has.
+			return &cliError{exit: ExitUsage, code: "usage",
+				message: fmt.Sprintf("task %s is %s: it no longer asks a question, so there is nothing to answer; nothing was sent", opts.taskID, done.State),
+				hint:    "`a2a-courier result " + shellQuote(done.ContextID) + "` shows its outcome; to ask something new, send a new message"}
+		}
 		rec.AnswersTask, rec.TaskID = opts.taskID, opts.taskID
 		ctxID, question := a.contextOfTask(ctx, tg, opts.taskID, opts.contextID)
 		rec.ContextID, rec.Question = opts.contextID, question
@@ -330,6 +339,28 @@ func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record,
 		rec.RoundsBefore = conv.RoundCount()
 	case !client.IsKind(err, client.KindNotFound):
 		return err
+	}
+	return nil
+}
+
+// finishedTask returns this machine's record of a task that has ended in
+// a state that asks nothing, or nil: completed, failed or canceled (an
+// earlier answer may have finished it). A task still asking, one whose
+// answer was refused before anything ran (rejected) or one whose end is
+// unknown (expired) may be answered.
+func (a *App) finishedTask(taskID string) *store.Record {
+	st, err := a.openStore()
+	if err != nil {
+		return nil
+	}
+	recs, _ := st.List()
+	for _, r := range recs {
+		switch {
+		case r.TaskID != taskID:
+		case r.State == store.Completed, r.State == store.Failed, r.State == store.Canceled && r.SentAt != nil:
+			// (An answer canceled before it was sent left the task asking.)
+			return r
+		}
 	}
 	return nil
 }

@@ -1,10 +1,13 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -510,6 +513,32 @@ func cutText(what, text string, maxChars int, name string, st *store.Store) (str
 	}
 	marker := fmt.Sprintf("\n[… %s cut at %d of %d characters; the whole %s is in %s]", what, maxChars, total, what, file)
 	return text[:end] + marker, file, total, nil
+}
+
+// readPrefix reads the first n characters of a text file and counts its
+// characters (Unicode code points), reading it once, a piece at a time.
+func readPrefix(path string, n int) (string, int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", 0, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	var b strings.Builder
+	total := 0
+	for {
+		c, _, err := r.ReadRune()
+		if err == io.EOF {
+			return b.String(), total, nil
+		}
+		if err != nil {
+			return "", 0, err
+		}
+		if total < n {
+			b.WriteRune(c)
+		}
+		total++
+	}
 }
 
 func plural(n int, word string) string {

@@ -226,9 +226,7 @@ func TestResultAndFetchMaxChars(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
-	if err := st.Create(&store.Record{ContextID: local, Agent: "elastic-ai-agent", State: store.Completed, Reply: reply, FinishedAt: &now}); err != nil {
-		t.Fatal(err)
-	}
+	plantRecord(t, st, &store.Record{ContextID: local, Agent: "elastic-ai-agent", State: store.Completed, Reply: reply, FinishedAt: &now})
 	file = filepath.Join(e.stateDir, "replies", local+".txt")
 	want = fmt.Sprintf("abcdefg\n[… reply cut at 7 of 100 characters; the whole reply is in %s]\n", file)
 	hsCheck(t, "result", e.run(t, false, "result", local, "--max-chars", "7"), want, "", 0)
@@ -325,10 +323,8 @@ func TestShowOfALocalTask(t *testing.T) {
 
 	st := p.store()
 	now := time.Now().UTC()
-	if err := st.Create(&store.Record{ContextID: "5b0e7c1e-7f3a-4c55-9d5e-2f0c3c8e9a11", Agent: "research", State: store.Completed,
-		Target: store.Target{Kind: "a2a", URL: "http://127.0.0.1:9/a2a"}, Reply: "r", FinishedAt: &now}); err != nil {
-		t.Fatal(err)
-	}
+	plantRecord(t, st, &store.Record{ContextID: "5b0e7c1e-7f3a-4c55-9d5e-2f0c3c8e9a11", Agent: "research", State: store.Completed,
+		Target: store.Target{Kind: "a2a", URL: "http://127.0.0.1:9/a2a"}, Reply: "r", FinishedAt: &now})
 	r = p.run("show", "5b0e7c1e-7f3a-4c55-9d5e-2f0c3c8e9a11")
 	r.expect(t, ExitUsage)
 	if !strings.Contains(r.stderr, "generic A2A agent") || !strings.Contains(r.stderr, "a2a-courier result 5b0e7c1e") {

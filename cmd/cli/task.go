@@ -276,7 +276,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 				r.st.ForgetCard(kibanaCardKey(cur.Target.URL, r.key, cur.Target.Space, cur.Agent))
 			}
 			update(func(x *store.Record) { x.Target.Streaming = false })
-		case "connection_lost", "poll_error":
+		case "connection_lost", "poll_error", "reply_too_large":
 			info := errorInfo(e.Err)
 			cur := current()
 			lost := e.Kind == "connection_lost" && cur.Target.Kind == "kibana" && !cur.Target.NonBlocking
@@ -370,7 +370,13 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		}
 		err := update(func(x *store.Record) {
 			finish(x, r.now(), store.State(out.State))
-			x.Reply = out.Reply
+			if kerr := keepReply(r.st, x, out.Reply); kerr != nil {
+				// The run finished and said something, but it cannot be
+				// kept: that is the outcome, not a completed empty reply.
+				x.State = store.Failed
+				x.Reason = "the run finished, but its reply could not be kept: " + oneLineErr(kerr)
+				return
+			}
 			x.Reason = out.Reason
 			x.Refusals = refusals
 			x.Error = errorInfo(out.Err)
@@ -494,6 +500,36 @@ func (r *taskRunner) audit(rec *store.Record) {
 		e.Error = rec.Error.Kind
 	}
 	r.st.Audit(e)
+}
+
+// maxRecordReply is the largest reply kept in the record itself; a larger
+// one goes to a file of its own in $STATE/replies/ (0600), named by the
+// record, so that a record stays small to read, write and list.
+const maxRecordReply = 4 << 20
+
+// spilledReplyCut is how much of a reply kept in a file the output shows,
+// unless --max-chars asks for less: the rest is in the file the marker
+// names.
+const spilledReplyCut = 1 << 20
+
+// keepReply puts a reply in the record, or in its own file when it is over
+// maxRecordReply.
+func keepReply(st *store.Store, x *store.Record, reply string) error {
+	x.ReplyFile, x.ReplyBytes = "", 0
+	if len(reply) <= maxRecordReply {
+		x.Reply = reply
+		return nil
+	}
+	if st == nil {
+		x.Reply = reply // shown once, kept nowhere
+		return nil
+	}
+	file, err := st.WriteReply(x.ContextID, reply)
+	if err != nil {
+		return err
+	}
+	x.Reply, x.ReplyFile, x.ReplyBytes = "", file, len(reply)
+	return nil
 }
 
 // markCanceled ends a task canceled with the cancel command.
@@ -912,7 +948,25 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 	if extra.note != "" && !pr.json {
 		pr.info("%s", extra.note)
 	}
-	if doc.Reply != nil && maxChars > 0 {
+	if rec.ReplyFile != "" && doc.Reply != nil {
+		// A reply too large for the record: the output shows its start,
+		// and the file its whole.
+		limit := spilledReplyCut
+		if maxChars > 0 && maxChars < limit {
+			limit = maxChars
+		}
+		prefix, total, err := readPrefix(rec.ReplyFile, limit)
+		if err != nil {
+			return fmt.Errorf("read the reply of task %s: %w", rec.ContextID, err)
+		}
+		doc.Reply = &prefix
+		if total > limit {
+			cut := prefix + fmt.Sprintf("\n[… reply cut at %d of %d characters; the whole reply is in %s]", limit, total, rec.ReplyFile)
+			doc.Reply = &cut
+			doc.ReplyTruncated = true
+		}
+		doc.ReplyChars, doc.ReplyFile = total, rec.ReplyFile
+	} else if doc.Reply != nil && maxChars > 0 {
 		if cut, file, total, err := cutText("reply", *doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
 			doc.Reply = &cut
 			doc.ReplyTruncated = true

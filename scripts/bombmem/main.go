@@ -16,9 +16,12 @@ import (
 	"flag"
 	"fmt"
 	"hash/crc32"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,10 +32,16 @@ func main() {
 	n := flag.Int("n", 1, "concurrent reads")
 	mib := flag.Int("mib", 1000, "decoded size of the bomb in MiB")
 	lie := flag.Bool("lie", false, "make the gzip trailer claim 100 bytes")
+	kibana := flag.String("kibana", "", "instead, serve a hostile Kibana on this address (e.g. 127.0.0.1:0) for the real binary: "+
+		"status and card as Kibana 9.5, every A2A POST cut with a proxy's 502, every conversation the bomb; prints its URL")
 	flag.Parse()
 	body := bomb(*mib)
 	if *lie {
 		binary.LittleEndian.PutUint32(body[len(body)-4:], 100)
+	}
+	if *kibana != "" {
+		serveHostileKibana(*kibana, body)
+		return
 	}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Encoding", "gzip")
@@ -62,6 +71,42 @@ func main() {
 			fmt.Printf("  read %d: kind %s: %v\n", i, client.KindOf(err), err)
 		}
 	}
+}
+
+// serveHostileKibana answers as a Kibana 9.5 would, but for the
+// conversations: every one is the bomb. A send is cut (502), so a2a-courier
+// recovers by reading the conversation, as after a proxy's cut.
+func serveHostileKibana(addr string, bomb []byte) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	fmt.Printf("http://%s\n", ln.Addr())
+	json := func(w http.ResponseWriter, body string) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, body)
+	}
+	http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch p := r.URL.Path; {
+		case p == "/api/status":
+			json(w, `{"name":"hostile","version":{"number":"9.5.1","build_flavor":"traditional"},"status":{"overall":{"level":"available"}}}`)
+		case strings.HasSuffix(p, ".json") && strings.HasPrefix(p, "/api/agent_builder/a2a/"):
+			w.Header().Set("Cache-Control", "public, max-age=3600")
+			json(w, `{"name":"Hostile","protocolVersion":"0.3.0","capabilities":{"streaming":false}}`)
+		case strings.HasPrefix(p, "/api/agent_builder/a2a/") && r.Method == http.MethodPost:
+			io.Copy(io.Discard, r.Body)
+			w.Header().Set("Content-Type", "text/html")
+			w.WriteHeader(http.StatusBadGateway)
+			io.WriteString(w, "<html><body>502 Bad Gateway</body></html>")
+		case strings.HasPrefix(p, "/api/agent_builder/conversations/"):
+			w.Header().Set("Content-Encoding", "gzip")
+			w.Header().Set("Content-Type", "application/json")
+			w.Write(bomb)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
 }
 
 // bomb is a gzip member of mib MiB of zeros, built from one compressed
