@@ -48,7 +48,7 @@ func TestCanMoveMatchesTheReference(t *testing.T) {
 // the promises (text only while queued, a final record finished, times in
 // order, a final record never moves again but for expired).
 func FuzzRecordTransitions(f *testing.F) {
-	f.Add(false, []byte{1, 0, 2, 0, 3, 1})        // queued → sending → working → completed
+	f.Add(false, []byte{1, 0, 2, 0, 3, 1})       // queued → sending → working → completed
 	f.Add(true, []byte{3, 0, 7, 0})              // sending → completed → rejected (refused)
 	f.Add(false, []byte{8, 3, 3, 0})             // queued → expired → completed (fetch)
 	f.Add(false, []byte{1, 0, 0, 2, 1, 0, 6, 0}) // a refusal: back to queued, then canceled
