@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,6 +90,7 @@ func (a *App) spawn(st *store.Store, args []string, key client.Secret) error {
 	cmd.Env = workerEnv(a.p.Environ())
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	markInheritedCloseOnExec()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		return fmt.Errorf("start worker: %w", err)
@@ -102,6 +104,50 @@ func (a *App) spawn(st *store.Store, args []string, key client.Secret) error {
 		return fmt.Errorf("hand the credential to the worker: %w", werr)
 	}
 	return nil
+}
+
+// markInheritedCloseOnExec makes sure a worker inherits nothing of this
+// process but what spawn hands it: stdin, stdout, stderr and the credential
+// pipe, which os/exec puts in place after the fork whatever their flags. Go
+// opens its own descriptors close-on-exec, but a descriptor this process
+// itself inherited without that flag (a script's `exec 9>lock; flock 9`, a
+// tool runner's pipe that it reads to EOF) would pass on to a worker that
+// lives for hours, holding the script's lock and keeping the runner waiting.
+//
+// The spawner is the place to fix it, not the worker. Marked here, those
+// descriptors close in the worker at exec, so it never holds them, not even
+// until its main runs; this process, about to exit, keeps its own. The
+// worker could only close them after its runtime has started and opened
+// descriptors of its own (the cgroup files Go reads GOMAXPROCS from, its
+// poller), which it would have to tell apart from the caller's.
+func markInheritedCloseOnExec() {
+	for _, dir := range []string{"/proc/self/fd", "/dev/fd"} { // Linux, macOS
+		d, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if fd, err := strconv.Atoi(name); err == nil && fd > 2 {
+				unix.CloseOnExec(fd)
+			}
+		}
+		return
+	}
+	// No descriptor directory (a chroot without /proc): every number the
+	// limit allows, within a bound.
+	limit := uint64(1 << 16)
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur < limit {
+		limit = rl.Cur
+	}
+	for fd := 3; uint64(fd) < limit; fd++ {
+		unix.CloseOnExec(fd)
+	}
 }
 
 // workerEnv is the environment a worker inherits: an allowlist, so no
