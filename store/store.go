@@ -328,7 +328,7 @@ func (s *Store) Create(r *Record) error {
 	if errors.Is(err, fs.ErrExist) {
 		return ErrExists
 	}
-	return err
+	return s.unwritable(err)
 }
 
 // Load reads the record of a contextId.
@@ -413,7 +413,7 @@ func (s *Store) Lock(id string) (*Handle, error) {
 	}
 	l, err := tryLock(s.lockPath(id))
 	if err != nil {
-		return nil, err
+		return nil, s.unwritable(err)
 	}
 	return &Handle{s: s, id: id, lock: l}, nil
 }
@@ -453,7 +453,7 @@ func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
 		return nil, err
 	}
 	if err := WriteFileAtomic(h.s.tasksDir(), h.id+".json", b); err != nil {
-		return nil, fmt.Errorf("write task record %s: %w", h.id, err)
+		return nil, fmt.Errorf("write task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	return r, nil
 }
@@ -474,7 +474,7 @@ func (s *Store) WriteReply(id, reply string) (string, error) {
 	}
 	name := id + ".txt"
 	if err := WriteFileAtomic(s.repliesDir(), name, []byte(reply)); err != nil {
-		return "", err
+		return "", s.unwritable(err)
 	}
 	return filepath.Join(s.repliesDir(), name), nil
 }
@@ -490,7 +490,7 @@ func (s *Store) AcquireWorker(identity string) (*WorkerLock, error) {
 	}
 	l, err := tryLock(filepath.Join(s.workersDir(), identity+".lock"))
 	if err != nil {
-		return nil, err
+		return nil, s.unwritable(err)
 	}
 	return &WorkerLock{lock: l}, nil
 }
@@ -519,11 +519,11 @@ func (w *WorkerLock) Release() {
 func (h *Handle) Archive() error {
 	dir := filepath.Join(h.s.tasksDir(), "archive")
 	if err := ensurePrivateDir(dir); err != nil {
-		return err
+		return h.s.unwritable(err)
 	}
 	name := fmt.Sprintf("%s.%d.json", h.id, h.s.now().UnixNano())
 	if err := os.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("archive task record %s: %w", h.id, err)
+		return fmt.Errorf("archive task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	return syncDir(h.s.tasksDir())
 }
@@ -538,7 +538,7 @@ func (s *Store) RequestCancel(id, messageID string) error {
 	if err := CheckContextID(id); err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.tasksDir(), id+".cancel", []byte(messageID))
+	return s.unwritable(WriteFileAtomic(s.tasksDir(), id+".cancel", []byte(messageID)))
 }
 
 // CancelRequested reports whether a cancel was requested for the message

@@ -589,6 +589,22 @@ func (a *App) openStore() (*store.Store, error) {
 	return st, nil
 }
 
+// stateDirErr reports a state directory the system will not let this
+// process write (a full disk, a read-only file system, someone else's
+// directory): a problem of the set-up, exit 2, with what to do about it.
+// Nothing is retried: the next write would be refused the same way.
+func stateDirErr(err error, ue *store.UnwritableError) *cliError {
+	dir := shellQuote(ue.Dir)
+	hint := "check that this user owns it and may write in it (ls -ld " + dir + "), or point A2A_COURIER_STATE_DIR at a directory it can write"
+	switch {
+	case ue.Full():
+		hint = "free space on the disk that holds it (df -h " + dir + "), or point A2A_COURIER_STATE_DIR at a directory on a disk with room"
+	case ue.ReadOnly():
+		hint = "its file system is read-only: point A2A_COURIER_STATE_DIR at a writable directory"
+	}
+	return &cliError{exit: ExitUsage, code: "state_dir", message: oneLineErr(err), hint: hint, err: err}
+}
+
 // durationFlag returns the flag's value when it was given, else the setting.
 func durationFlag(flagVal time.Duration, flagSet bool, setting time.Duration) time.Duration {
 	if flagSet {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // runWithin runs a command as its own process and fails the test if it
@@ -174,4 +177,105 @@ func TestFilesReadByPathAreBounded(t *testing.T) {
 			t.Errorf("stdout %q", r.stdout)
 		}
 	})
+}
+
+// A state directory the system will not let us write is a problem of the
+// set-up: exit 2, one line naming the directory, and a hint that says what
+// to do, for every refusal no retry mends. On main, a full disk gave a bare
+// `write …: no space left on device`, exit 1.
+func TestStateDirThatCannotBeWrittenIsAConfigurationError(t *testing.T) {
+	t.Parallel()
+	dir := "/var/state/a2a courier"
+	path := dir + "/tasks/.ctx.json.tmp-1"
+	for _, c := range []struct {
+		errno syscall.Errno
+		hint  string
+	}{
+		{syscall.ENOSPC, "free space on the disk that holds it (df -h '/var/state/a2a courier'), or point A2A_COURIER_STATE_DIR at a directory on a disk with room"},
+		{syscall.EDQUOT, "free space on the disk that holds it (df -h '/var/state/a2a courier'), or point A2A_COURIER_STATE_DIR at a directory on a disk with room"},
+		{syscall.EROFS, "its file system is read-only: point A2A_COURIER_STATE_DIR at a writable directory"},
+		{syscall.EACCES, "check that this user owns it and may write in it (ls -ld '/var/state/a2a courier'), or point A2A_COURIER_STATE_DIR at a directory it can write"},
+	} {
+		err := fmt.Errorf("task ctx not sent: cannot record that it is being sent: %w",
+			fmt.Errorf("write task record ctx: %w", &store.UnwritableError{Dir: dir, Err: &os.PathError{Op: "open", Path: path, Err: c.errno}}))
+		ce := classify(err)
+		want := "task ctx not sent: cannot record that it is being sent: write task record ctx: cannot write to the state directory " +
+			dir + ": open " + path + ": " + c.errno.Error()
+		if ce.exit != ExitUsage || ce.code != "state_dir" || ce.message != want || ce.hint != c.hint {
+			t.Errorf("%v: exit %d code %s\n%q\nwant %q\nhint %q", c.errno, ce.exit, ce.code, ce.message, want, ce.hint)
+		}
+	}
+	// Another error of the file system stays unexpected.
+	if ce := classify(&os.PathError{Op: "write", Path: path, Err: syscall.EIO}); ce.exit != ExitUnexpected {
+		t.Errorf("EIO: exit %d", ce.exit)
+	}
+}
+
+// The same with real refusals, as root too: a file-size limit of 0
+// (ulimit -f 0: every write to a file is EFBIG) and an immutable tasks or
+// logs directory (chattr +i; chmod 0500 when not root).
+func TestSendAsyncIntoAStateDirThatCannotBeWritten(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	t.Run("no file may grow", func(t *testing.T) {
+		t.Parallel()
+		p := newProc(t, sim)
+		state := p.env["A2A_COURIER_STATE_DIR"]
+		c := exec.Command("sh", "-c", `ulimit -f 0 && exec "$0" send-async elastic-ai-agent "hello"`, os.Args[0])
+		for k, v := range p.env {
+			c.Env = append(c.Env, k+"="+v)
+		}
+		var out, errb bytes.Buffer
+		c.Stdout, c.Stderr = &out, &errb
+		err := c.Run()
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != ExitUsage {
+			t.Fatalf("%v\nstderr %s", err, errb.String())
+		}
+		lines := strings.Split(strings.TrimSuffix(errb.String(), "\n"), "\n")
+		if len(lines) != 2 || !strings.HasPrefix(lines[0], "a2a-courier: cannot write to the state directory "+state+": ") ||
+			!strings.HasSuffix(lines[0], ": file too large") ||
+			lines[1] != "hint: free space on the disk that holds it (df -h "+state+"), or point A2A_COURIER_STATE_DIR at a directory on a disk with room" {
+			t.Errorf("stderr %q", errb.String())
+		}
+		if out.String() != "" || sim.TotalRuns() != 0 {
+			t.Errorf("stdout %q, %d runs", out.String(), sim.TotalRuns())
+		}
+	})
+	for _, sub := range []string{"tasks", "logs"} {
+		t.Run("immutable "+sub, func(t *testing.T) {
+			t.Parallel()
+			p := newProc(t, sim)
+			defer p.waitWorkersExit()
+			st := p.store()
+			d := filepath.Join(st.Dir(), sub)
+			if os.Geteuid() == 0 {
+				if out, err := exec.Command("chattr", "+i", d).CombinedOutput(); err != nil {
+					t.Skipf("chattr +i is not available here: %v %s", err, out)
+				}
+				t.Cleanup(func() { exec.Command("chattr", "-i", d).Run() })
+			} else {
+				os.Chmod(d, 0o500)
+				t.Cleanup(func() { os.Chmod(d, 0o700) })
+			}
+			r := p.runWithin(30*time.Second, "send-async", "elastic-ai-agent", "hello")
+			r.expect(t, ExitUsage)
+			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			prefix := "a2a-courier: cannot write to the state directory " + st.Dir() + ": open " + d + "/"
+			if sub == "logs" {
+				// The record is written; the worker could not be given its log.
+				prefix = "a2a-courier: task "
+				if !strings.Contains(lines[0], " is recorded but the background worker did not start: open worker log: cannot write to the state directory "+st.Dir()+": open "+d+"/worker.log: ") {
+					t.Errorf("stderr %q", r.stderr)
+				}
+			}
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], prefix) ||
+				!strings.HasPrefix(lines[1], "hint: check that this user owns it and may write in it (ls -ld "+st.Dir()+")") {
+				t.Errorf("stderr %q", r.stderr)
+			}
+			if sim.TotalRuns() != 0 {
+				t.Errorf("%d runs", sim.TotalRuns())
+			}
+		})
+	}
 }
