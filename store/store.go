@@ -415,17 +415,33 @@ func (s *Store) Lock(id string) (*Handle, error) {
 	if err != nil {
 		return nil, s.unwritable(err)
 	}
+	// Who holds it, for a caller that finds it held (LockHolder); a lock
+	// is no less held when this cannot be written.
+	l.writeOwner()
 	return &Handle{s: s, id: id, lock: l}, nil
 }
 
 // Locked reports whether some process holds the record's lock.
 func (s *Store) Locked(id string) bool {
-	h, err := s.Lock(id)
+	if CheckContextID(id) != nil {
+		return false
+	}
+	l, err := tryLock(s.lockPath(id))
 	if err != nil {
 		return errors.Is(err, ErrLocked)
 	}
-	h.Release()
+	l.release()
 	return false
+}
+
+// LockHolder returns the process id of the holder of the record's lock, as
+// that holder wrote it; 0 when unknown. It is only meaningful while the
+// lock is held (Locked): a holder that died leaves its id behind.
+func (s *Store) LockHolder(id string) int {
+	if CheckContextID(id) != nil {
+		return 0
+	}
+	return readOwner(s.lockPath(id))
 }
 
 // ContextID returns the id of the locked record.
@@ -477,40 +493,6 @@ func (s *Store) WriteReply(id, reply string) (string, error) {
 		return "", s.unwritable(err)
 	}
 	return filepath.Join(s.repliesDir(), name), nil
-}
-
-// WorkerLock is the lock of the worker that serves one identity.
-type WorkerLock struct{ lock *fileLock }
-
-// AcquireWorker takes the worker lock of an identity without waiting;
-// ErrLocked means a worker for it is running.
-func (s *Store) AcquireWorker(identity string) (*WorkerLock, error) {
-	if err := CheckContextID(identity); err != nil {
-		return nil, fmt.Errorf("worker identity: %w", err)
-	}
-	l, err := tryLock(filepath.Join(s.workersDir(), identity+".lock"))
-	if err != nil {
-		return nil, s.unwritable(err)
-	}
-	return &WorkerLock{lock: l}, nil
-}
-
-// WorkerRunning reports whether a worker holds the identity's lock.
-func (s *Store) WorkerRunning(identity string) bool {
-	w, err := s.AcquireWorker(identity)
-	if err != nil {
-		return errors.Is(err, ErrLocked)
-	}
-	w.Release()
-	return false
-}
-
-// Release gives the worker lock up.
-func (w *WorkerLock) Release() {
-	if w != nil && w.lock != nil {
-		w.lock.release()
-		w.lock = nil
-	}
 }
 
 // Archive moves the locked record to tasks/archive/, keeping it for the
