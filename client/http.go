@@ -14,7 +14,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -26,6 +25,8 @@ import (
 
 	"github.com/klauspost/compress/gzip"
 	"github.com/tidwall/gjson"
+
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
 
 // Secret holds a credential. It prints as [redacted] through every fmt verb
@@ -80,6 +81,10 @@ func NewHTTPClient(tlsConfig *tls.Config) *http.Client {
 	return &http.Client{Transport: tr, CheckRedirect: sameOriginRedirects}
 }
 
+// MaxCABundleBytes caps a CA bundle file: the whole Mozilla bundle is
+// about 200 KiB.
+const MaxCABundleBytes = 8 << 20
+
 // TLSConfig builds a TLS configuration from an optional CA bundle file and an
 // insecure switch. It returns nil when neither is set.
 func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
@@ -91,7 +96,7 @@ func TLSConfig(caFile string, insecure bool) (*tls.Config, error) {
 		cfg.InsecureSkipVerify = true //nolint:gosec // the user asked for it by name
 	}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pem, _, err := boundedfile.Read(caFile, MaxCABundleBytes)
 		if err != nil {
 			return nil, fmt.Errorf("read CA bundle: %w", err)
 		}

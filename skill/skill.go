@@ -10,7 +10,12 @@ import (
 	"path/filepath"
 
 	a2acourier "github.com/a2a-courier/a2a-courier"
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
+
+// maxSkillBytes bounds the read of an installed SKILL.md: one larger is
+// not ours, and is replaced.
+const maxSkillBytes = 1 << 20
 
 // Name is the skill's name and the folder it is installed in.
 const Name = "a2a-courier"
@@ -55,11 +60,14 @@ const (
 func Install(dir string, dryRun bool) (path, action string, err error) {
 	folder := filepath.Join(dir, Name)
 	path = filepath.Join(folder, "SKILL.md")
-	old, err := os.ReadFile(path)
+	// Bounded and only a regular file: a FIFO in its place would block
+	// the read for ever.
+	old, _, err := boundedfile.Read(path, maxSkillBytes)
+	var tooLarge *boundedfile.TooLargeError
 	switch {
 	case err == nil && bytes.Equal(old, Content()):
 		return path, Unchanged, nil
-	case err == nil:
+	case err == nil, errors.As(err, &tooLarge):
 		action = Updated
 	case errors.Is(err, os.ErrNotExist):
 		action = Created

@@ -39,7 +39,7 @@ func (s *Store) Audit(e AuditEntry) error {
 	if err != nil {
 		return err
 	}
-	return s.appendLog(s.AuditPath(), append(b, '\n'))
+	return s.unwritable(s.appendLog(s.AuditPath(), append(b, '\n')))
 }
 
 // appendLog appends data to path, rotating path to path.1 first when it has
@@ -69,7 +69,11 @@ func (s *Store) appendLog(path string, data []byte) error {
 func (s *Store) OpenLog() (*os.File, error) {
 	path := s.LogPath()
 	if err := s.appendLog(path, nil); err != nil {
-		return nil, err
+		return nil, s.unwritable(err)
 	}
-	return os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, s.unwritable(err)
+	}
+	return f, nil
 }

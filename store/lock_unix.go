@@ -5,6 +5,8 @@ package store
 import (
 	"errors"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -37,4 +39,28 @@ func tryLock(path string) (*fileLock, error) {
 func (l *fileLock) release() {
 	syscall.Flock(int(l.f.Fd()), syscall.LOCK_UN)
 	l.f.Close()
+}
+
+// writeOwner writes this process's id into the lock file, for whoever
+// finds the lock held; best effort (a full disk does not undo the lock).
+func (l *fileLock) writeOwner() {
+	if l.f.Truncate(0) == nil {
+		l.f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+}
+
+// readOwner returns the process id a lock's holder wrote, 0 when unknown.
+func readOwner(path string) int {
+	b := make([]byte, 32)
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	n, _ := f.Read(b)
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	if err != nil || pid <= 0 {
+		return 0
+	}
+	return pid
 }

@@ -343,7 +343,7 @@ func (s *Store) Create(r *Record) error {
 	if errors.Is(err, fs.ErrExist) {
 		return ErrExists
 	}
-	return err
+	return s.unwritable(err)
 }
 
 // Load reads the record of a contextId.
@@ -428,19 +428,35 @@ func (s *Store) Lock(id string) (*Handle, error) {
 	}
 	l, err := tryLock(s.lockPath(id))
 	if err != nil {
-		return nil, err
+		return nil, s.unwritable(err)
 	}
+	// Who holds it, for a caller that finds it held (LockHolder); a lock
+	// is no less held when this cannot be written.
+	l.writeOwner()
 	return &Handle{s: s, id: id, lock: l}, nil
 }
 
 // Locked reports whether some process holds the record's lock.
 func (s *Store) Locked(id string) bool {
-	h, err := s.Lock(id)
+	if CheckContextID(id) != nil {
+		return false
+	}
+	l, err := tryLock(s.lockPath(id))
 	if err != nil {
 		return errors.Is(err, ErrLocked)
 	}
-	h.Release()
+	l.release()
 	return false
+}
+
+// LockHolder returns the process id of the holder of the record's lock, as
+// that holder wrote it; 0 when unknown. It is only meaningful while the
+// lock is held (Locked): a holder that died leaves its id behind.
+func (s *Store) LockHolder(id string) int {
+	if CheckContextID(id) != nil {
+		return 0
+	}
+	return readOwner(s.lockPath(id))
 }
 
 // ContextID returns the id of the locked record.
@@ -473,7 +489,7 @@ func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
 		return nil, err
 	}
 	if err := WriteFileAtomic(h.s.tasksDir(), h.id+".json", b); err != nil {
-		return nil, fmt.Errorf("write task record %s: %w", h.id, err)
+		return nil, fmt.Errorf("write task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	return r, nil
 }
@@ -494,43 +510,9 @@ func (s *Store) WriteReply(id, reply string) (string, error) {
 	}
 	name := id + ".txt"
 	if err := WriteFileAtomic(s.repliesDir(), name, []byte(reply)); err != nil {
-		return "", err
+		return "", s.unwritable(err)
 	}
 	return filepath.Join(s.repliesDir(), name), nil
-}
-
-// WorkerLock is the lock of the worker that serves one identity.
-type WorkerLock struct{ lock *fileLock }
-
-// AcquireWorker takes the worker lock of an identity without waiting;
-// ErrLocked means a worker for it is running.
-func (s *Store) AcquireWorker(identity string) (*WorkerLock, error) {
-	if err := CheckContextID(identity); err != nil {
-		return nil, fmt.Errorf("worker identity: %w", err)
-	}
-	l, err := tryLock(filepath.Join(s.workersDir(), identity+".lock"))
-	if err != nil {
-		return nil, err
-	}
-	return &WorkerLock{lock: l}, nil
-}
-
-// WorkerRunning reports whether a worker holds the identity's lock.
-func (s *Store) WorkerRunning(identity string) bool {
-	w, err := s.AcquireWorker(identity)
-	if err != nil {
-		return errors.Is(err, ErrLocked)
-	}
-	w.Release()
-	return false
-}
-
-// Release gives the worker lock up.
-func (w *WorkerLock) Release() {
-	if w != nil && w.lock != nil {
-		w.lock.release()
-		w.lock = nil
-	}
 }
 
 // Archive moves the locked record to tasks/archive/, keeping it for the
@@ -539,11 +521,11 @@ func (w *WorkerLock) Release() {
 func (h *Handle) Archive() error {
 	dir := filepath.Join(h.s.tasksDir(), "archive")
 	if err := ensurePrivateDir(dir); err != nil {
-		return err
+		return h.s.unwritable(err)
 	}
 	name := fmt.Sprintf("%s.%d.json", h.id, h.s.now().UnixNano())
 	if err := os.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
-		return fmt.Errorf("archive task record %s: %w", h.id, err)
+		return fmt.Errorf("archive task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	return syncDir(h.s.tasksDir())
 }
@@ -582,7 +564,7 @@ func (s *Store) RequestCancel(id, messageID string) error {
 	if err := CheckContextID(id); err != nil {
 		return err
 	}
-	return WriteFileAtomic(s.tasksDir(), id+".cancel", []byte(messageID))
+	return s.unwritable(WriteFileAtomic(s.tasksDir(), id+".cancel", []byte(messageID)))
 }
 
 // CancelRequested reports whether a cancel was requested for the message

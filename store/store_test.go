@@ -129,7 +129,7 @@ func TestLocksAreExclusive(t *testing.T) {
 	if _, err := h.Update(func(*Record) error { return nil }); err == nil {
 		t.Error("Update after Release succeeded")
 	}
-	w, err := s.AcquireWorker("abcdef0123456789")
+	w, err := s.AcquireWorker("abcdef0123456789", WorkerTiming{Beat: time.Second, StaleAfter: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -20,6 +19,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -118,20 +118,23 @@ func (a *App) configPath() string {
 	return filepath.Join(d, "config.yaml")
 }
 
+// Caps on the files read by path. A real config file is a few KB, a key or
+// a token well under one.
+const (
+	maxConfigFileBytes = 1 << 20
+	maxSecretFileBytes = 64 << 10
+)
+
 // readConfigFile reads the config file with viper, the one place viper is
 // used. A missing file is no error. A file that holds an API key or a
 // token must be readable by its owner alone.
 func readConfigFile(path string) (*fileConfig, error) {
-	fi, err := os.Stat(path)
+	raw, fi, err := boundedfile.Read(path, maxConfigFileBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, configErr("check the file's permissions", "config file %s: %v", path, err)
-	}
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, configErr("check the file's permissions", "config file %s: %v", path, err)
+		return nil, configFileErr(path, err)
 	}
 	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
 		if what, where := secretIn(raw); what != "" {
@@ -444,22 +447,47 @@ func readTokenFile(path string) (client.Secret, error) {
 
 func readSecretFile(what, holds, path string) (client.Secret, error) {
 	oneLine := "the " + what + " holds " + holds + " on one line"
-	fi, err := os.Stat(path)
+	b, fi, err := boundedfile.Read(path, maxSecretFileBytes)
 	if err != nil {
+		if ce := unreadableFileErr(what, err, "keep it in a regular file, mode 0600: "+oneLine); ce != nil {
+			return "", ce
+		}
 		return "", configErr(oneLine, "%s: %v", what, err)
 	}
 	if fi.Mode().Perm()&0o077 != 0 {
 		return "", configErr("run: chmod 600 "+path, "%s %s can be read by other users (mode %04o)", what, path, fi.Mode().Perm())
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", configErr("check the file", "%s: %v", what, err)
 	}
 	key := strings.TrimSpace(string(b))
 	if key == "" || strings.ContainsAny(key, "\n\r") {
 		return "", configErr(oneLine, "%s %s is empty or has several lines", what, path)
 	}
 	return client.Secret(key), nil
+}
+
+// configFileErr reports a config file that cannot be read.
+func configFileErr(path string, err error) *cliError {
+	if ce := unreadableFileErr("config file", err, "the config file is a regular file of a few KB (a symlink to one is fine): "+
+		"move this one away, or point A2A_COURIER_CONFIG_DIR at another directory"); ce != nil {
+		return ce
+	}
+	return configErr("check the file's permissions", "config file %s: %v", path, err)
+}
+
+// unreadableFileErr is the usage error (exit 2) for a file named by the
+// user or the config file that is not a regular file or is over its cap;
+// nil for any other error.
+func unreadableFileErr(what string, err error, hint string) *cliError {
+	var nr *boundedfile.NotRegularError
+	var tl *boundedfile.TooLargeError
+	switch {
+	case errors.As(err, &nr):
+		return configErr(hint, "%s %s is %s, not a regular file", what, nr.Path, boundedfile.Kind(nr.Mode))
+	case errors.As(err, &tl) && tl.Size > tl.Max:
+		return configErr(hint, "%s %s is %s, over the %s limit", what, tl.Path, boundedfile.SizeText(tl.Size), boundedfile.SizeText(tl.Max))
+	case errors.As(err, &tl):
+		return configErr(hint, "%s %s grew over the %s limit while it was read", what, tl.Path, boundedfile.SizeText(tl.Max))
+	}
+	return nil
 }
 
 func expandHome(p, home string) string {
@@ -559,6 +587,22 @@ func (a *App) openStore() (*store.Store, error) {
 		return nil, configErr("set A2A_COURIER_STATE_DIR to a directory you can write", "%s", err.Error())
 	}
 	return st, nil
+}
+
+// stateDirErr reports a state directory the system will not let this
+// process write (a full disk, a read-only file system, someone else's
+// directory): a problem of the set-up, exit 2, with what to do about it.
+// Nothing is retried: the next write would be refused the same way.
+func stateDirErr(err error, ue *store.UnwritableError) *cliError {
+	dir := shellQuote(ue.Dir)
+	hint := "check that this user owns it and may write in it (ls -ld " + dir + "), or point A2A_COURIER_STATE_DIR at a directory it can write"
+	switch {
+	case ue.Full():
+		hint = "free space on the disk that holds it (df -h " + dir + "), or point A2A_COURIER_STATE_DIR at a directory on a disk with room"
+	case ue.ReadOnly():
+		hint = "its file system is read-only: point A2A_COURIER_STATE_DIR at a writable directory"
+	}
+	return &cliError{exit: ExitUsage, code: "state_dir", message: oneLineErr(err), hint: hint, err: err}
 }
 
 // durationFlag returns the flag's value when it was given, else the setting.

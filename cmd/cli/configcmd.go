@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -279,9 +280,9 @@ func (a *App) configFile() (string, *cfgDoc, error) {
 	if path == "" {
 		return "", nil, configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
 	}
-	b, err := os.ReadFile(path)
+	b, _, err := boundedfile.Read(path, maxConfigFileBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", nil, configErr("check the file's permissions", "config file: %v", err)
+		return "", nil, configFileErr(path, err)
 	}
 	d, err := parseCfgDoc(b)
 	if err != nil {

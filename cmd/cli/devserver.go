@@ -1,15 +1,16 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
 
 type devServerOptions struct {
@@ -74,12 +75,14 @@ GET and PUT /__sim/faults read and replace the faults (JSON).`,
 func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 	var o agentbuildertest.Options
 	if opts.config != "" {
-		f, err := os.Open(opts.config)
+		b, _, err := boundedfile.Read(opts.config, maxConfigFileBytes)
 		if err != nil {
+			if ce := unreadableFileErr("simulator config", err, "pass a regular YAML file of a few KB"); ce != nil {
+				return ce
+			}
 			return usageErr("pass a readable YAML file", "%v", err)
 		}
-		o, err = agentbuildertest.LoadOptions(f)
-		f.Close()
+		o, err = agentbuildertest.LoadOptions(bytes.NewReader(b))
 		if err != nil {
 			return usageErr("see docs/simulator.md for the format", "%v", err)
 		}

@@ -85,6 +85,10 @@ func classify(err error) *cliError {
 	if errors.As(err, &rerr) {
 		return fromClientError(rerr)
 	}
+	var unwritable *store.UnwritableError
+	if errors.As(err, &unwritable) {
+		return stateDirErr(err, unwritable)
+	}
 	var corrupt *store.CorruptError
 	if errors.As(err, &corrupt) {
 		return &cliError{exit: ExitUnexpected, code: "damaged_record", message: corrupt.Error(), err: err,

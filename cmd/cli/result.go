@@ -79,6 +79,9 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 				opts.timeout = s.WaitTimeout
 			}
 		}
+		if w, ok := a.stalledHolder(st, rec); ok {
+			a.printer().warn("%s; waiting in case it goes on", a.stalledText(rec, w))
+		}
 		ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 		defer cancel()
 		spin := a.printer().startSpinner("waiting for "+rec.Agent, a.p.Now)
@@ -87,6 +90,9 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		if err != nil {
 			return err
 		}
+	}
+	if w, ok := a.stalledHolder(st, rec); ok {
+		return a.reportStalled(rec, w)
 	}
 	return a.reportRecord(rec, opts.maxChars, st)
 }

@@ -71,6 +71,9 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 	}
 	path, action, err := skill.Install(dir, opts.dryRun)
 	if err != nil {
+		if ce := unreadableFileErr("the installed skill", err, "move it away, or choose another folder with --dir"); ce != nil {
+			return ce
+		}
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			return configErr("choose a folder you can write with --dir", "cannot install the skill: %v", err)

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -89,6 +90,7 @@ func (a *App) spawn(st *store.Store, args []string, key client.Secret) error {
 	cmd.Env = workerEnv(a.p.Environ())
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	markInheritedCloseOnExec()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		return fmt.Errorf("start worker: %w", err)
@@ -102,6 +104,50 @@ func (a *App) spawn(st *store.Store, args []string, key client.Secret) error {
 		return fmt.Errorf("hand the credential to the worker: %w", werr)
 	}
 	return nil
+}
+
+// markInheritedCloseOnExec makes sure a worker inherits nothing of this
+// process but what spawn hands it: stdin, stdout, stderr and the credential
+// pipe, which os/exec puts in place after the fork whatever their flags. Go
+// opens its own descriptors close-on-exec, but a descriptor this process
+// itself inherited without that flag (a script's `exec 9>lock; flock 9`, a
+// tool runner's pipe that it reads to EOF) would pass on to a worker that
+// lives for hours, holding the script's lock and keeping the runner waiting.
+//
+// The spawner is the place to fix it, not the worker. Marked here, those
+// descriptors close in the worker at exec, so it never holds them, not even
+// until its main runs; this process, about to exit, keeps its own. The
+// worker could only close them after its runtime has started and opened
+// descriptors of its own (the cgroup files Go reads GOMAXPROCS from, its
+// poller), which it would have to tell apart from the caller's.
+func markInheritedCloseOnExec() {
+	for _, dir := range []string{"/proc/self/fd", "/dev/fd"} { // Linux, macOS
+		d, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if fd, err := strconv.Atoi(name); err == nil && fd > 2 {
+				unix.CloseOnExec(fd)
+			}
+		}
+		return
+	}
+	// No descriptor directory (a chroot without /proc): every number the
+	// limit allows, within a bound.
+	limit := uint64(1 << 16)
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur < limit {
+		limit = rl.Cur
+	}
+	for fd := 3; uint64(fd) < limit; fd++ {
+		unix.CloseOnExec(fd)
+	}
 }
 
 // workerEnv is the environment a worker inherits: an allowlist, so no
@@ -137,15 +183,100 @@ func secretName(upper string) bool {
 	return false
 }
 
+// defaultWorkerStaleAfter is how long a worker may be silent before it
+// counts as stopped: ten of its beats (workerTiming).
+const defaultWorkerStaleAfter = 10 * time.Second
+
+// workerTiming is how often a worker beats its lock and how long a silence
+// means it has stopped: A2A_COURIER_WORKER_STALE_AFTER (default 10s), and
+// ten beats in that time, one a second at most.
+func (a *App) workerTiming() (store.WorkerTiming, error) {
+	stale := defaultWorkerStaleAfter
+	var err error
+	if v := a.p.getenv("A2A_COURIER_WORKER_STALE_AFTER"); v != "" {
+		if d, perr := time.ParseDuration(v); perr == nil && d > 0 {
+			stale = d
+		} else {
+			err = configErr("use a Go duration such as 10s", "A2A_COURIER_WORKER_STALE_AFTER=%q is not a positive duration", v)
+		}
+	}
+	beat := min(max(stale/10, 10*time.Millisecond), time.Second)
+	return store.WorkerTiming{Beat: beat, StaleAfter: stale}, err
+}
+
 // ensureWorker makes sure a worker serves ident. A running worker picks a
 // new record up by itself; if it is on its way out, it looks once more
 // after releasing its lock, so a record written before this check is never
-// left behind.
+// left behind. A worker that holds its lock but has stopped beating
+// (SIGSTOP) serves nothing: a new one is started beside it, in the next
+// worker slot, and takes every task whose lock is free.
 func (a *App) ensureWorker(st *store.Store, ident string, key client.Secret) error {
-	if st.WorkerRunning(ident) {
-		return nil
+	timing, err := a.workerTiming()
+	if err != nil {
+		return err
+	}
+	workers := st.Workers(ident)
+	var pids []string
+	for _, w := range workers {
+		if !w.Stale(a.p.Now(), timing.StaleAfter) {
+			return nil
+		}
+		pids = append(pids, strconv.Itoa(w.PID))
+	}
+	if len(workers) >= store.MaxWorkerSlots {
+		return fmt.Errorf("%d workers of this credential hold their locks but stopped responding (pids %s): continue them (kill -CONT) or end them (kill)",
+			len(workers), strings.Join(pids, ", "))
 	}
 	return a.spawnWorker(st, ident, key)
+}
+
+// stalledHolder returns the worker that holds a task's lock when it has
+// stopped beating: alive, since the kernel keeps its lock, but not
+// working. The task stays with it, since it may go on (SIGCONT).
+func (a *App) stalledHolder(st *store.Store, rec *store.Record) (store.WorkerInfo, bool) {
+	if rec.State.Terminal() || !st.Locked(rec.ContextID) {
+		return store.WorkerInfo{}, false
+	}
+	pid := st.LockHolder(rec.ContextID)
+	if pid == 0 {
+		return store.WorkerInfo{}, false
+	}
+	timing, _ := a.workerTiming()
+	for _, w := range st.Workers(rec.Identity) {
+		if w.PID == pid {
+			return w, w.Stale(a.p.Now(), timing.StaleAfter)
+		}
+	}
+	return store.WorkerInfo{}, false
+}
+
+// stalledText says that a task is held by a worker that stopped beating.
+func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
+	sent := "nothing has run yet"
+	if rec.State != store.Queued {
+		sent = "the message was sent, and is never sent again"
+	}
+	ago := a.p.Now().Sub(w.LastBeat).Round(time.Second)
+	return fmt.Sprintf("task %s is held by worker %d, which stopped responding: its last heartbeat was %s ago (state %s; %s)",
+		rec.ContextID, w.PID, ago, rec.State, sent)
+}
+
+// reportStalled reports a task whose worker stopped beating, instead of
+// "still running, nothing is lost": nobody works on it until that worker
+// goes on or ends. Exit 8, as for any task not final.
+func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
+	pr := a.printer()
+	doc := recordDoc(rec)
+	doc.Note = a.stalledText(rec, w)
+	if pr.json {
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+		return exitWith(ExitStillRunning)
+	}
+	pr.warn("%s", doc.Note)
+	pr.info("it goes on if the worker is continued (kill -CONT %d); ended (kill %d), it frees the task for a new worker: %s", w.PID, w.PID, doc.Resume)
+	return exitWith(ExitStillRunning)
 }
 
 func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
@@ -171,16 +302,24 @@ func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
-	wl, err := st.AcquireWorker(opts.identity)
+	timing, err := a.workerTiming()
+	if err != nil {
+		logger.Printf("%v; stale after %s", err, timing.StaleAfter)
+	}
+	wl, err := st.AcquireWorker(opts.identity, timing)
 	if errors.Is(err, store.ErrLocked) {
 		logger.Printf("another worker serves %s; exiting", opts.identity)
 		return nil
 	}
 	if err != nil {
-		return err
+		logger.Printf("%v; exiting", err)
+		return nil
+	}
+	if wl.Slot() > 0 {
+		logger.Printf("the worker(s) before slot %d of %s stopped responding; their tasks stay with them", wl.Slot(), opts.identity)
 	}
 	w := &worker{
-		st: st, ident: opts.identity, logger: logger, lock: wl,
+		st: st, ident: opts.identity, logger: logger, lock: wl, timing: timing,
 		runner: &taskRunner{command: "worker", st: st, key: key, clients: a.httpClients(), now: a.p.Now, logf: logger.Printf},
 		active: map[string]context.CancelCauseFunc{}, skip: map[string]time.Time{}, done: make(chan taskEnd, 16),
 		linger: opts.linger, rescan: opts.rescan,
@@ -198,6 +337,7 @@ type worker struct {
 	ident  string
 	logger *log.Logger
 	lock   *store.WorkerLock
+	timing store.WorkerTiming
 	runner *taskRunner
 	linger time.Duration
 	rescan time.Duration
@@ -288,7 +428,7 @@ func (w *worker) loop(ctx context.Context) {
 			if len(w.active) == 0 {
 				return
 			}
-			l, err := w.st.AcquireWorker(w.ident)
+			l, err := w.st.AcquireWorker(w.ident, w.timing)
 			if err != nil {
 				w.closing = true
 				w.logger.Printf("another worker took over; finishing %d task(s)", len(w.active))
