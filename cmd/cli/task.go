@@ -464,6 +464,18 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		update(func(x *store.Record) { x.LastError = errorInfo(out.Err) })
 		r.logf("%s: stopped: %v", id, out.Err)
 		return current(), out.Err
+	case errors.Is(out.Err, client.ErrReplyTooLarge):
+		// The conversation is larger than a2a-courier reads, and it only
+		// grows: no reply can ever be read back, here or by fetch.
+		update(func(x *store.Record) {
+			finish(x, r.now(), store.Expired)
+			x.Reason = "the conversation is larger than a2a-courier reads (256 MiB): its reply cannot be read back: " + oneLineErr(out.Err)
+			x.LastError = errorInfo(out.Err)
+			x.Lost = true
+		})
+		r.logf("%s: lost: %v", id, out.Err)
+		r.audit(current())
+		return current(), nil
 	default:
 		// Nothing more can be read (a page that is not the server's, a
 		// request it refuses): end it rather than leave it open for ever.
