@@ -63,16 +63,50 @@ func (o Outcome) NotSent() bool { return o.notSent }
 
 // Event is progress worth telling a person or a log about.
 type Event struct {
-	// Kind is "sent", "written", "task", "connection_lost", "poll",
-	// "poll_error", "reply", "stream_unsupported", or "reply_too_large":
-	// the server answered the send, but its answer was over the size cap
-	// (Err wraps ErrReplyTooLarge); the outcome is read another way.
-	Kind    string
+	Kind    EventKind
 	Message string
 	Err     error
 	// TaskID is the server's task id, on events of Kind "task".
 	TaskID string
 }
+
+// EventKind names an Event. The names are stable: logs and callers rely on
+// them.
+type EventKind string
+
+// The events, one table: every kind Deliver emits, and EventBusy, which
+// Deliver never emits (it sends once): a caller that sends a refused
+// message again reports its wait with it.
+const (
+	// EventSent: the message is on its way.
+	EventSent EventKind = "sent"
+	// EventWritten: the request was written whole: the server has it, and
+	// a lost answer from now on is recovered by reading, never by sending.
+	EventWritten EventKind = "written"
+	// EventTask: the server named the task (TaskID).
+	EventTask EventKind = "task"
+	// EventConnectionLost: the connection ended before the outcome; the run
+	// may go on and is followed by reading (Err says how it ended).
+	EventConnectionLost EventKind = "connection_lost"
+	// EventPoll: a read found no outcome yet.
+	EventPoll EventKind = "poll"
+	// EventPollError: a read failed (Err); it is tried again, or reading
+	// stops when it cannot succeed.
+	EventPollError EventKind = "poll_error"
+	// EventReply: the outcome was read back.
+	EventReply EventKind = "reply"
+	// EventStreamUnsupported: the card said streaming but the server does
+	// not stream; the message goes once by message/send instead.
+	EventStreamUnsupported EventKind = "stream_unsupported"
+	// EventReplyTooLarge: the server answered the send, but its answer was
+	// over the size cap (Err wraps ErrReplyTooLarge); the outcome is read
+	// another way.
+	EventReplyTooLarge EventKind = "reply_too_large"
+	// EventBusy: the server refused the message for now (429, 503 with
+	// Retry-After) and it is sent again after a wait (Message says how
+	// long). Emitted by callers that send again, never by Deliver.
+	EventBusy EventKind = "busy"
+)
 
 // DeliverOptions describes one delivery.
 type DeliverOptions struct {
@@ -169,7 +203,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 				GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
 				WroteRequest: func(info httptrace.WroteRequestInfo) {
 					if info.Err == nil {
-						emit(Event{Kind: "written", Message: "the request reached the server"})
+						emit(Event{Kind: EventWritten, Message: "the request reached the server"})
 					}
 				},
 			})
@@ -182,7 +216,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 					accepted = true
 					if id != "" && id != streamTask && ValidID(id) {
 						streamTask = id
-						emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
+						emit(Event{Kind: EventTask, TaskID: id, Message: "the server named the task " + id})
 					}
 				})
 				switch {
@@ -193,7 +227,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 					// The card said streaming but the server does not
 					// stream (an older card kept in a cache): it ran
 					// nothing, so the message goes once by message/send.
-					emit(Event{Kind: "stream_unsupported", Message: "the server does not stream; sending by message/send", Err: err})
+					emit(Event{Kind: EventStreamUnsupported, Message: "the server does not stream; sending by message/send", Err: err})
 				case accepted && IsKind(err, KindRPC):
 					// Kibana ends a stream whose run failed with an error
 					// event; the failed round is not stored.
@@ -213,7 +247,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 			res, err := k.SendMessage(tctx, o.AgentID, m)
 			postDone <- postResult{res: res, err: err, blocking: m.Blocking}
 		}()
-		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
+		emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
 	}
 
 	convID := ConversationIDForContext(o.Message.ContextID)
@@ -289,7 +323,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 			}
 			if pr.res != nil && pr.res.Kind == "task" && ValidID(pr.res.TaskID) {
 				taskID = pr.res.TaskID
-				emit(Event{Kind: "task", TaskID: taskID, Message: "the server named the task " + taskID})
+				emit(Event{Kind: EventTask, TaskID: taskID, Message: "the server named the task " + taskID})
 			}
 			if pr.err != nil && !gotConn.Load() && ctx.Err() == nil {
 				// No connection was ever made: nothing reached the server.
@@ -329,7 +363,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 					if ctx.Err() != nil {
 						return Outcome{Err: lastErr}
 					}
-					emit(Event{Kind: "poll", Message: fmt.Sprintf("task %s is %s", taskID, nonEmpty(res.State, "unknown"))})
+					emit(Event{Kind: EventPoll, Message: fmt.Sprintf("task %s is %s", taskID, nonEmpty(res.State, "unknown"))})
 					timer.Reset(nextPoll())
 					continue
 				case ctx.Err() != nil:
@@ -339,7 +373,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 					// come back when it says, not at once.
 					failures++
 					lastErr = err
-					emit(Event{Kind: "poll_error", Message: "the server is busy; reading again later", Err: err})
+					emit(Event{Kind: EventPollError, Message: "the server is busy; reading again later", Err: err})
 					timer.Reset(readRetryWait(nextPoll(), err))
 					continue
 				case taskNotFound(err):
@@ -348,12 +382,12 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 					// that is left to read.
 					taskID = ""
 					lastErr = err
-					emit(Event{Kind: "poll_error", Message: "Kibana no longer finds the task; reading the conversation instead", Err: err})
+					emit(Event{Kind: EventPollError, Message: "Kibana no longer finds the task; reading the conversation instead", Err: err})
 				default:
 					// A failed read of the task: this time, the conversation
 					// may answer instead.
 					lastErr = err
-					emit(Event{Kind: "poll_error", Message: "reading the task failed; reading the conversation this time", Err: err})
+					emit(Event{Kind: EventPollError, Message: "reading the task failed; reading the conversation this time", Err: err})
 				}
 			}
 			conv, err := k.GetConversation(ctx, convID)
@@ -366,7 +400,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 			case err == nil:
 				out, ok := findOutcome(conv, o)
 				if ok {
-					emit(Event{Kind: "reply", Message: "the reply was read from conversation " + convID})
+					emit(Event{Kind: EventReply, Message: "the reply was read from conversation " + convID})
 					return out
 				}
 				if why := out.Malformed(); why != "" {
@@ -380,12 +414,12 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 							Reason: "the run ended, but the round Kibana stored for it cannot be read (" + why + "): no reply can be kept"}
 					}
 					lastErr = perr
-					emit(Event{Kind: "poll_error", Message: "the stored round is not a Kibana round; reading again", Err: perr})
+					emit(Event{Kind: EventPollError, Message: "the stored round is not a Kibana round; reading again", Err: perr})
 					break
 				}
-				emit(Event{Kind: "poll", Message: "no reply stored yet"})
+				emit(Event{Kind: EventPoll, Message: "no reply stored yet"})
 			case IsKind(err, KindNotFound):
-				emit(Event{Kind: "poll", Message: "no reply stored yet"})
+				emit(Event{Kind: EventPoll, Message: "no reply stored yet"})
 			case errors.Is(err, ErrReplyTooLarge):
 				// A conversation only grows: reading it again cannot succeed.
 				lastErr = err
@@ -395,7 +429,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 							byteSize(k.t.maxBody), byteSize(k.maxCV))}
 				}
 				pollingStopped = true
-				emit(Event{Kind: "poll_error", Message: "the conversation is larger than the size cap and cannot be read", Err: err})
+				emit(Event{Kind: EventPollError, Message: "the conversation is larger than the size cap and cannot be read", Err: err})
 				continue
 			case IsKind(err, KindAuth, KindForbidden) || IsKind(err, KindBadRequest) && statusCode(err) != 400 ||
 				IsKind(err, KindProtocol) && !MayHaveArrived(err):
@@ -403,14 +437,14 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 				// is not Kibana's); the POST, if still open, may yet answer.
 				lastErr = err
 				pollingStopped = true
-				emit(Event{Kind: "poll_error", Message: "reading the conversation was refused", Err: err})
+				emit(Event{Kind: EventPollError, Message: "reading the conversation was refused", Err: err})
 				continue
 			default:
 				if ctx.Err() != nil {
 					return Outcome{Err: lastErr}
 				}
 				lastErr = err
-				emit(Event{Kind: "poll_error", Message: "reading the conversation failed; will try again", Err: err})
+				emit(Event{Kind: EventPollError, Message: "reading the conversation failed; will try again", Err: err})
 			}
 			timer.Reset(readRetryWait(nextPoll(), err))
 		}
@@ -445,7 +479,7 @@ func (k *Kibana) settleTask(ctx context.Context, o DeliverOptions, res *SendResu
 		if err == nil {
 			if cout, ok := findOutcome(conv, o); ok {
 				cout.TaskID = taskID
-				emit(Event{Kind: "reply", Message: "the reply was read from conversation " + convID})
+				emit(Event{Kind: EventReply, Message: "the reply was read from conversation " + convID})
 				return cout, true
 			}
 		}
@@ -459,11 +493,11 @@ func (k *Kibana) settleTask(ctx context.Context, o DeliverOptions, res *SendResu
 			// answer: a run stopped on a confirmation prompt looks so
 			// until its round is read, so it is looked at again.
 			if strings.TrimSpace(out.Reply) == "" {
-				emit(Event{Kind: "poll_error", Message: "Kibana says task " + taskID + " completed, with no text and no round stored yet; reading again",
+				emit(Event{Kind: EventPollError, Message: "Kibana says task " + taskID + " completed, with no text and no round stored yet; reading again",
 					Err: &Error{Kind: KindProtocol, Op: "read task " + taskID, Message: "the task completed with no text, and the conversation has no round for it yet (a confirmation prompt?)", Processed: true}})
 				return Outcome{}, false
 			}
-			emit(Event{Kind: "reply", Message: "the conversation has no round for task " + taskID + "; the reply is the task's own text"})
+			emit(Event{Kind: EventReply, Message: "the conversation has no round for task " + taskID + "; the reply is the task's own text"})
 			return out, true
 		}
 		if SleepContext(ctx, readRetryWait(wait, err)) != nil {
@@ -589,11 +623,11 @@ func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResu
 			return Outcome{}, false
 		}
 		if errors.Is(err, ErrReplyTooLarge) {
-			emit(Event{Kind: "reply_too_large", Message: "the agent answered, but the answer is larger than the size cap; reading the reply from the conversation", Err: err})
+			emit(Event{Kind: EventReplyTooLarge, Message: "the agent answered, but the answer is larger than the size cap; reading the reply from the conversation", Err: err})
 			return Outcome{}, false
 		}
 		if MayHaveArrived(err) {
-			emit(Event{Kind: "connection_lost", Message: "the connection was lost but the run may go on; recovering by reading the conversation", Err: err})
+			emit(Event{Kind: EventConnectionLost, Message: "the connection was lost but the run may go on; recovering by reading the conversation", Err: err})
 			return Outcome{}, false
 		}
 		var ce *Error
@@ -618,7 +652,7 @@ func (k *Kibana) judgeReply(ctx context.Context, o DeliverOptions, res *SendResu
 			return Outcome{State: StateInputRequired, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
 		}
 		// A task still working: its round will reach the conversation.
-		emit(Event{Kind: "poll", Message: fmt.Sprintf("the server accepted the task (state %s); following it", nonEmpty(res.State, "unknown"))})
+		emit(Event{Kind: EventPoll, Message: fmt.Sprintf("the server accepted the task (state %s); following it", nonEmpty(res.State, "unknown"))})
 		return Outcome{}, false
 	case res.Kind == "message" && strings.TrimSpace(res.Text) == "":
 		// An empty reply: the round may be waiting on a prompt (HITL),

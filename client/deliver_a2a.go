@@ -72,7 +72,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 		// callers: one that is not a plain id is not kept.
 		if id != "" && id != taskID && ValidID(id) {
 			taskID = id
-			emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
+			emit(Event{Kind: EventTask, TaskID: id, Message: "the server named the task " + id})
 		}
 	}
 	var gotConn atomic.Bool
@@ -80,7 +80,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			if info.Err == nil {
-				emit(Event{Kind: "written", Message: "the request reached the server"})
+				emit(Event{Kind: EventWritten, Message: "the request reached the server"})
 			}
 		},
 	})
@@ -90,7 +90,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 	// state is stale until the task has moved on.
 	guard := &staleGuard{active: o.Message.TaskID != "", text: o.Question}
 	if o.Send {
-		emit(Event{Kind: "sent", Message: "message sent; waiting for the agent"})
+		emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
 		if o.Streaming {
 			// Any event means the server took the message in: an error
 			// after it (an error event, a broken read) is never a refusal.
@@ -104,7 +104,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 				return rejectedOutcome(err)
 			}
 			lastErr = err
-			emit(Event{Kind: "connection_lost", Message: "the stream ended before the task finished; following the task", Err: err})
+			emit(Event{Kind: EventConnectionLost, Message: "the stream ended before the task finished; following the task", Err: err})
 		} else {
 			res, err := c.Send(traced, o.Message, true)
 			switch {
@@ -112,10 +112,10 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 				return rejectedOutcome(err)
 			case errors.Is(err, ErrReplyTooLarge):
 				lastErr = err
-				emit(Event{Kind: "reply_too_large", Message: "the agent answered, but the answer is larger than the size cap; following the task", Err: err})
+				emit(Event{Kind: EventReplyTooLarge, Message: "the agent answered, but the answer is larger than the size cap; following the task", Err: err})
 			case err != nil:
 				lastErr = err
-				emit(Event{Kind: "connection_lost", Message: "the answer was lost; following the task", Err: err})
+				emit(Event{Kind: EventConnectionLost, Message: "the answer was lost; following the task", Err: err})
 			case res.Kind == "message":
 				return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}
 			default:
@@ -159,7 +159,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 			if looks++; looks >= findTaskLooks {
 				return lost(fmt.Errorf("%w: the agent listed no task holding the message (%d looks)", ErrNoTask, looks))
 			}
-			emit(Event{Kind: "poll", Message: "the agent lists no task holding the message yet; looking again"})
+			emit(Event{Kind: EventPoll, Message: "the agent lists no task holding the message yet; looking again"})
 		case IsKind(err, KindAuth, KindForbidden):
 			return Outcome{Err: err}
 		default:
@@ -213,11 +213,11 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 				res.Text = acc.String()
 			}
 			if guard.stale(res.State, res.Text, res.Timestamp) {
-				emit(Event{Kind: "poll", Message: "task " + taskID + " has not taken the answer in yet"})
+				emit(Event{Kind: EventPoll, Message: "task " + taskID + " has not taken the answer in yet"})
 			} else if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
 				return out
 			}
-			emit(Event{Kind: "poll", Message: "task " + taskID + " is " + res.State})
+			emit(Event{Kind: EventPoll, Message: "task " + taskID + " is " + res.State})
 		case taskNotFound(err):
 			// Only TaskNotFoundError on an id the server gave says the
 			// task is gone.
@@ -232,7 +232,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 				return Outcome{Err: lastErr}
 			}
 			lastErr = err
-			emit(Event{Kind: "poll_error", Message: "reading the task failed; will try again", Err: err})
+			emit(Event{Kind: EventPollError, Message: "reading the task failed; will try again", Err: err})
 		}
 		// The first reads come sooner (rampWait); a rate-limited read (429,
 		// 503) waits as long as the server asked.

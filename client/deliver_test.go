@@ -36,7 +36,7 @@ type eventLog struct {
 
 func (l *eventLog) add(e Event) {
 	l.mu.Lock()
-	l.kinds = append(l.kinds, e.Kind)
+	l.kinds = append(l.kinds, string(e.Kind))
 	l.mu.Unlock()
 }
 

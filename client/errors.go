@@ -76,6 +76,17 @@ func (k Kind) String() string {
 	return fmt.Sprintf("kind(%d)", int(k))
 }
 
+// ParseKind returns the kind whose String is name: the way back from the
+// name a task record keeps. ok is false for a name no kind has.
+func ParseKind(name string) (k Kind, ok bool) {
+	for k, s := range kindNames {
+		if s == name {
+			return k, true
+		}
+	}
+	return KindUnexpected, false
+}
+
 // Error is the one error type the client returns for remote failures.
 type Error struct {
 	Kind Kind

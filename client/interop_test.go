@@ -96,7 +96,7 @@ func TestStreamCutIsResumedNotResent(t *testing.T) {
 				Send:         true,
 				Streaming:    true,
 				PollInterval: 100 * time.Millisecond,
-				OnEvent:      func(e Event) { events = append(events, e.Kind) },
+				OnEvent:      func(e Event) { events = append(events, string(e.Kind)) },
 			})
 			want := "chunk 1/8\nchunk 2/8\nchunk 3/8\nchunk 4/8\nchunk 5/8\nchunk 6/8\nchunk 7/8\nchunk 8/8\n"
 			if out.State != StateCompleted || out.Reply != want {

@@ -96,17 +96,29 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// TargetKind says what kind of agent a task was sent to. A record keeps
+// its name, which never changes.
+type TargetKind string
+
+// The kinds of agent, one table.
+const (
+	// TargetKibana is an agent of Kibana's Agent Builder, reached through
+	// Kibana's A2A endpoint and read back from its conversation store.
+	TargetKibana TargetKind = "kibana"
+	// TargetA2A is any other A2A agent, addressed by its card.
+	TargetA2A TargetKind = "a2a"
+)
+
 // Target says where a task was sent, without any credential.
 type Target struct {
-	// Kind is "kibana" (Agent Builder) or "a2a" (any A2A agent).
-	Kind  string `json:"kind"`
-	URL   string `json:"url"`
-	Space string `json:"space,omitempty"`
+	Kind  TargetKind `json:"kind"`
+	URL   string     `json:"url"`
+	Space string     `json:"space,omitempty"`
 	// CAFile and Insecure are the TLS settings the task was sent with.
 	CAFile   string `json:"ca_file,omitempty"`
 	Insecure bool   `json:"insecure,omitempty"`
 
-	// For Kind "a2a" (a generic A2A agent): how the card said to talk to it.
+	// For TargetA2A (a generic A2A agent): how the card said to talk to it.
 	Endpoint   string `json:"endpoint,omitempty"`
 	Dialect    string `json:"dialect,omitempty"`
 	Tenant     string `json:"tenant,omitempty"`

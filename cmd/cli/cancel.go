@@ -94,7 +94,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if err != nil {
 			return err
 		}
-		if tg.Kind != "a2a" {
+		if tg.Kind != store.TargetA2A {
 			return usageErr("Agent Builder cannot stop a run; cancel its task by contextId to stop following it", "cancel by task id needs a generic A2A agent")
 		}
 		c, err := a.a2aClient(tg.Store, tg.Cred)
@@ -119,7 +119,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		// Not sent: nothing of it is on the server. An answer (send --task)
 		// carries the id of the task it answers, whose work is not this
 		// record's to cancel.
-	case rec.Target.Kind == "a2a" && rec.TaskID != "":
+	case rec.Target.Kind == store.TargetA2A && rec.TaskID != "":
 		cred, err := a.credentialFor(rec.Target)
 		if err != nil {
 			return err
@@ -131,15 +131,15 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		if _, err := c.CancelTask(ctx, rec.TaskID); err != nil {
 			return cancelError(err)
 		}
-	case rec.Target.Kind != "a2a" && rec.Target.NonBlocking && rec.TaskID != "":
+	case rec.Target.Kind != store.TargetA2A && rec.Target.NonBlocking && rec.TaskID != "":
 		// A Task Manager run: ask, though Kibana 9.6 answers not
 		// cancelable (a release that can stop it answers canceled).
 		stopped = a.cancelKibanaTask(ctx, rec)
-	case rec.Target.Kind != "a2a" && rec.Target.NonBlocking:
+	case rec.Target.Kind != store.TargetA2A && rec.Target.NonBlocking:
 		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
-	case rec.Target.Kind != "a2a" && releaseAborts(rec.Target):
+	case rec.Target.Kind != store.TargetA2A && releaseAborts(rec.Target):
 		a.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
-	case rec.Target.Kind != "a2a":
+	case rec.Target.Kind != store.TargetA2A:
 		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
 	default:
 		a.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")

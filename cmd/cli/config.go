@@ -645,7 +645,7 @@ func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space stri
 	if err != nil {
 		return nil, "", false, err
 	}
-	if local != nil && local.Target.Kind == "kibana" {
+	if local != nil && local.Target.Kind == store.TargetKibana {
 		switch {
 		case targetOrigin(local.Target.URL) != targetOrigin(s.URL):
 			a.printer().warn("task %s was sent to another Kibana (%s); reading the configured one", local.ContextID, client.RedactURL(local.Target.URL))

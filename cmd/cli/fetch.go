@@ -119,7 +119,7 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 			local = nil
 		}
 		return a.fetchRemote(ctx, opts, src, local, st)
-	case local != nil && local.Target.Kind == "a2a":
+	case local != nil && local.Target.Kind == store.TargetA2A:
 		src, err := a.recordSource(local, opts)
 		if err != nil {
 			return err
@@ -204,7 +204,7 @@ func agentCommand(t store.Target, protocol string) string {
 
 // sameAgent reports whether a record was sent to the agent t names.
 func sameAgent(rec, t store.Target) bool {
-	return rec.Kind == "a2a" && strings.TrimRight(rec.Endpoint, "/") == strings.TrimRight(t.Endpoint, "/")
+	return rec.Kind == store.TargetA2A && strings.TrimRight(rec.Endpoint, "/") == strings.TrimRight(t.Endpoint, "/")
 }
 
 // errNoTaskList explains why a context cannot be read from an agent.
@@ -317,7 +317,7 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		var queued *store.Record
 		for _, r := range recs {
 			switch {
-			case r.TaskID != opts.taskID || r.Target.Kind != "a2a":
+			case r.TaskID != opts.taskID || r.Target.Kind != store.TargetA2A:
 			case r.State == store.Queued:
 				if queued == nil {
 					queued = r

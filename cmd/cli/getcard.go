@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 type getCardOptions struct {
@@ -61,7 +62,7 @@ func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
 		return pr.writeRawJSON(card.Raw)
 	}
 	out := renderCard(card)
-	if tg.Kind == "a2a" {
+	if tg.Kind == store.TargetA2A {
 		streaming := "polling tasks"
 		if tg.Store.Streaming {
 			streaming = "streaming"

@@ -296,7 +296,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 // --task (the task a generic agent asked a question in).
 func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record, opts *sendOptions) error {
 	switch {
-	case opts.taskID != "" && tg.Kind == "kibana":
+	case opts.taskID != "" && tg.Kind == store.TargetKibana:
 		return usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
 	case opts.taskID != "":
 		if done := a.finishedTask(opts.taskID); done != nil {
@@ -324,7 +324,7 @@ func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record,
 		return nil
 	}
 	rec.ContextID = opts.contextID
-	if tg.Kind != "kibana" {
+	if tg.Kind != store.TargetKibana {
 		return nil
 	}
 	k, err := a.kibana(tg.S)
@@ -440,14 +440,14 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	runner := &taskRunner{command: "send", st: st, key: cred, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {}, text: text,
 		onEvent: func(e client.Event) {
 			switch e.Kind {
-			case "connection_lost":
+			case client.EventConnectionLost:
 				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
-			case "busy":
+			case client.EventBusy:
 				spin.setLabel(e.Message)
 				if !pr.errTTY {
 					pr.info("%s", e.Message)
 				}
-			case "sent":
+			case client.EventSent:
 				spin.setLabel("waiting for " + rec.Agent)
 			}
 		}}
@@ -492,7 +492,7 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
 		}
 	}
-	if final.State == store.Rejected && final.Error != nil && final.Error.Kind == "not_found" && final.Target.Kind == "kibana" {
+	if final.State == store.Rejected && final.Error != nil && final.Error.Kind == "not_found" && final.Target.Kind == store.TargetKibana {
 		if s, err := a.loadSettings(); err == nil {
 			st.ForgetCard(cardCacheKey(s, final.Agent))
 		}

@@ -136,7 +136,7 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	// hold nothing of a generic agent's task or of a first round still
 	// running.
 	local := a.localRecord(opts.target)
-	if local != nil && local.Target.Kind == "a2a" {
+	if local != nil && local.Target.Kind == store.TargetA2A {
 		return usageErr("`a2a-courier result "+shellQuote(local.ContextID)+"` shows it",
 			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
 	}

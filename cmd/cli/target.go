@@ -71,7 +71,7 @@ type target struct {
 	// Name is what the user called it: the agent id, the peer's name, or
 	// the card's name for --url.
 	Name   string
-	Kind   string // "kibana" or "a2a"
+	Kind   store.TargetKind
 	S      *settings
 	Remote *client.RemoteAgent
 	Card   client.Card
@@ -85,7 +85,7 @@ type target struct {
 func (t *target) Identity() string { return identityFor(t.Store, t.Cred) }
 
 func identityFor(t store.Target, cred client.Secret) string {
-	if t.Kind == "a2a" {
+	if t.Kind == store.TargetA2A {
 		return identity(originOf(t.Endpoint), cred.Reveal())
 	}
 	return identity(targetOrigin(t.URL), cred.Reveal())
@@ -158,12 +158,12 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	}
 	sv := <-server
 	path := decideKibanaPath(sv.info, sv.known, s.NonBlocking, s.Sources["non_blocking"], card.Get("capabilities.streaming").Bool() && !af.noStream)
-	st := store.Target{Kind: "kibana", URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
+	st := store.Target{Kind: store.TargetKibana, URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
 		Streaming: path.Stream, NonBlocking: path.NonBlocking}
 	if sv.known {
 		st.KibanaVersion, st.KibanaFlavor = sv.info.Number, sv.info.Flavor
 	}
-	return &target{Name: name, Kind: "kibana", S: s, Cred: s.APIKey, Card: card, Path: &path, Store: st}, nil
+	return &target{Name: name, Kind: store.TargetKibana, S: s, Cred: s.APIKey, Card: card, Path: &path, Store: st}, nil
 }
 
 // cardCacheKey names a cached Kibana card: per origin, credential, space
@@ -209,7 +209,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	if err != nil {
 		return nil, err
 	}
-	st := store.Target{Kind: "a2a", URL: rawURL, Peer: strings.ToLower(peerName), CAFile: s.CAFile, Insecure: s.Insecure}
+	st := store.Target{Kind: store.TargetA2A, URL: rawURL, Peer: strings.ToLower(peerName), CAFile: s.CAFile, Insecure: s.Insecure}
 	protocol, noStream := af.protocol, af.noStream
 	if p != nil {
 		if p.CACert != "" {
@@ -276,7 +276,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	if name == "" {
 		name = ra.Name()
 	}
-	return &target{Name: name, Kind: "a2a", S: s, Remote: ra, Card: ra.Card, Cred: cred, Store: st}, nil
+	return &target{Name: name, Kind: store.TargetA2A, S: s, Remote: ra, Card: ra.Card, Cred: cred, Store: st}, nil
 }
 
 func otherDialect(p string) string {
@@ -289,10 +289,10 @@ func otherDialect(p string) string {
 // credentialFor returns the credential of a stored target: the Kibana API
 // key, a peer's token, or for --url agents A2A_COURIER_TOKEN / --token-file.
 func (a *App) credentialFor(t store.Target) (client.Secret, error) {
-	if t.Kind == "a2a" {
+	if t.Kind == store.TargetA2A {
 		a.remote = true
 	}
-	if t.Kind != "a2a" {
+	if t.Kind != store.TargetA2A {
 		s, err := a.kibanaSettings()
 		if err != nil {
 			return "", err

@@ -74,7 +74,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	}
 	var deliver func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome
 	switch rec.Target.Kind {
-	case "a2a":
+	case store.TargetA2A:
 		t := rec.Target
 		c, err := client.NewA2A(client.A2AConfig{Endpoint: t.Endpoint, Dialect: client.Dialect(t.Dialect), Tenant: t.Tenant,
 			Auth: client.Auth{Header: t.AuthHeader, Prefix: t.AuthPrefix}, Credential: r.key, HTTPClient: hc, UserAgent: userAgent()})
@@ -241,7 +241,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		update(func(x *store.Record) {
 			x.Workers++
 			// Whatever held a blocking send's connection is gone.
-			x.ConnectionLost = x.ConnectionLost || x.Target.Kind == "kibana" && !x.Target.NonBlocking
+			x.ConnectionLost = x.ConnectionLost || x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking
 		})
 		r.logf("%s: recovering (state %s): reading the conversation, never sending again", id, rec.State)
 	}
@@ -256,30 +256,30 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 	defer cancel()
 	onEvent := func(e client.Event) {
 		switch e.Kind {
-		case "task":
+		case client.EventTask:
 			update(func(x *store.Record) {
 				x.TaskID = e.TaskID
-				if x.Target.Kind == "kibana" && !x.Target.Streaming {
+				if x.Target.Kind == store.TargetKibana && !x.Target.Streaming {
 					x.Path = pathTask // the server answered blocking:false with its task
 				}
 			})
-		case "written":
+		case client.EventWritten:
 			mu.Lock()
 			if !written {
 				written = true
 				workingTimer = time.AfterFunc(r.workingDelay(), markWorking)
 			}
 			mu.Unlock()
-		case "stream_unsupported":
+		case client.EventStreamUnsupported:
 			// The cached card said streaming; the next send reads it anew.
-			if cur := current(); cur.Target.Kind == "kibana" {
+			if cur := current(); cur.Target.Kind == store.TargetKibana {
 				r.st.ForgetCard(kibanaCardKey(cur.Target.URL, r.key, cur.Target.Space, cur.Agent))
 			}
 			update(func(x *store.Record) { x.Target.Streaming = false })
-		case "connection_lost", "poll_error", "reply_too_large":
+		case client.EventConnectionLost, client.EventPollError, client.EventReplyTooLarge:
 			info := errorInfo(e.Err)
 			cur := current()
-			lost := e.Kind == "connection_lost" && cur.Target.Kind == "kibana" && !cur.Target.NonBlocking
+			lost := e.Kind == client.EventConnectionLost && cur.Target.Kind == store.TargetKibana && !cur.Target.NonBlocking
 			if cur.LastError != nil && info != nil && *cur.LastError == *info && (!lost || cur.ConnectionLost) {
 				break // the same problem again: no need to rewrite the record
 			}
@@ -339,7 +339,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		})
 		r.logf("%s: refused (%v); sending again in %s (retry %d of %d)", id, out.Err, waitText(wait), refusals, maxSendRetries)
 		if r.onEvent != nil {
-			r.onEvent(client.Event{Kind: "busy", Err: out.Err,
+			r.onEvent(client.Event{Kind: client.EventBusy, Err: out.Err,
 				Message: fmt.Sprintf("the server is busy or rate limiting; sending again in %s (retry %d of %d)", waitText(wait), refusals, maxSendRetries)})
 		}
 		if client.SleepContext(dctx, wait) != nil {
@@ -385,7 +385,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 			if out.TaskID != "" {
 				x.TaskID = out.TaskID
 			}
-			if x.Target.Kind == "kibana" && x.Path == "" {
+			if x.Target.Kind == store.TargetKibana && x.Path == "" {
 				// blocking:false answered without a task: a release
 				// that ignores it (9.2 to 9.5), the blocking path.
 				x.Path = pathBlocking
@@ -427,7 +427,7 @@ func (r *taskRunner) run(ctx context.Context, h *store.Handle) (*store.Record, e
 		r.logf("%s: handed off before sending; back to queued", id)
 		return current(), errHandedOff
 	case ctx.Err() != nil:
-		if cur := current(); cur.Target.Kind == "kibana" && !cur.Target.NonBlocking && !cur.ConnectionLost {
+		if cur := current(); cur.Target.Kind == store.TargetKibana && !cur.Target.NonBlocking && !cur.ConnectionLost {
 			// This process's connection carried the blocking send: it
 			// ends with the hand-off.
 			update(func(x *store.Record) { x.ConnectionLost = true })
@@ -552,7 +552,7 @@ func markCanceled(x *store.Record, now time.Time) {
 	switch {
 	case !sent:
 		x.Reason = "canceled on request, before it was sent: nothing ran"
-	case x.Target.Kind == "a2a":
+	case x.Target.Kind == store.TargetA2A:
 		x.Reason = "canceled on request"
 	case x.Path == pathTask:
 		x.Reason = "canceled on request; Kibana cannot stop a Task Manager run over A2A (its tasks/cancel answers not cancelable), so it may still finish and `fetch` can read its reply"
@@ -568,14 +568,14 @@ func markCanceled(x *store.Record, now time.Time) {
 // Serverless), as far as its status said.
 func releaseAborts(t store.Target) bool {
 	aborts, known := client.ServerInfo{Number: t.KibanaVersion, Flavor: t.KibanaFlavor}.AbortsOnDisconnect()
-	return t.Kind == "kibana" && known && aborts
+	return t.Kind == store.TargetKibana && known && aborts
 }
 
 // runLikelyAborted reports a Kibana task sent blocking to a release that
 // aborts such a run with its connection, whose connection ended: its reply
 // will most likely never come.
 func runLikelyAborted(x *store.Record) bool {
-	return x.Target.Kind == "kibana" && !x.Target.NonBlocking && x.ConnectionLost && releaseAborts(x.Target)
+	return x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking && x.ConnectionLost && releaseAborts(x.Target)
 }
 
 // expiredReason says what a task that had no outcome within its maximum
@@ -583,7 +583,7 @@ func runLikelyAborted(x *store.Record) bool {
 func expiredReason(x *store.Record) string {
 	base := fmt.Sprintf("no reply within the maximum wait (%s)", time.Duration(x.MaxWait))
 	switch {
-	case x.Target.Kind == "a2a" || x.Path == pathTask:
+	case x.Target.Kind == store.TargetA2A || x.Path == pathTask:
 		return base + "; the server may still finish: look again with fetch"
 	case x.Target.NonBlocking:
 		// Sent blocking:false, but its task was never named here (the
@@ -732,7 +732,7 @@ const answerPlaceholder = "<your answer>"
 // document, read by programs).
 func answerCommand(rec *store.Record, asJSON bool) string {
 	var cmd string
-	if rec.Target.Kind == "a2a" {
+	if rec.Target.Kind == store.TargetA2A {
 		agent := shellQuote(rec.Target.Peer)
 		if rec.Target.Peer == "" {
 			agent = "--url " + shellQuote(rec.Target.URL)
@@ -811,7 +811,7 @@ func recordDoc(rec *store.Record) taskDoc {
 		ContextID: rec.ContextID, Agent: rec.Agent, State: string(rec.State), Reason: rec.Reason,
 		Resume: resumeCommand(rec), MessageID: rec.MessageID, FinishedAt: rec.FinishedAt,
 	}
-	if rec.ContextID != "" && rec.Target.Kind != "a2a" {
+	if rec.ContextID != "" && rec.Target.Kind != store.TargetA2A {
 		// Only Agent Builder keeps a conversation under this id.
 		d.ConversationID = client.ConversationIDForContext(rec.ContextID)
 	}
@@ -846,7 +846,7 @@ func recordError(rec *store.Record) *cliError {
 	switch rec.State {
 	case store.Failed:
 		ce.hint = "the agent's run failed and nothing was stored; sending again starts a new run"
-		if rec.Target.Kind == "a2a" {
+		if rec.Target.Kind == store.TargetA2A {
 			ce.hint = "the agent's task failed; sending again starts a new run"
 		}
 	case store.Rejected:
@@ -854,7 +854,7 @@ func recordError(rec *store.Record) *cliError {
 			ce.code = rec.Error.Kind
 			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
 			from := fromClientError(&client.Error{Kind: kindFromName(rec.Error.Kind), StatusCode: rec.Error.HTTPStatus, RPCCode: rec.Error.RPCCode, Message: rec.Error.Message})
-			if rec.Target.Kind == "a2a" {
+			if rec.Target.Kind == store.TargetA2A {
 				from = remoteHint(from)
 			}
 			ce.hint, ce.code = from.hint, from.code
@@ -880,9 +880,9 @@ func recordError(rec *store.Record) *cliError {
 		case rec.SentAt == nil && rec.MessageID != "":
 			// (A task canceled by its id alone has no record of its send.)
 			ce.hint = "nothing was sent, so nothing ran; sending again is safe"
-		case rec.Target.Kind != "a2a" && !rec.Target.NonBlocking && releaseAborts(rec.Target):
+		case rec.Target.Kind != store.TargetA2A && !rec.Target.NonBlocking && releaseAborts(rec.Target):
 			ce.hint = "the run stopped with its connection; sending again starts a new run"
-		case rec.Target.Kind != "a2a":
+		case rec.Target.Kind != store.TargetA2A:
 			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"
 		default:
 			ce.hint = "the task was canceled on request; sending again starts a new run"
@@ -920,12 +920,8 @@ func busyHint(rec *store.Record) string {
 }
 
 func kindFromName(name string) client.Kind {
-	for k := client.KindUnexpected; k <= client.KindAgentFailed; k++ {
-		if k.String() == name {
-			return k
-		}
-	}
-	return client.KindUnexpected
+	k, _ := client.ParseKind(name)
+	return k
 }
 
 func nonEmptyStr(s, def string) string {
