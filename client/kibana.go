@@ -172,6 +172,18 @@ func ParseKibanaURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
+// KibanaOrigin names a Kibana by its URL: the scheme and host in lower
+// case and the base path, as ParseKibanaURL reads them, so that two ways of
+// writing one Kibana's URL compare equal. A URL that does not parse is
+// returned redacted (it may carry a password): it equals nothing else.
+func KibanaOrigin(raw string) string {
+	u, err := ParseKibanaURL(raw)
+	if err != nil {
+		return RedactURL(raw)
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + u.Path
+}
+
 // redactRawURL hides the user name and password of a URL that could not
 // be parsed as one, for a message.
 //

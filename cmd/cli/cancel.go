@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -60,60 +61,96 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	if err := client.CheckID("contextId or task id", opts.id); err != nil {
 		return usageErr("pass the contextId printed by send-async, or a task id", "%s", err.Error())
 	}
-	st, err := a.openStore()
+	c, err := a.engine()
 	if err != nil {
 		return err
 	}
-	// Longer than a contextId may be, it can only be a task id (the
-	// agent's, up to 255 characters): no record file bears its name.
-	rec, err := (*store.Record)(nil), error(store.ErrNotFound)
-	if store.CheckContextID(opts.id) == nil {
-		rec, err = loadSettled(ctx, st, opts.id)
-	}
-	if errors.Is(err, store.ErrNotFound) {
-		recs, _ := st.List()
-		for _, r := range recs {
-			if r.TaskID == opts.id {
-				rec, err = r, nil
-				break
-			}
-		}
-	}
-	if err != nil && !errors.Is(err, store.ErrNotFound) {
+	rec, err := a.cancelRecord(ctx, c, opts.id)
+	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
 	if rec == nil {
-		// No local record: a task id on a named agent.
-		if opts.agent == "" && opts.agentFlags.url == "" {
-			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.id,
-				hint: "for a task started elsewhere, name the agent: a2a-courier cancel <taskId> <peer>, or --url <agent URL>"}
-		}
-		tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
-		if err != nil {
-			return err
-		}
-		if tg.Kind != store.TargetA2A {
-			return usageErr("Agent Builder cannot stop a run; cancel its task by contextId to stop following it", "cancel by task id needs a generic A2A agent")
-		}
-		c, err := a.a2aClient(tg.Store, tg.Cred)
-		if err != nil {
-			return err
-		}
-		task, err := c.CancelTask(ctx, opts.id)
-		if err != nil {
-			return cancelError(err)
-		}
-		// A2A tasks carry no creation time: created_at is left out.
-		return a.reportCanceled(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name, CanceledBy: "cancel",
-			Target: tg.Store, State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, st)
+		return a.cancelRemoteTask(ctx, c, opts)
 	}
 	if rec.State.Terminal() {
 		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),
 			hint: "a finished task cannot be canceled; `a2a-courier result " + rec.ContextID + "` shows it"}
 	}
-	stopped := false
+	stopped, err := a.askToCancel(ctx, c, rec)
+	if err != nil {
+		return err
+	}
+	// The worker holding the record marks it canceled; with no worker,
+	// this process does.
+	canceled, err := c.Cancel(ctx, rec, stopped)
+	switch {
+	case errors.Is(err, courier.ErrCancelPending):
+		return &cliError{exit: ExitStillRunning, code: "cancel_pending",
+			message: "task " + rec.ContextID + " is held by a worker that has not confirmed the cancel yet",
+			hint:    "the cancel marker stays: the worker stops following the task when it next looks; `a2a-courier result " + rec.ContextID + "` shows it then"}
+	case errors.Is(err, courier.ErrCancelReplaced):
+		return &cliError{exit: ExitUnexpected, code: "unexpected",
+			message: "task " + rec.ContextID + " got a new message while it was being canceled, and the canceled message's record is not in the archive",
+			hint:    "`a2a-courier result " + rec.ContextID + "` shows the context's newest message"}
+	case err != nil:
+		return err
+	}
+	return a.reportCanceled(canceled, c.Store)
+}
+
+// cancelRecord finds the local record of a contextId or task id; nil when
+// there is none. Longer than a contextId may be, the id can only be a task
+// id (the agent's, up to 255 characters): no record file bears its name.
+func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (*store.Record, error) {
+	rec, err := (*store.Record)(nil), error(store.ErrNotFound)
+	if store.CheckContextID(id) == nil {
+		rec, err = c.LoadSettled(ctx, id)
+	}
+	if errors.Is(err, store.ErrNotFound) {
+		recs, _ := c.Store.List()
+		for _, r := range recs {
+			if r.TaskID == id {
+				return r, nil
+			}
+		}
+		return nil, nil
+	}
+	return rec, err
+}
+
+// cancelRemoteTask cancels a task this machine has no record of, by its id,
+// on the agent named.
+func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *cancelOptions) error {
+	if opts.agent == "" && opts.agentFlags.url == "" {
+		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.id,
+			hint: "for a task started elsewhere, name the agent: a2a-courier cancel <taskId> <peer>, or --url <agent URL>"}
+	}
+	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+	if err != nil {
+		return err
+	}
+	if tg.Kind != store.TargetA2A {
+		return usageErr("Agent Builder cannot stop a run; cancel its task by contextId to stop following it", "cancel by task id needs a generic A2A agent")
+	}
+	ag, err := c.A2A(tg.Store, tg.Cred)
+	if err != nil {
+		return err
+	}
+	task, err := ag.CancelTask(ctx, opts.id)
+	if err != nil {
+		return cancelError(err)
+	}
+	// A2A tasks carry no creation time: created_at is left out.
+	return a.reportCanceled(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name, CanceledBy: "cancel",
+		Target: tg.Store, State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, c.Store)
+}
+
+// askToCancel asks the agent to cancel a task that was sent, as far as it
+// can be asked, and says what it cannot do. stopped reports a Kibana that
+// stopped the run.
+func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Record) (stopped bool, _ error) {
 	switch {
 	case rec.State == store.Queued:
 		// Not sent: nothing of it is on the server. An answer (send --task)
@@ -122,117 +159,29 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	case rec.Target.Kind == store.TargetA2A && rec.TaskID != "":
 		cred, err := a.credentialFor(rec.Target)
 		if err != nil {
-			return err
+			return false, err
 		}
-		c, err := a.a2aClient(rec.Target, cred)
+		ag, err := c.A2A(rec.Target, cred)
 		if err != nil {
-			return err
+			return false, err
 		}
-		if _, err := c.CancelTask(ctx, rec.TaskID); err != nil {
-			return cancelError(err)
+		if _, err := ag.CancelTask(ctx, rec.TaskID); err != nil {
+			return false, cancelError(err)
 		}
 	case rec.Target.Kind != store.TargetA2A && rec.Target.NonBlocking && rec.TaskID != "":
 		// A Task Manager run: ask, though Kibana 9.6 answers not
 		// cancelable (a release that can stop it answers canceled).
-		stopped = a.cancelKibanaTask(ctx, rec)
+		return a.cancelKibanaTask(ctx, rec), nil
 	case rec.Target.Kind != store.TargetA2A && rec.Target.NonBlocking:
 		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
-	case rec.Target.Kind != store.TargetA2A && releaseAborts(rec.Target):
+	case rec.Target.Kind != store.TargetA2A && courier.ReleaseAborts(rec.Target):
 		a.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
 	case rec.Target.Kind != store.TargetA2A:
 		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
 	default:
 		a.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
 	}
-	// The worker holding the record marks it canceled; with no worker,
-	// this process does.
-	msgID := rec.MessageID
-	if err := st.RequestCancel(rec.ContextID, rec.MessageID); err != nil {
-		return err
-	}
-	if h, err := st.Lock(rec.ContextID); err == nil {
-		updated, err := h.Update(func(x *store.Record) error {
-			if !x.State.Terminal() {
-				markCanceled(x, a.p.Now())
-			}
-			return nil
-		})
-		h.Release()
-		st.ClearCancel(rec.ContextID)
-		if err != nil {
-			return err
-		}
-		rec = updated
-	} else {
-		rec, err = a.waitCanceled(ctx, st, rec)
-		if err != nil {
-			return err
-		}
-	}
-	if rec.State == store.Canceled && rec.MessageID == msgID && (rec.CanceledBy == "" || stopped) {
-		// The agent's canceled state reached the worker before the marker
-		// did: it was this cancel all the same. And a Kibana that stopped
-		// the run is said to have.
-		if h, err := st.Lock(rec.ContextID); err == nil {
-			if updated, err := h.Update(func(x *store.Record) error {
-				if x.State == store.Canceled && x.MessageID == msgID {
-					x.CanceledBy = "cancel"
-					if stopped {
-						x.Reason = "canceled on request; Kibana stopped the run"
-					}
-				}
-				return nil
-			}); err == nil {
-				rec = updated
-			}
-			h.Release()
-		}
-	}
-	return a.reportCanceled(rec, st)
-}
-
-// loadSettled loads a record, looking again for a moment when it is not
-// there: a new message of the context replaces its record (archive, then
-// create), and in between there is none.
-func loadSettled(ctx context.Context, st *store.Store, id string) (*store.Record, error) {
-	for i := 0; ; i++ {
-		rec, err := st.Load(id)
-		if !errors.Is(err, store.ErrNotFound) || i == 4 || client.SleepContext(ctx, 25*time.Millisecond) != nil {
-			return rec, err
-		}
-	}
-}
-
-// waitCanceled waits for the worker holding a record to notice the cancel
-// marker and end the message: until then, the record is not what the
-// cancel is about. A later message of the context may replace the record
-// meanwhile: the canceled one is then in the archive (only a final record
-// is archived).
-func (a *App) waitCanceled(ctx context.Context, st *store.Store, rec *store.Record) (*store.Record, error) {
-	msgID := rec.MessageID
-	for {
-		cur, err := st.Load(rec.ContextID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			// Being replaced by a new message: look again.
-		case err != nil:
-			return nil, err
-		case cur.MessageID != msgID:
-			if old, aerr := st.LoadArchived(rec.ContextID, msgID); aerr == nil {
-				return old, nil
-			}
-			return nil, &cliError{exit: ExitUnexpected, code: "unexpected",
-				message: "task " + rec.ContextID + " got a new message while it was being canceled, and the canceled message's record is not in the archive",
-				hint:    "`a2a-courier result " + rec.ContextID + "` shows the context's newest message"}
-		case cur.State.Terminal():
-			return cur, nil
-		}
-		if client.SleepContext(ctx, 100*time.Millisecond) != nil {
-			return nil, &cliError{exit: ExitStillRunning, code: "cancel_pending",
-				message: "task " + rec.ContextID + " is held by a worker that has not confirmed the cancel yet",
-				hint:    "the cancel marker stays: the worker stops following the task when it next looks; `a2a-courier result " + rec.ContextID + "` shows it then"}
-		}
-	}
+	return false, nil
 }
 
 // cancelKibanaTask asks Kibana to cancel a Task Manager run and reports
@@ -260,23 +209,6 @@ func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
 		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `a2a-courier fetch %s` can still read its reply", task.State, rec.ContextID)
 	}
 	return false
-}
-
-// reportCanceled prints the outcome of a cancel: a task now canceled is
-// what was asked for (exit 0); any other state is reported as it stands.
-func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
-	if rec.State != store.Canceled {
-		return a.reportRecord(rec, 0, st)
-	}
-	pr := a.printer()
-	if pr.json {
-		// What was asked for happened: no error object beside exit 0.
-		d := recordDoc(rec)
-		d.Error = nil
-		return pr.writeJSON(d)
-	}
-	pr.info("task %s canceled", nonEmptyStr(rec.ContextID, rec.TaskID))
-	return nil
 }
 
 func cancelError(err error) error {

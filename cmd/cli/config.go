@@ -2,8 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -313,7 +311,7 @@ func (a *App) loadSettings() (*settings, error) {
 	s.URL = str("kibana_url", "kibana-url", a.flags.kibanaURL, "KIBANA_URL", prof.KibanaURL)
 	// A profile that names its Kibana speaks of that Kibana only: its space
 	// and key do not follow another URL.
-	profKeyFits := prof.KibanaURL == "" || targetOrigin(prof.KibanaURL) == targetOrigin(s.URL)
+	profKeyFits := prof.KibanaURL == "" || client.KibanaOrigin(prof.KibanaURL) == client.KibanaOrigin(s.URL)
 	profSpace := prof.Space
 	if !profKeyFits {
 		profSpace = ""
@@ -332,13 +330,13 @@ func (a *App) loadSettings() (*settings, error) {
 	// KIBANA_API_KEY is KIBANA_URL's key: it does not go to another Kibana
 	// named by --kibana-url or a profile.
 	envURL := strings.TrimSpace(a.p.getenv("KIBANA_URL"))
-	envKeyFits := envURL == "" || targetOrigin(envURL) == targetOrigin(s.URL)
+	envKeyFits := envURL == "" || client.KibanaOrigin(envURL) == client.KibanaOrigin(s.URL)
 	envKey := a.p.getenv("KIBANA_API_KEY") != "" && envKeyFits && !(s.Sources["kibana_url"] == fileSrc && profHasKey)
 	switch {
 	case a.flags.apiKeyFile == "" && a.p.getenv("KIBANA_API_KEY") != "" && !envKeyFits && !(profHasKey && profKeyFits):
 		s.Sources["api_key"] = "default"
 		s.KeyHeldBack = fmt.Sprintf("KIBANA_API_KEY was not used: it belongs to KIBANA_URL's Kibana (%s), not to %s (%s)",
-			targetOrigin(envURL), targetOrigin(s.URL), s.Sources["kibana_url"])
+			client.KibanaOrigin(envURL), client.KibanaOrigin(s.URL), s.Sources["kibana_url"])
 	case a.flags.apiKeyFile != "":
 		key, err := readKeyFile(a.flags.apiKeyFile)
 		if err != nil {
@@ -352,7 +350,7 @@ func (a *App) loadSettings() (*settings, error) {
 		s.Sources["api_key"] = "default"
 		if profHasKey {
 			s.KeyHeldBack = fmt.Sprintf("the key of profile %s was not used: it belongs to the profile's Kibana (%s), not to %s (%s)",
-				s.Profile, targetOrigin(prof.KibanaURL), targetOrigin(s.URL), s.Sources["kibana_url"])
+				s.Profile, client.KibanaOrigin(prof.KibanaURL), client.KibanaOrigin(s.URL), s.Sources["kibana_url"])
 		}
 	case prof.APIKeyFile != "":
 		key, err := readKeyFile(expandHome(prof.APIKeyFile, a.p.getenv("HOME")))
@@ -513,7 +511,7 @@ func (a *App) kibanaSettings() (*settings, error) {
 	}
 	if s.URL != "" && s.APIKey == "" && s.KeyHeldBack != "" {
 		return nil, &cliError{exit: ExitUsage, code: "not_configured",
-			message: "no API key for " + targetOrigin(s.URL) + ": " + s.KeyHeldBack,
+			message: "no API key for " + client.KibanaOrigin(s.URL) + ": " + s.KeyHeldBack,
 			hint:    "a key goes only to its own Kibana: give this one its key (KIBANA_API_KEY beside a matching KIBANA_URL, --api-key-file, or a profile with its own kibana-url and api-key), or drop the URL that overrides it"}
 	}
 	if len(missing) > 0 {
@@ -647,7 +645,7 @@ func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space stri
 	}
 	if local != nil && local.Target.Kind == store.TargetKibana {
 		switch {
-		case targetOrigin(local.Target.URL) != targetOrigin(s.URL):
+		case client.KibanaOrigin(local.Target.URL) != client.KibanaOrigin(s.URL):
 			a.printer().warn("task %s was sent to another Kibana (%s); reading the configured one", local.ContextID, client.RedactURL(local.Target.URL))
 		case local.Target.Space != s.Space:
 			cp := *s
@@ -682,22 +680,6 @@ func (a *App) kibana(s *settings) (*client.Kibana, error) {
 		return nil, configErr("check the Kibana URL and space ("+s.Sources["kibana_url"]+", "+s.Sources["space"]+")", "%s", err.Error())
 	}
 	return k, nil
-}
-
-// identity fingerprints a target origin and credential, so that a task is
-// only ever worked on by a worker holding the credential it was sent with.
-// It is a truncated hash: it names the credential without revealing it.
-func identity(origin, key string) string {
-	sum := sha256.Sum256([]byte("a2a-courier identity v1\x00" + origin + "\x00" + client.NormalizeAPIKey(key)))
-	return hex.EncodeToString(sum[:8])
-}
-
-func targetOrigin(rawURL string) string {
-	u, err := client.ParseKibanaURL(rawURL)
-	if err != nil {
-		return client.RedactURL(rawURL) // it may carry a password
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host) + u.Path
 }
 
 func describeTarget(s *settings) string {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -79,7 +80,7 @@ func (a *App) runConfigShow() error {
 	}
 	key := "not set"
 	if s.APIKey != "" {
-		key = "set (identity " + identity(targetOrigin(s.URL), s.APIKey.Reveal()) + ")"
+		key = "set (identity " + courier.Fingerprint(client.KibanaOrigin(s.URL), s.APIKey.Reveal()) + ")"
 	}
 	space := s.Space
 	if space == "" {
@@ -479,4 +480,14 @@ func (a *App) runConfigUnset(name string) error {
 		a.printer().info("%s removed from profile %s of %s", name, profile, path)
 	}
 	return a.configDone(path, profile, name, e.changed)
+}
+
+func nonBlockingText(v *bool) string {
+	switch {
+	case v == nil:
+		return "auto"
+	case *v:
+		return "true"
+	}
+	return "false"
 }

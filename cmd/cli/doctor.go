@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 )
 
 // Check outcomes.
@@ -324,14 +325,14 @@ func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duratio
 // sends use) and says which path a send will take.
 func (a *App) checkRelease(ctx context.Context, s *settings, k *client.Kibana) (check, *doctorKibanaDoc) {
 	c := check{Name: "Kibana release"}
-	info, known := a.kibanaServer(ctx, s, k, true)
-	p := decideKibanaPath(info, known, s.NonBlocking, s.Sources["non_blocking"], false)
+	info, known := a.caches().KibanaServer(ctx, k, s.URL, true)
+	p := courier.DecidePath(info, known, s.NonBlocking, s.Sources["non_blocking"], false)
 	doc := &doctorKibanaDoc{Path: p.Name, Why: p.Why}
 	if known {
 		doc.Version, doc.BuildFlavor = info.Number, info.Flavor
 	}
 	c.Status, c.Detail = checkPass, fmt.Sprintf("Kibana %s, %s path: %s", info.String(), p.Name, p.Why)
-	if p.Name == pathBlocking && !p.NonBlocking {
+	if p.Name == courier.PathBlocking && !p.NonBlocking {
 		c.Detail += " (a message/stream to an agent whose card says streaming)"
 	}
 	if !known {
@@ -366,41 +367,26 @@ func isLoopback(host string) bool {
 // and waits for its report.
 func (a *App) checkWorker(timeout time.Duration) check {
 	c := check{Name: "background worker"}
-	st, err := a.openStore()
+	eng, err := a.engine()
 	if err != nil {
 		c.Status, c.Detail = checkSkip, "needs the state directory"
 		return c
 	}
-	token := uuid.NewString()
 	start := time.Now()
-	if err := a.spawn(st, []string{"worker", "--state-dir", st.Dir(), "--probe", token}, "probe"); err != nil {
+	rep, err := eng.Probe(min(timeout, 10*time.Second))
+	took := time.Since(start).Round(time.Millisecond)
+	switch {
+	case errors.Is(err, courier.ErrNoProbeReport):
+		c.Status, c.Detail, c.Hint, c.exit = checkFail, "no report from the worker", "see "+eng.Store.LogPath(), ExitUnexpected
+	case err != nil:
 		c.Status, c.Detail, c.exit = checkFail, err.Error(), ExitUnexpected
 		c.Hint = "the binary must be able to run itself (os.Executable): " + err.Error()
-		return c
+	case !rep.SessionLeader || !rep.StdinDevNull || !rep.Credential:
+		c.Status, c.exit = checkFail, ExitUnexpected
+		c.Detail = fmt.Sprintf("started but: session leader %v, stdin /dev/null %v, credential received %v", rep.SessionLeader, rep.StdinDevNull, rep.Credential)
+		c.Hint = "see " + eng.Store.LogPath()
+	default:
+		c.Status, c.Detail = checkPass, fmt.Sprintf("started detached and reported back in %s", took)
 	}
-	report := filepath.Join(st.Dir(), "workers", "probe-"+token+".json")
-	defer os.Remove(report)
-	deadline := time.Now().Add(min(timeout, 10*time.Second))
-	for time.Now().Before(deadline) {
-		b, err := os.ReadFile(report)
-		if err == nil {
-			var rep probeReport
-			if json.Unmarshal(b, &rep) != nil {
-				break
-			}
-			took := time.Since(start).Round(time.Millisecond)
-			switch {
-			case !rep.SessionLeader || !rep.StdinDevNull || !rep.Credential:
-				c.Status, c.exit = checkFail, ExitUnexpected
-				c.Detail = fmt.Sprintf("started but: session leader %v, stdin /dev/null %v, credential received %v", rep.SessionLeader, rep.StdinDevNull, rep.Credential)
-				c.Hint = "see " + st.LogPath()
-			default:
-				c.Status, c.Detail = checkPass, fmt.Sprintf("started detached and reported back in %s", took)
-			}
-			return c
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	c.Status, c.Detail, c.Hint, c.exit = checkFail, "no report from the worker", "see "+st.LogPath(), ExitUnexpected
 	return c
 }

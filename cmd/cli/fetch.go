@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -233,7 +234,7 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 		// stands (and result revives its worker).
 		return a.reportRecord(local, opts.maxChars, st)
 	}
-	c, err := a.a2aClient(src.target, src.cred)
+	c, err := a.caches().A2A(src.target, src.cred)
 	if err != nil {
 		return err
 	}
@@ -357,7 +358,7 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		// (and result revives its worker), and fetch never writes it.
 		return a.reportRecord(local, opts.maxChars, st)
 	}
-	c, err := a.a2aClient(src.target, src.cred)
+	c, err := a.caches().A2A(src.target, src.cred)
 	if err != nil {
 		return err
 	}
@@ -413,7 +414,7 @@ func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchS
 	}
 	rec.State = store.State(out.State)
 	rec.Reason, rec.Error = out.Reason, nil
-	if err := keepReply(st, rec, out.Reply); err != nil {
+	if err := courier.KeepReply(st, rec, out.Reply); err != nil {
 		return fmt.Errorf("keep the reply of task %s: %w", rec.TaskID, err)
 	}
 	rec.FinishedAt = &now
@@ -473,7 +474,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	}
 	// taskNote says what Kibana's task said, when it was asked.
 	taskNote := ""
-	if !found && sameKibana && local.TaskID != "" && local.State != store.Queued && (local.Path == pathTask || local.Target.NonBlocking) {
+	if !found && sameKibana && local.TaskID != "" && local.State != store.Queued && (local.Path == courier.PathTask || local.Target.NonBlocking) {
 		// Kibana 9.6's task is the authority on a Task Manager run: it
 		// alone sees a failure, which the conversation never shows.
 		o := client.DeliverOptions{AgentID: local.Agent, Message: client.OutgoingMessage{ContextID: local.ContextID},
@@ -514,7 +515,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		if local == nil {
 			shown.Reason += " or belong to another space (KIBANA_SPACE_ID)"
 		}
-		if conv != nil && local != nil && local.FreshContext && (local.Target.NonBlocking || releaseAborts(local.Target)) {
+		if conv != nil && local != nil && local.FreshContext && (local.Target.NonBlocking || courier.ReleaseAborts(local.Target)) {
 			// Kibana 9.6 creates the conversation of a new context when
 			// the message arrives: it has this one.
 			shown.Reason = "Kibana has the message (the conversation was created when it arrived) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 keeps no failed run in the conversation)"
@@ -539,7 +540,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	result := *rec
 	result.State = store.State(out.State)
 	result.Reason = out.Reason
-	if err := keepReply(st, &result, out.Reply); err != nil {
+	if err := courier.KeepReply(st, &result, out.Reply); err != nil {
 		return fmt.Errorf("keep the reply of context %s: %w", opts.contextID, err)
 	}
 	// Times come from the server's document, not from this fetch (none
@@ -560,54 +561,20 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	return a.reportRecord(&result, opts.maxChars, st)
 }
 
-// writeFetched writes an outcome fetch read from the server (its state,
-// reply and reason, its task id into a record that has none) into the
-// local record, when fetch may write it (fetchMayWrite) and, under its
-// lock, the record is still the one fetch read (stillFetchable). A record
-// a worker holds is left to the worker; a write that fails is said.
+// writeFetched writes an outcome fetch read from the server into the local
+// record, when the engine may (courier.WriteFetched); a write that fails is
+// said.
 func (a *App) writeFetched(st *store.Store, local, fetched *store.Record) {
-	if st == nil || !fetchMayWrite(local) {
+	if st == nil {
 		return
 	}
-	h, err := st.Lock(local.ContextID)
+	c, err := a.engine()
 	if err != nil {
 		return
 	}
-	defer h.Release()
-	_, err = h.Update(func(x *store.Record) error {
-		if !stillFetchable(x, local) {
-			return errRecordMoved
-		}
-		finish(x, a.p.Now(), fetched.State)
-		x.Reply, x.ReplyFile, x.ReplyBytes = fetched.Reply, fetched.ReplyFile, fetched.ReplyBytes
-		x.Reason, x.Via, x.HTTPStatus = fetched.Reason, "fetch", 200
-		if x.TaskID == "" {
-			x.TaskID = fetched.TaskID
-		}
-		return nil
-	})
-	if err != nil && !errors.Is(err, errRecordMoved) {
+	if _, err := c.WriteFetched(local, fetched); err != nil {
 		a.printer().warn("the reply was read, but the local record of task %s could not be updated: %v", local.ContextID, err)
 	}
-}
-
-// fetchMayWrite reports whether fetch may write an outcome into a local
-// record: one that is sent and not final, or expired. A queued record holds
-// a message not sent yet (its text is in it): what the server shows is not
-// its outcome.
-func fetchMayWrite(local *store.Record) bool {
-	return local != nil && local.State != store.Queued && (!local.State.Terminal() || local.State == store.Expired)
-}
-
-// errRecordMoved means a record changed between fetch's read and its write.
-var errRecordMoved = errors.New("the record changed while fetch read the server")
-
-// stillFetchable reports, under the record's lock, whether the record is
-// still the one fetch read: the same message, and still writable. A send
-// may have put a new message in it (queued, its text in it) meanwhile, or a
-// worker finished it.
-func stillFetchable(x, read *store.Record) bool {
-	return x.MessageID == read.MessageID && fetchMayWrite(x)
 }
 
 // isUUID reports whether id is a UUID in its usual 36-character form.

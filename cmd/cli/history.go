@@ -151,7 +151,7 @@ func (a *App) localLastReply(s *settings) func(id string) (time.Time, bool) {
 			return time.Time{}, false
 		}
 		rec, err := st.Load(ctxID)
-		if err != nil || rec.Target.Kind != store.TargetKibana || targetOrigin(rec.Target.URL) != targetOrigin(s.URL) || rec.Target.Space != s.Space ||
+		if err != nil || rec.Target.Kind != store.TargetKibana || client.KibanaOrigin(rec.Target.URL) != client.KibanaOrigin(s.URL) || rec.Target.Space != s.Space ||
 			rec.FinishedAt == nil || rec.State != store.Completed && rec.State != store.InputRequired {
 			return time.Time{}, false
 		}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 )
 
 // Outcomes that never lie (the hardening issue): what the server did is
@@ -33,7 +34,7 @@ func TestReplyOverTheCap(t *testing.T) {
 	check := func(what string, d taskDoc) {
 		t.Helper()
 		if d.State != "completed" || d.Reply == nil || !strings.HasPrefix(*d.Reply, "start of a long report.") || !d.ReplyTruncated ||
-			d.ReplyChars < size || d.ReplyFile == "" || len(*d.Reply) > spilledReplyCut+200 {
+			d.ReplyChars < size || d.ReplyFile == "" || len(*d.Reply) > courier.SpilledReplyCut+200 {
 			t.Fatalf("%s: state %s, truncated %v, %d chars, file %q, %d bytes shown", what, d.State, d.ReplyTruncated, d.ReplyChars, d.ReplyFile, len(*d.Reply))
 		}
 		if fi, err := os.Stat(d.ReplyFile); err != nil || fi.Size() < size || fi.Mode().Perm() != 0o600 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -26,7 +27,7 @@ func TestKibana96Streaming(t *testing.T) {
 		r := h.run("send", "audit-agent", "thirty days", "--poll-interval", "100ms", "--json")
 		r.expect(t, ExitOK)
 		d := decodeTask(t, r.stdout)
-		if *d.Reply != "Report for thirty days: 14 escalations." || sim.Runs(d.ContextID) != 1 || d.Path != pathTask || d.TaskID == "" {
+		if *d.Reply != "Report for thirty days: 14 escalations." || sim.Runs(d.ContextID) != 1 || d.Path != courier.PathTask || d.TaskID == "" {
 			t.Fatalf("%+v", d)
 		}
 		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -154,7 +155,7 @@ func TestKibana96StreamCutAbortsRun(t *testing.T) {
 			if sim.Runs(d.ContextID) != 1 {
 				t.Fatalf("%d runs, want 1", sim.Runs(d.ContextID))
 			}
-			if d.Path != pathStream || d.Reply != nil && *d.Reply != "" {
+			if d.Path != courier.PathStream || d.Reply != nil && *d.Reply != "" {
 				t.Fatalf("%+v", d)
 			}
 			if v == agentbuildertest.VServerless {

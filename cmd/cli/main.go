@@ -22,6 +22,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -225,6 +226,9 @@ type App struct {
 
 	clientsOnce sync.Once
 	clients     func(store.Target) (*http.Client, error)
+
+	// eng is the task engine (engine).
+	eng *courier.Courier
 }
 
 func (a *App) printer() *printer {

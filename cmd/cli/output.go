@@ -13,6 +13,8 @@ import (
 	"github.com/charmbracelet/lipgloss/table"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
+
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 )
 
 // printer writes results to stdout and everything else to stderr. Styling
@@ -130,7 +132,7 @@ type errorDoc struct {
 func (pr *printer) printError(e *cliError) {
 	if pr.json {
 		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: e.hint, Setup: e.setup,
-			RetryAfterSeconds: wholeSeconds(e.retryAfter)}})
+			RetryAfterSeconds: courier.WholeSeconds(e.retryAfter)}})
 		return
 	}
 	pr.mu.Lock()

@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -129,7 +130,7 @@ func TestSendRateLimitedRetriesAreBounded(t *testing.T) {
 		!strings.Contains(d.Error.Hint, "4 times in a row") || !strings.Contains(d.Error.Hint, "the server asked to retry after 1s") {
 		t.Fatalf("%s", r.stdout)
 	}
-	if rec := loadRecord(t, h, d.ContextID); rec.Refusals != maxSendRetries+1 || sim.Runs(d.ContextID) != 0 {
+	if rec := loadRecord(t, h, d.ContextID); rec.Refusals != courier.MaxSendRetries+1 || sim.Runs(d.ContextID) != 0 {
 		t.Errorf("refusals %d, runs %d", rec.Refusals, sim.Runs(d.ContextID))
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -28,9 +29,9 @@ var releaseModes = []struct {
 	version agentbuildertest.Version
 	path    string // the default path sends take
 }{
-	{agentbuildertest.V95, pathBlocking},
-	{agentbuildertest.V96, pathTask},
-	{agentbuildertest.VServerless, pathTask},
+	{agentbuildertest.V95, courier.PathBlocking},
+	{agentbuildertest.V96, courier.PathTask},
+	{agentbuildertest.VServerless, courier.PathTask},
 }
 
 // slowFlaky is an agent whose runs fail after a while: after a cut
@@ -161,7 +162,7 @@ func TestE2ERecoveryAcrossReleases(t *testing.T) {
 					rec, err := st.Load(ctxID)
 					// On the task path, the task's id is what the next
 					// worker follows.
-					return err == nil && rec.State == store.Working && (m.path != pathTask || rec.TaskID != "")
+					return err == nil && rec.State == store.Working && (m.path != courier.PathTask || rec.TaskID != "")
 				})
 				pids := workerPIDs(t, p.env["A2A_COURIER_STATE_DIR"])
 				if len(pids) != 1 {
@@ -189,7 +190,7 @@ func TestE2ERecoveryAcrossReleases(t *testing.T) {
 				if n := sim.Runs(d.ContextID); n != 1 {
 					t.Errorf("%d runs, want 1", n)
 				}
-				if m.path == pathTask {
+				if m.path == courier.PathTask {
 					// tasks/get says failed: at once, with its reason.
 					r.expect(t, ExitTaskFailed)
 					if d.State != "failed" || !strings.Contains(d.Reason, "model provider timed out") || d.Error == nil {
@@ -206,7 +207,7 @@ func TestE2ERecoveryAcrossReleases(t *testing.T) {
 					t.Fatalf("%+v", d)
 				}
 			})
-			if m.path == pathTask {
+			if m.path == courier.PathTask {
 				// The control: with non_blocking false the same cut takes
 				// the run with it, as the source says, and the texts say
 				// so; a wait while the connection holds is still a wait.
@@ -219,7 +220,7 @@ func TestE2ERecoveryAcrossReleases(t *testing.T) {
 					p.env["A2A_COURIER_MAX_WAIT"] = "3s"
 					r := p.run("send", "audit-agent", "cut and lost", "--poll-interval", "200ms", "--json")
 					d := decodeTask(t, r.stdout)
-					if n := sim.Runs(d.ContextID); n != 1 || d.Path != pathBlocking {
+					if n := sim.Runs(d.ContextID); n != 1 || d.Path != courier.PathBlocking {
 						t.Fatalf("%d runs, path %q", n, d.Path)
 					}
 					if m.version == agentbuildertest.VServerless {
@@ -314,15 +315,15 @@ func TestKibanaPathDecision(t *testing.T) {
 		path        string
 		kibana      string // the document's kibana_version
 	}{
-		{"9.5", agentbuildertest.V95, 0, "", pathBlocking, "9.5.1"},
-		{"9.2", agentbuildertest.V92, 0, "", pathBlocking, "9.2.4"},
-		{"9.6", agentbuildertest.V96, 0, "", pathTask, "9.6.0"},
-		{"serverless", agentbuildertest.VServerless, 0, "", pathTask, "9.7.0"},
-		{"9.5, non_blocking true", agentbuildertest.V95, 0, "true", pathBlocking, "9.5.1"}, // 9.5 ignores blocking:false
-		{"9.6, non_blocking false", agentbuildertest.V96, 0, "false", pathBlocking, "9.6.0"},
-		{"9.6, status refused", agentbuildertest.V96, 403, "", pathTask, ""},
-		{"9.5, status refused", agentbuildertest.V95, 403, "", pathBlocking, ""},
-		{"9.6, no status route", agentbuildertest.V96, 404, "", pathTask, ""},
+		{"9.5", agentbuildertest.V95, 0, "", courier.PathBlocking, "9.5.1"},
+		{"9.2", agentbuildertest.V92, 0, "", courier.PathBlocking, "9.2.4"},
+		{"9.6", agentbuildertest.V96, 0, "", courier.PathTask, "9.6.0"},
+		{"serverless", agentbuildertest.VServerless, 0, "", courier.PathTask, "9.7.0"},
+		{"9.5, non_blocking true", agentbuildertest.V95, 0, "true", courier.PathBlocking, "9.5.1"}, // 9.5 ignores blocking:false
+		{"9.6, non_blocking false", agentbuildertest.V96, 0, "false", courier.PathBlocking, "9.6.0"},
+		{"9.6, status refused", agentbuildertest.V96, 403, "", courier.PathTask, ""},
+		{"9.5, status refused", agentbuildertest.V95, 403, "", courier.PathBlocking, ""},
+		{"9.6, no status route", agentbuildertest.V96, 404, "", courier.PathTask, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -365,10 +366,10 @@ func TestDoctorReportsTheRelease(t *testing.T) {
 		flavor      string
 		path        string
 	}{
-		{agentbuildertest.V95, 0, "", checkPass, "9.5.1", "traditional", pathBlocking},
-		{agentbuildertest.V96, 0, "", checkPass, "9.6.0", "traditional", pathTask},
-		{agentbuildertest.VServerless, 0, "", checkPass, "9.7.0", "serverless", pathTask},
-		{agentbuildertest.V96, 0, "false", checkWarn, "9.6.0", "traditional", pathBlocking},
+		{agentbuildertest.V95, 0, "", checkPass, "9.5.1", "traditional", courier.PathBlocking},
+		{agentbuildertest.V96, 0, "", checkPass, "9.6.0", "traditional", courier.PathTask},
+		{agentbuildertest.VServerless, 0, "", checkPass, "9.7.0", "serverless", courier.PathTask},
+		{agentbuildertest.V96, 0, "false", checkWarn, "9.6.0", "traditional", courier.PathBlocking},
 		{agentbuildertest.V96, 403, "", checkWarn, "", "", ""},
 	} {
 		t.Run(fmt.Sprintf("%s %d %s", tc.version, tc.statusFault, tc.nonBlocking), func(t *testing.T) {

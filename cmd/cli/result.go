@@ -3,12 +3,11 @@ package cli
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -58,11 +57,11 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
-	st, err := a.openStore()
+	c, err := a.engine()
 	if err != nil {
 		return err
 	}
-	rec, err := st.Load(opts.contextID)
+	rec, err := c.Store.Load(opts.contextID)
 	if errors.Is(err, store.ErrNotFound) {
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.contextID,
 			hint: "started on another machine or with another state directory? `a2a-courier fetch " + opts.contextID + "` asks the server"}
@@ -70,39 +69,36 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	if err != nil {
 		return err
 	}
-	if !rec.State.Terminal() {
-		a.revive(st, rec)
-	}
+	a.revive(c, rec)
 	if opts.wait && !rec.State.Terminal() {
 		if !opts.timeoutSet {
 			if s, err := a.loadSettings(); err == nil {
 				opts.timeout = s.WaitTimeout
 			}
 		}
-		if w, ok := a.stalledHolder(st, rec); ok {
+		if w, ok := c.StalledHolder(rec); ok {
 			a.printer().warn("%s; waiting in case it goes on", a.stalledText(rec, w))
 		}
 		ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 		defer cancel()
 		spin := a.printer().startSpinner("waiting for "+rec.Agent, a.p.Now)
-		rec, err = a.waitRecord(ctx, st, rec)
+		rec, err = c.Wait(ctx, rec, func(r *store.Record) { a.revive(c, r) })
 		spin.Stop()
 		if err != nil {
 			return err
 		}
 	}
-	if w, ok := a.stalledHolder(st, rec); ok {
+	if w, ok := c.StalledHolder(rec); ok {
 		return a.reportStalled(rec, w)
 	}
-	return a.reportRecord(rec, opts.maxChars, st)
+	return a.reportRecord(rec, opts.maxChars, c.Store)
 }
 
-// revive starts a worker for a task nobody works on. It needs the
-// credential the task was sent with; with another one it says so.
-func (a *App) revive(st *store.Store, rec *store.Record) {
-	if st.Locked(rec.ContextID) || readingRefused(rec) {
-		// A worker has it; or its reads were refused and a new worker
-		// would only be refused again (fetch reads once, when fixed).
+// revive starts a worker for a task nobody works on (courier.Revive), with
+// the credential the current configuration gives its target, and says what
+// it could not do.
+func (a *App) revive(c *courier.Courier, rec *store.Record) {
+	if !c.NeedsWorker(rec) {
 		return
 	}
 	cred, err := a.credentialFor(rec.Target)
@@ -110,67 +106,12 @@ func (a *App) revive(st *store.Store, rec *store.Record) {
 		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, classify(err).message)
 		return
 	}
-	if identityFor(rec.Target, cred) != rec.Identity {
+	switch err := c.Revive(rec, cred); {
+	case errors.Is(err, courier.ErrOtherCredential):
 		a.printer().warn("task %s has no running worker, and it was sent with another URL or credential; run result with those settings to revive it", rec.ContextID)
-		return
-	}
-	if err := a.ensureWorker(st, rec.Identity, cred); err != nil {
+	case err != nil:
 		a.printer().warn("task %s has no running worker and the worker did not start: %v", rec.ContextID, err)
-		return
-	}
-	if rec.State != store.Queued {
+	case rec.State != store.Queued:
 		a.printer().info("task %s had no running worker; a new one reads the reply back (nothing is sent again)", rec.ContextID)
-	}
-}
-
-// waitRecord waits until the record is final or ctx ends, watching the
-// tasks directory and looking every second in case an event is missed.
-func (a *App) waitRecord(ctx context.Context, st *store.Store, rec *store.Record) (*store.Record, error) {
-	var events <-chan fsnotify.Event
-	var watchErrs <-chan error
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		if w.Add(st.TasksDir()) == nil {
-			events, watchErrs = w.Events, w.Errors
-		}
-	}
-	name := rec.ContextID + ".json"
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	revived := a.p.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return rec, nil
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			if filepath.Base(ev.Name) != name {
-				continue
-			}
-		case _, ok := <-watchErrs:
-			if !ok {
-				watchErrs = nil
-			}
-		case <-tick.C:
-		}
-		cur, err := st.Load(rec.ContextID)
-		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return rec, nil
-			}
-			return nil, err
-		}
-		rec = cur
-		if rec.State.Terminal() || readingRefused(rec) && !st.Locked(rec.ContextID) {
-			return rec, nil
-		}
-		// A worker that died while we wait is replaced.
-		if a.p.Now().Sub(revived) > 5*time.Second && !st.Locked(rec.ContextID) {
-			revived = a.p.Now()
-			a.revive(st, rec)
-		}
 	}
 }

@@ -4,57 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
-
-var errNoSpace = errorString("no space left on device")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
-
-// A record that cannot be marked "sending" is not sent: a record still
-// queued would be sent again by the next worker.
-func TestNoSendWhenTheSendingWriteFails(t *testing.T) {
-	t.Parallel()
-	sim := startSim(t, nil)
-	st, err := store.Open(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &store.Record{ContextID: "ctx-ro", MessageID: "m", Agent: "elastic-ai-agent",
-		Target:   store.Target{Kind: "kibana", URL: sim.URL},
-		Identity: identity(targetOrigin(sim.URL), testKey), State: store.Queued, Message: "hello",
-		MessageSHA256: client.HashText("hello"), MessageSize: 5, FreshContext: true, MaxWait: store.Duration(time.Minute)}
-	h, _ := st.Lock(rec.ContextID)
-	defer h.Release()
-	if err := st.Create(rec); err != nil {
-		t.Fatal(err)
-	}
-	a := &App{p: &Process{}}
-	a.p.fillDefaults()
-	r := &taskRunner{command: "worker", st: st, key: testKey, clients: a.httpClients(), now: time.Now, logf: t.Logf,
-		// The disk is full from the first write on.
-		write: func(*store.Handle, func(*store.Record) error) (*store.Record, error) {
-			return nil, &os.PathError{Op: "write", Path: st.TasksDir(), Err: errNoSpace}
-		}}
-	got, err := r.run(context.Background(), h)
-	if err == nil || !strings.Contains(err.Error(), "not sent") {
-		t.Fatalf("err %v", err)
-	}
-	if got.State != store.Queued || sim.TotalRuns() != 0 {
-		t.Fatalf("state %s, %d runs", got.State, sim.TotalRuns())
-	}
-}
 
 // An answer sent with send-async --context while the worker is busy is
 // picked up, although the worker finished (and set aside) the record of the
@@ -136,38 +93,5 @@ func TestRefusedReadsAreReported(t *testing.T) {
 	r.expect(t, ExitAuth)
 	if n := len(workerPIDs(t, p.env["A2A_COURIER_STATE_DIR"])); n > 1 {
 		t.Errorf("%d workers", n)
-	}
-}
-
-// An outcome that cannot be written is still handed back, marked so.
-func TestFinalWriteFailureStillReturnsTheReply(t *testing.T) {
-	t.Parallel()
-	sim := startSim(t, nil)
-	st, _ := store.Open(t.TempDir())
-	rec := &store.Record{ContextID: "ctx-final", MessageID: "m", Agent: "elastic-ai-agent",
-		Target:   store.Target{Kind: "kibana", URL: sim.URL},
-		Identity: identity(targetOrigin(sim.URL), testKey), State: store.Queued, Message: "hello",
-		MessageSHA256: client.HashText("hello"), MessageSize: 5, FreshContext: true, MaxWait: store.Duration(time.Minute)}
-	h, _ := st.Lock(rec.ContextID)
-	defer h.Release()
-	st.Create(rec)
-	a := &App{p: &Process{}}
-	a.p.fillDefaults()
-	r := &taskRunner{command: "send", st: st, key: testKey, clients: a.httpClients(), now: time.Now, logf: t.Logf,
-		write: func(h *store.Handle, fn func(*store.Record) error) (*store.Record, error) {
-			var probe store.Record
-			fn(&probe)
-			if probe.State == store.Completed {
-				return nil, errNoSpace
-			}
-			return h.Update(fn)
-		}}
-	got, err := r.run(context.Background(), h)
-	var rwe *recordWriteError
-	if !errors.As(err, &rwe) || got.State != store.Completed || got.Reply != "Echo: hello" {
-		t.Fatalf("%v %+v", err, got)
-	}
-	if sim.Runs("ctx-final") != 1 {
-		t.Errorf("runs %d", sim.Runs("ctx-final"))
 	}
 }

@@ -9,10 +9,10 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -193,252 +193,113 @@ func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
 }
 
 func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
-	if opts.contextID != "" {
-		if err := store.CheckContextID(opts.contextID); err != nil {
-			return usageErr("pass the contextId printed by send or send-async", "%s", err.Error())
-		}
-	}
-	if opts.taskID != "" {
-		// A task id is the agent's (up to 255 characters): it names no file.
-		if err := client.CheckID("task id", opts.taskID); err != nil {
-			return usageErr("pass the task id printed with the agent's question", "%s", err.Error())
-		}
-	}
-	if opts.maxChars < 0 {
-		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
-	}
-	s, err := a.loadSettings()
+	m, err := a.sendMessage(ctx, opts)
 	if err != nil {
 		return err
 	}
-	poll := durationFlag(opts.pollInterval, opts.pollSet, s.PollInterval)
-	maxWait := durationFlag(opts.maxWait, opts.maxWaitSet, s.MaxWait)
-	opts.timeout = durationFlag(opts.timeout, opts.timeoutSet, s.SendTimeout)
-	if poll <= 0 || maxWait <= 0 || opts.timeout <= 0 {
-		return usageErr("use positive durations such as 20s and 2h", "--poll-interval, --max-wait and --timeout must be positive")
-	}
-	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+	c, err := a.engine()
 	if err != nil {
-		return err
-	}
-	text, err := a.readMessage(ctx, opts.args)
-	if err != nil {
-		return err
-	}
-	if ctx.Err() != nil {
-		return &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted before the task was recorded; nothing was sent"}
-	}
-	st, err := a.openStore()
-	if err != nil {
-		return err
-	}
-	rec := &store.Record{
-		MessageID: uuid.NewString(), Agent: tg.Name, Target: tg.Store, Identity: tg.Identity(), State: store.Queued,
-		Message: text, MessageSHA256: client.HashText(text), MessageSize: len(text),
-		PollInterval: store.Duration(poll), MaxWait: store.Duration(maxWait),
-	}
-	if tg.Path != nil && !tg.Path.NonBlocking {
-		// A blocking:false send's path is what the server makes of it: a
-		// task (9.6, Serverless), or the reply at the end (9.2 to 9.5
-		// ignore it); the runner records which.
-		rec.Path = tg.Path.Name
-	}
-	if err := a.placeInContext(ctx, tg, rec, opts); err != nil {
-		return err
-	}
-	if !opts.async {
-		// This process sends at once, so the record is created already
-		// sending: one durable write before the POST instead of two
-		// (queued, then sending), and the text never reaches the disk.
-		// Created and sent at the same instant, from the same clock.
-		now := a.p.Now().UTC()
-		rec.State, rec.Message, rec.SentAt, rec.Workers, rec.CreatedAt = store.Sending, "", &now, 1, now
-	}
-	// The lock is taken before the record exists, so no worker can start
-	// on it before this process decides who works on it.
-	h, err := st.Lock(rec.ContextID)
-	if err != nil {
-		if errors.Is(err, store.ErrLocked) {
-			return usageErr("wait for it: a2a-courier result "+rec.ContextID+" --wait", "a message is already in flight in context %s", rec.ContextID)
-		}
-		return err
-	}
-	defer h.Release()
-	if err := a.createRecord(st, h, rec); err != nil {
 		return err
 	}
 	command := "send"
 	if opts.async {
 		command = "send-async"
 	}
-	st.Audit(store.AuditEntry{Command: command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
-		MessageSHA256: rec.MessageSHA256, State: string(rec.State)})
-
-	if opts.async {
-		h.Release()
-		if err := a.ensureWorker(st, rec.Identity, tg.Cred); err != nil {
-			return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", rec.ContextID, err, rec.ContextID)
-		}
-		pr := a.printer()
-		doc := recordDoc(rec)
-		if pr.json {
-			return pr.writeJSON(doc)
-		}
-		pr.payload(rec.ContextID)
-		pr.info("task %s started; get the reply with: a2a-courier result %s --wait", rec.ContextID, rec.ContextID)
-		return nil
-	}
-	return a.runForeground(ctx, st, h, rec, text, tg.Cred, opts)
-}
-
-// placeInContext chooses the record's contextId: a new one, or the one
-// of --context (a Kibana conversation goes on after its last round) or of
-// --task (the task a generic agent asked a question in).
-func (a *App) placeInContext(ctx context.Context, tg *target, rec *store.Record, opts *sendOptions) error {
-	switch {
-	case opts.taskID != "" && tg.Kind == store.TargetKibana:
-		return usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
-	case opts.taskID != "":
-		if done := a.finishedTask(opts.taskID); done != nil {
-			// Answering a task that asks nothing any more: the agent would
-			// refuse it, and a refused answer must not stand in for the
-			// outcome the context already has.
-			return &cliError{exit: ExitUsage, code: "usage",
-				message: fmt.Sprintf("task %s is %s: it no longer asks a question, so there is nothing to answer; nothing was sent", opts.taskID, done.State),
-				hint:    "`a2a-courier result " + shellQuote(done.ContextID) + "` shows its outcome; to ask something new, send a new message"}
-		}
-		rec.AnswersTask, rec.TaskID = opts.taskID, opts.taskID
-		ctxID, question := a.contextOfTask(ctx, tg, opts.taskID, opts.contextID)
-		rec.ContextID, rec.Question = opts.contextID, question
-		if rec.ContextID == "" {
-			rec.ContextID = ctxID
-		}
-		if rec.ContextID == "" {
-			// Unknown: the server infers it from the task; the record
-			// still needs a name.
-			rec.ContextID, rec.LocalContext = uuid.NewString(), true
-		}
-		return nil
-	case opts.contextID == "":
-		rec.ContextID, rec.FreshContext = uuid.NewString(), true
-		return nil
-	}
-	rec.ContextID = opts.contextID
-	if tg.Kind != store.TargetKibana {
-		return nil
-	}
-	k, err := a.kibana(tg.S)
+	rec, h, err := c.Submit(ctx, *m, !opts.async, command)
 	if err != nil {
-		return err
+		return submitError(err)
 	}
-	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
-	defer cancel()
-	conv, err := k.GetConversation(rctx, client.ConversationIDForContext(rec.ContextID))
-	switch {
-	case err == nil:
-		rec.RoundsBefore = conv.RoundCount()
-	case !client.IsKind(err, client.KindNotFound):
-		return err
+	defer h.Release()
+	if !opts.async {
+		return a.runForeground(ctx, c, h, rec, m, opts)
 	}
+	if err := c.HandOff(h, rec, m.Key); err != nil {
+		return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", rec.ContextID, err, rec.ContextID)
+	}
+	pr := a.printer()
+	doc := recordDoc(rec)
+	if pr.json {
+		return pr.writeJSON(doc)
+	}
+	pr.payload(rec.ContextID)
+	pr.info("task %s started; get the reply with: a2a-courier result %s --wait", rec.ContextID, rec.ContextID)
 	return nil
 }
 
-// finishedTask returns this machine's record of a task that has ended in
-// a state that asks nothing, or nil: completed, failed or canceled (an
-// earlier answer may have finished it). A task still asking, one whose
-// answer was refused before anything ran (rejected) or one whose end is
-// unknown (expired) may be answered.
-func (a *App) finishedTask(taskID string) *store.Record {
-	st, err := a.openStore()
+// sendMessage checks send's options and resolves them into the message the
+// engine submits: the settings, the agent and its card, the text.
+func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Message, error) {
+	if opts.contextID != "" {
+		if err := store.CheckContextID(opts.contextID); err != nil {
+			return nil, usageErr("pass the contextId printed by send or send-async", "%s", err.Error())
+		}
+	}
+	if opts.taskID != "" {
+		// A task id is the agent's (up to 255 characters): it names no file.
+		if err := client.CheckID("task id", opts.taskID); err != nil {
+			return nil, usageErr("pass the task id printed with the agent's question", "%s", err.Error())
+		}
+	}
+	if opts.maxChars < 0 {
+		return nil, usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
+	}
+	s, err := a.loadSettings()
 	if err != nil {
-		return nil
+		return nil, err
 	}
-	recs, _ := st.List()
-	for _, r := range recs {
-		switch {
-		case r.TaskID != taskID:
-		case r.State == store.Completed, r.State == store.Failed, r.State == store.Canceled && r.SentAt != nil:
-			// (An answer canceled before it was sent left the task asking.)
-			return r
-		}
+	poll := durationFlag(opts.pollInterval, opts.pollSet, s.PollInterval)
+	maxWait := durationFlag(opts.maxWait, opts.maxWaitSet, s.MaxWait)
+	opts.timeout = durationFlag(opts.timeout, opts.timeoutSet, s.SendTimeout)
+	if poll <= 0 || maxWait <= 0 || opts.timeout <= 0 {
+		return nil, usageErr("use positive durations such as 20s and 2h", "--poll-interval, --max-wait and --timeout must be positive")
 	}
-	return nil
+	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+	if err != nil {
+		return nil, err
+	}
+	if opts.taskID != "" && tg.Kind == store.TargetKibana {
+		return nil, usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
+	}
+	text, err := a.readMessage(ctx, opts.args)
+	if err != nil {
+		return nil, err
+	}
+	if ctx.Err() != nil {
+		return nil, &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted before the task was recorded; nothing was sent"}
+	}
+	return &courier.Message{Agent: tg.Name, Target: tg.Store, Key: tg.Cred, Path: tg.Path, Text: text,
+		PollInterval: poll, MaxWait: maxWait, ContextID: opts.contextID, TaskID: opts.taskID}, nil
 }
 
-// contextOfTask finds the contextId of a task and the question it asked:
-// from a local record, else from the server. It returns "" for a context it
-// cannot find.
-func (a *App) contextOfTask(ctx context.Context, tg *target, taskID, contextID string) (string, string) {
-	if st, err := a.openStore(); err == nil {
-		recs, _ := st.List()
-		for _, r := range recs {
-			if r.TaskID == taskID || contextID != "" && r.ContextID == contextID {
-				question := ""
-				if r.State == store.InputRequired {
-					question = r.Reply
-				}
-				return r.ContextID, question
-			}
-		}
+// submitError reports a message the engine would not submit.
+func submitError(err error) error {
+	var inFlight *courier.InFlightError
+	var finished *courier.FinishedTaskError
+	switch {
+	case errors.As(err, &inFlight):
+		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
+	case errors.As(err, &finished):
+		// Answering a task that asks nothing any more: the agent would
+		// refuse it, and a refused answer must not stand in for the
+		// outcome the context already has.
+		return &cliError{exit: ExitUsage, code: "usage", message: finished.Error(),
+			hint: "`a2a-courier result " + shellQuote(finished.Record.ContextID) + "` shows its outcome; to ask something new, send a new message"}
 	}
-	if c, err := a.a2aClient(tg.Store, tg.Cred); err == nil {
-		rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
-		defer cancel()
-		if res, err := c.GetTask(rctx, taskID); err == nil && store.CheckContextID(res.ContextID) == nil {
-			return res.ContextID, res.Text
-		}
-	}
-	return "", ""
-}
-
-// createRecord writes a new record; when continuing a conversation whose
-// last exchange is finished, that exchange's record is archived first.
-func (a *App) createRecord(st *store.Store, h *store.Handle, rec *store.Record) error {
-	st.ClearCancel(rec.ContextID) // a marker of an earlier message never applies
-	err := st.Create(rec)
-	if !errors.Is(err, store.ErrExists) {
-		return err
-	}
-	old, lerr := h.Load()
-	if lerr != nil {
-		return lerr
-	}
-	if !old.State.Terminal() {
-		return usageErr("wait for it: a2a-courier result "+rec.ContextID+" --wait", "a message is already in flight in context %s (state %s)", rec.ContextID, old.State)
-	}
-	if err := h.Archive(); err != nil {
-		return err
-	}
-	return st.Create(rec)
+	return err
 }
 
 // runForeground works on the task in this process, with a spinner, until
 // it is final or the caller's wait runs out; then a worker takes over.
-func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handle, rec *store.Record, text string, cred client.Secret, opts *sendOptions) error {
+func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Handle, rec *store.Record, m *courier.Message, opts *sendOptions) error {
 	pr := a.printer()
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
 	// `cancel` from another terminal reaches a foreground send too.
-	ctx, cancelCause := context.WithCancelCause(ctx)
-	defer cancelCause(nil)
-	go func() {
-		t := time.NewTicker(300 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				if st.CancelRequested(rec.ContextID, rec.MessageID) {
-					cancelCause(errCancelRequested)
-					return
-				}
-			}
-		}
-	}()
+	ctx, stopWatch := c.WatchCancel(ctx, rec)
+	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
-	runner := &taskRunner{command: "send", st: st, key: cred, clients: a.httpClients(), now: a.p.Now, logf: func(string, ...any) {}, text: text,
-		onEvent: func(e client.Event) {
+	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text,
+		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
 				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
@@ -450,20 +311,19 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 			case client.EventSent:
 				spin.setLabel("waiting for " + rec.Agent)
 			}
-		}}
-	final, err := runner.run(ctx, h)
+		}})
 	spin.Stop()
 	if final == nil {
 		return err
 	}
-	var rwe *recordWriteError
+	var rwe *courier.RecordWriteError
 	switch {
 	case errors.As(err, &rwe):
 		// The reply is here but the record lags: show the reply all the
 		// same, and say so.
 		pr.warn("%v", rwe)
 		return a.reportRecord(final, opts.maxChars, nil)
-	case err != nil && !errors.Is(err, errHandedOff):
+	case err != nil && !errors.Is(err, courier.ErrHandedOff):
 		var ce *client.Error
 		if !errors.As(err, &ce) {
 			return err
@@ -472,32 +332,19 @@ func (a *App) runForeground(ctx context.Context, st *store.Store, h *store.Handl
 	if final.State == store.Queued && userInterrupted(ctx) {
 		// Ctrl-C before the message left: the user stopped the send, and
 		// nothing ran, so there is nothing to hand over.
-		if dropped, derr := h.Update(func(x *store.Record) error {
-			if x.State == store.Queued {
-				finish(x, a.p.Now(), store.Canceled)
-				x.CanceledBy, x.SentAt = "interrupt", nil
-				x.Reason = "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe"
-			}
-			return nil
-		}); derr == nil {
+		if dropped, derr := c.DropUnsent(h); derr == nil {
 			final = dropped
 		}
 	}
-	if !final.State.Terminal() && !readingRefused(final) {
+	if !final.State.Terminal() && !courier.ReadingRefused(final) {
 		// The wait ran out or the caller interrupted: hand the task over.
 		// (Not when this credential may not read the reply: a worker
 		// holding it could do no better; result revives one once fixed.)
-		h.Release()
-		if werr := a.ensureWorker(st, rec.Identity, cred); werr != nil {
+		if werr := c.HandOff(h, rec, m.Key); werr != nil {
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
 		}
 	}
-	if final.State == store.Rejected && final.Error != nil && final.Error.Kind == "not_found" && final.Target.Kind == store.TargetKibana {
-		if s, err := a.loadSettings(); err == nil {
-			st.ForgetCard(cardCacheKey(s, final.Agent))
-		}
-	}
-	return a.reportRecord(final, opts.maxChars, st)
+	return a.reportRecord(final, opts.maxChars, c.Store)
 }
 
 // messageArgs accepts an agent id and the text (or -); words beyond them

@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"net/url"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -78,25 +76,7 @@ type target struct {
 	Cred   client.Secret
 	Store  store.Target
 	// Path is how a send reaches a Kibana agent (nil for other agents).
-	Path *kibanaPath
-}
-
-// Identity is the fingerprint under which the target's tasks are worked.
-func (t *target) Identity() string { return identityFor(t.Store, t.Cred) }
-
-func identityFor(t store.Target, cred client.Secret) string {
-	if t.Kind == store.TargetA2A {
-		return identity(originOf(t.Endpoint), cred.Reveal())
-	}
-	return identity(targetOrigin(t.URL), cred.Reveal())
-}
-
-func originOf(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return raw
-	}
-	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+	Path *courier.Path
 }
 
 // peer returns the named peer of the config file.
@@ -147,59 +127,23 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	sctx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus()
 	go func() {
-		info, known := a.kibanaServer(sctx, s, k, af.freshCard)
+		info, known := a.caches().KibanaServer(sctx, k, s.URL, af.freshCard)
 		server <- serverAnswer{info, known}
 	}()
-	card, err := a.kibanaCard(ctx, s, k, name, af.freshCard)
+	card, err := a.caches().KibanaCard(ctx, k, s.URL, s.APIKey, s.Space, name, af.freshCard, defaultReadTimeout)
 	if err != nil {
 		stopStatus() // no send follows: the release does not matter
 		<-server
 		return nil, err
 	}
 	sv := <-server
-	path := decideKibanaPath(sv.info, sv.known, s.NonBlocking, s.Sources["non_blocking"], card.Get("capabilities.streaming").Bool() && !af.noStream)
+	path := courier.DecidePath(sv.info, sv.known, s.NonBlocking, s.Sources["non_blocking"], card.Get("capabilities.streaming").Bool() && !af.noStream)
 	st := store.Target{Kind: store.TargetKibana, URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
 		Streaming: path.Stream, NonBlocking: path.NonBlocking}
 	if sv.known {
 		st.KibanaVersion, st.KibanaFlavor = sv.info.Number, sv.info.Flavor
 	}
 	return &target{Name: name, Kind: store.TargetKibana, S: s, Cred: s.APIKey, Card: card, Path: &path, Store: st}, nil
-}
-
-// cardCacheKey names a cached Kibana card: per origin, credential, space
-// and agent, since what one key may see another may not.
-func cardCacheKey(s *settings, agent string) string {
-	return kibanaCardKey(s.URL, s.APIKey, s.Space, agent)
-}
-
-func kibanaCardKey(kibanaURL string, key client.Secret, space, agent string) string {
-	sum := sha256.Sum256([]byte(identity(targetOrigin(kibanaURL), key.Reveal()) + "\x00" + space + "\x00" + agent))
-	return "kibana-" + hex.EncodeToString(sum[:12])
-}
-
-// kibanaCard returns an agent's card, from the state directory's cache
-// while the server's max-age lasts, else from Kibana.
-func (a *App) kibanaCard(ctx context.Context, s *settings, k *client.Kibana, agent string, fresh bool) (client.Card, error) {
-	st, stErr := a.openStore()
-	key := cardCacheKey(s, agent)
-	if stErr == nil && !fresh {
-		if raw, ok := st.LoadCard(key); ok {
-			return client.Card{Raw: raw}, nil
-		}
-	}
-	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
-	defer cancel()
-	card, err := k.AgentCard(rctx, agent)
-	if err != nil {
-		if stErr == nil && client.IsKind(err, client.KindNotFound) {
-			st.ForgetCard(key)
-		}
-		return client.Card{}, err
-	}
-	if stErr == nil {
-		st.SaveCard(key, card.Raw, card.MaxAge)
-	}
-	return card, nil
 }
 
 // remoteTarget resolves a generic agent from its card.
@@ -265,9 +209,9 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	if ra.Moved {
 		if cred != "" {
 			return nil, configErr("address that origin directly with --url if you trust it",
-				"the card sends requests to %s, another origin than %s; the credential only goes to the origin you named", originOf(ra.Endpoint), originOf(ra.CardURL))
+				"the card sends requests to %s, another origin than %s; the credential only goes to the origin you named", courier.Origin(ra.Endpoint), courier.Origin(ra.CardURL))
 		}
-		a.printer().warn("the card sends requests to %s, another origin than the card's", originOf(ra.Endpoint))
+		a.printer().warn("the card sends requests to %s, another origin than the card's", courier.Origin(ra.Endpoint))
 	}
 	if cred == "" && ra.Auth.Header != "" && !af.cardOnly {
 		a.printer().warn("the agent's card asks for a credential (%s) and none is configured", ra.Auth.Scheme)
@@ -337,20 +281,10 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 	bound := strings.TrimRight(strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN_ORIGIN")), "/")
 	switch {
 	case bound == "":
-		return "", configErr("set A2A_COURIER_TOKEN_ORIGIN="+originOf(t.URL)+" if the token is for this agent; or name the agent as a peer of the config file; or pass --token-file",
+		return "", configErr("set A2A_COURIER_TOKEN_ORIGIN="+courier.Origin(t.URL)+" if the token is for this agent; or name the agent as a peer of the config file; or pass --token-file",
 			"A2A_COURIER_TOKEN is set but not bound to an origin (A2A_COURIER_TOKEN_ORIGIN)")
-	case !strings.EqualFold(originOf(bound), originOf(t.URL)):
+	case !strings.EqualFold(courier.Origin(bound), courier.Origin(t.URL)):
 		return "", nil // meant for another agent
 	}
 	return client.Secret(tok), nil
-}
-
-// a2aClient builds the JSON-RPC client of a stored generic target.
-func (a *App) a2aClient(t store.Target, cred client.Secret) (*client.A2A, error) {
-	hc, err := a.httpClients()(t)
-	if err != nil {
-		return nil, err
-	}
-	return client.NewA2A(client.A2AConfig{Endpoint: t.Endpoint, Dialect: client.Dialect(t.Dialect), Tenant: t.Tenant,
-		Auth: client.Auth{Header: t.AuthHeader, Prefix: t.AuthPrefix}, Credential: cred, HTTPClient: hc, UserAgent: userAgent()})
 }

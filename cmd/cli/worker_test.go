@@ -48,6 +48,12 @@ func TestWorkerKeepsNoDescriptorOfItsCaller(t *testing.T) {
 		t.Fatalf("caller: %v\n%s", err, out.String())
 	}
 	ctxID := strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0])
+	// The worker reads its credential (descriptor 3) before it takes its
+	// worker lock: once it serves, it holds nothing it was handed.
+	waitUntil(t, "the worker to take its lock", 20*time.Second, func() bool {
+		locks, _ := filepath.Glob(filepath.Join(p.env["A2A_COURIER_STATE_DIR"], "workers", "*.lock"))
+		return len(locks) > 0
+	})
 	pids := workerPIDs(t, p.env["A2A_COURIER_STATE_DIR"])
 	if len(pids) != 1 {
 		t.Fatalf("worker processes: %v", pids)

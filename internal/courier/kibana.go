@@ -1,4 +1,4 @@
-package cli
+package courier
 
 import (
 	"context"
@@ -8,24 +8,25 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // The paths a send to a Kibana agent takes (the record's and the --json
 // document's "path").
 const (
-	// pathTask: message/send with configuration.blocking:false. Kibana
+	// PathTask: message/send with configuration.blocking:false. Kibana
 	// 9.6 and Serverless run it on Task Manager and answer with the task at
 	// once; tasks/get follows it. Nothing about the connection can stop it.
-	pathTask = "task"
-	// pathBlocking: a blocking message/send whose answer is the reply; a
+	PathTask = "task"
+	// PathBlocking: a blocking message/send whose answer is the reply; a
 	// cut connection is recovered by reading the conversation. Kibana 9.2
 	// to 9.5 keep running the run after a cut; 9.6 aborts it.
-	pathBlocking = "blocking"
-	// pathStream: message/stream, for a card that says it streams.
-	pathStream = "stream"
+	PathBlocking = "blocking"
+	// PathStream: message/stream, for a card that says it streams.
+	PathStream = "stream"
 )
 
-// kibanaPath is how a send reaches a Kibana agent, decided by the release
+// Path is how a send reaches a Kibana agent, decided by the release
 // that answers (agent-builder.md §6, docs/design.md "Which Kibana
 // answers"). Kibana 9.2 to 9.5 keep running a blocking message/send whose
 // connection ends and store its round when it completes: a blocking send,
@@ -33,7 +34,7 @@ const (
 // Serverless abort such a run and store nothing for failed runs: there
 // only a blocking:false send survives a cut, so that is what is sent, and
 // its task is followed with tasks/get.
-type kibanaPath struct {
+type Path struct {
 	// Server is what GET /api/status said; Known is false when it could
 	// not be read (or named no release).
 	Server client.ServerInfo
@@ -41,7 +42,7 @@ type kibanaPath struct {
 	// NonBlocking sends configuration.blocking:false; Stream sends
 	// message/stream.
 	NonBlocking, Stream bool
-	// Name is pathTask, pathBlocking or pathStream; "" when the release is
+	// Name is PathTask, PathBlocking or PathStream; "" when the release is
 	// unknown and the server's answer decides: a Task is the task path, a
 	// Message the blocking one (9.2 to 9.5 ignore blocking:false).
 	Name string
@@ -49,21 +50,21 @@ type kibanaPath struct {
 	Why string
 }
 
-// decideKibanaPath chooses the path for a release. override is the
+// DecidePath chooses the path for a release. override is the
 // non_blocking setting (nil: the release decides) and source where it came
 // from; cardStreams whether the agent's card says streaming.
-func decideKibanaPath(info client.ServerInfo, known bool, override *bool, source string, cardStreams bool) kibanaPath {
-	p := kibanaPath{Server: info, Known: known}
+func DecidePath(info client.ServerInfo, known bool, override *bool, source string, cardStreams bool) Path {
+	p := Path{Server: info, Known: known}
 	aborts, placed := info.AbortsOnDisconnect()
 	switch {
 	case override != nil && *override && known && placed && !aborts:
-		p.NonBlocking, p.Name = true, pathBlocking
+		p.NonBlocking, p.Name = true, PathBlocking
 		p.Why = "non_blocking is true (" + source + "), but this release ignores blocking:false and answers when the run ends: in effect a blocking send, a cut recovered by reading the conversation"
 	case override != nil && *override:
-		p.NonBlocking, p.Name = true, pathTask
+		p.NonBlocking, p.Name = true, PathTask
 		p.Why = "non_blocking is true (" + source + "): blocking:false, the task followed with tasks/get"
 	case override != nil:
-		p.Name = pathBlocking
+		p.Name = PathBlocking
 		p.Why = "non_blocking is false (" + source + "): a blocking send"
 		if known && placed && aborts {
 			p.Why += "; this release stops the run when its connection is cut, times out or is interrupted, and the reply is then lost"
@@ -72,14 +73,14 @@ func decideKibanaPath(info client.ServerInfo, known bool, override *bool, source
 		p.NonBlocking = true
 		p.Why = "blocking:false, and the server's answer decides: a task followed with tasks/get (9.6, Serverless), or the reply when the run ends (9.2 to 9.5 ignore it)"
 	case aborts:
-		p.NonBlocking, p.Name = true, pathTask
+		p.NonBlocking, p.Name = true, PathTask
 		p.Why = "blocking:false, the task followed with tasks/get: a cut connection, a timeout or an interrupt does not stop the run (a blocking send would be aborted)"
 	default:
-		p.Name = pathBlocking
+		p.Name = PathBlocking
 		p.Why = "a blocking send: the run goes on after a cut connection, and its reply is read from the conversation"
 	}
 	if !p.NonBlocking && cardStreams {
-		p.Stream, p.Name = true, pathStream
+		p.Stream, p.Name = true, PathStream
 	}
 	return p
 }
@@ -103,18 +104,17 @@ type serverInfoDoc struct {
 }
 
 func serverInfoKey(kibanaURL string) string {
-	sum := sha256.Sum256([]byte("kibana status\x00" + targetOrigin(kibanaURL)))
+	sum := sha256.Sum256([]byte("kibana status\x00" + client.KibanaOrigin(kibanaURL)))
 	return "kibana-" + hex.EncodeToString(sum[:12])
 }
 
-// kibanaServer returns what the Kibana of s says it is, from the state
-// directory while it is fresh, else from GET /api/status. known is false
-// when the status could not be read.
-func (a *App) kibanaServer(ctx context.Context, s *settings, k *client.Kibana, fresh bool) (client.ServerInfo, bool) {
-	st, stErr := a.openStore()
-	key := serverInfoKey(s.URL)
-	if stErr == nil && !fresh {
-		if raw, ok := st.LoadServerInfo(key); ok {
+// KibanaServer returns what the Kibana at kibanaURL (k's) says it is, from
+// the state directory while it is fresh, else from GET /api/status. known
+// is false when the status could not be read.
+func (c *Courier) KibanaServer(ctx context.Context, k *client.Kibana, kibanaURL string, fresh bool) (client.ServerInfo, bool) {
+	key := serverInfoKey(kibanaURL)
+	if c.Store != nil && !fresh {
+		if raw, ok := c.Store.LoadServerInfo(key); ok {
 			var d serverInfoDoc
 			if json.Unmarshal(raw, &d) == nil {
 				return client.ServerInfo{Number: d.Number, Flavor: d.Flavor}, !d.Unknown
@@ -128,25 +128,71 @@ func (a *App) kibanaServer(ctx context.Context, s *settings, k *client.Kibana, f
 	if ctx.Err() != nil {
 		return info, known // interrupted: nothing learned worth keeping
 	}
-	if stErr == nil {
+	if c.Store != nil {
 		d := serverInfoDoc{Number: info.Number, Flavor: info.Flavor, Unknown: !known}
 		maxAge := serverInfoOldMaxAge
 		if aborts, placed := info.AbortsOnDisconnect(); known && placed && aborts {
 			maxAge = serverInfoNewMaxAge
 		}
 		if raw, err := json.Marshal(d); err == nil {
-			st.SaveServerInfo(key, raw, maxAge)
+			c.Store.SaveServerInfo(key, raw, maxAge)
 		}
 	}
 	return info, known
 }
 
-func nonBlockingText(v *bool) string {
-	switch {
-	case v == nil:
-		return "auto"
-	case *v:
-		return "true"
+// CardKey names a cached Kibana card: per origin, credential, space and
+// agent, since what one key may see another may not.
+func CardKey(kibanaURL string, key client.Secret, space, agent string) string {
+	sum := sha256.Sum256([]byte(Fingerprint(client.KibanaOrigin(kibanaURL), key.Reveal()) + "\x00" + space + "\x00" + agent))
+	return "kibana-" + hex.EncodeToString(sum[:12])
+}
+
+// KibanaCard returns an agent's card, from the state directory's cache
+// while the server's max-age lasts, else from Kibana (k, the client of
+// kibanaURL with key, in space). An agent Kibana does not know drops its
+// cached card.
+func (c *Courier) KibanaCard(ctx context.Context, k *client.Kibana, kibanaURL string, key client.Secret, space, agent string, fresh bool, timeout time.Duration) (client.Card, error) {
+	ck := CardKey(kibanaURL, key, space, agent)
+	if c.Store != nil && !fresh {
+		if raw, ok := c.Store.LoadCard(ck); ok {
+			return client.Card{Raw: raw}, nil
+		}
 	}
-	return "false"
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	card, err := k.AgentCard(rctx, agent)
+	if err != nil {
+		if c.Store != nil && client.IsKind(err, client.KindNotFound) {
+			c.Store.ForgetCard(ck)
+		}
+		return client.Card{}, err
+	}
+	if c.Store != nil {
+		c.Store.SaveCard(ck, card.Raw, card.MaxAge)
+	}
+	return card, nil
+}
+
+// forgetCard drops the cached card of a Kibana task's agent: it said it
+// does not stream after all, or it is gone.
+func (c *Courier) forgetCard(rec *store.Record, key client.Secret) {
+	if rec.Target.Kind == store.TargetKibana {
+		c.Store.ForgetCard(CardKey(rec.Target.URL, key, rec.Target.Space, rec.Agent))
+	}
+}
+
+// ReleaseAborts reports whether a Kibana task was sent to a release that
+// aborts a blocking send or stream when its connection ends (9.6,
+// Serverless), as far as its status said.
+func ReleaseAborts(t store.Target) bool {
+	aborts, known := client.ServerInfo{Number: t.KibanaVersion, Flavor: t.KibanaFlavor}.AbortsOnDisconnect()
+	return t.Kind == store.TargetKibana && known && aborts
+}
+
+// RunLikelyAborted reports a Kibana task sent blocking to a release that
+// aborts such a run with its connection, whose connection ended: its reply
+// will most likely never come.
+func RunLikelyAborted(x *store.Record) bool {
+	return x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking && x.ConnectionLost && ReleaseAborts(x.Target)
 }

@@ -1,0 +1,644 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// This file is what a command reports: the exit codes and their table, the
+// report of every kind of remote failure (exit code, --json code, hint),
+// and the --json document of a task with how a record is printed.
+
+// Exit codes. One table, never renumbered once released; exitCodeTable
+// is its text.
+const (
+	ExitOK            = 0 // success: the final reply is on stdout
+	ExitUnexpected    = 1 // unexpected error
+	ExitUsage         = 2 // usage or configuration error
+	ExitUnreachable   = 3 // server unreachable (DNS, refused, TLS)
+	ExitAuth          = 4 // authentication or authorisation refused (401, 403)
+	ExitNotFound      = 5 // not found (agent, conversation, context)
+	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled, or is lost
+	ExitInputRequired = 7 // the remote task needs input
+	ExitStillRunning  = 8 // still running: the wait ran out, nothing is lost
+	ExitBusy          = 9 // server busy or rate-limited after bounded retries
+)
+
+// exitCodeTable is the exit code table as --help prints it. It is the
+// source of truth: README.md's table says the same, word for word, and
+// SKILL.md's has the same codes (TestExitCodeTablesAgree).
+const exitCodeTable = `Exit codes:
+  0  success: the final reply is on stdout
+  1  unexpected error
+  2  usage or configuration error (missing configuration prints the set-up
+     steps)
+  3  server unreachable (DNS, refused, TLS)
+  4  authentication or authorisation refused (401, 403)
+  5  not found (agent, conversation, context)
+  6  the remote task failed, was rejected or canceled, or is lost (the agent
+     can no longer show it); the reason is printed. A request refused before
+     anything ran exits with the code of the refusal: 2, 3, 4, 5 or 9 (1
+     when the server failed or its answer was not understood)
+  7  the remote task needs input (input-required, auth-required, awaiting
+     prompt)
+  8  still running: the wait ran out, nothing is lost, resume with the
+     printed command
+  9  server busy or rate-limited (429, 503) after bounded retries (a refused
+     send is sent again at most 3 times, after the server's Retry-After,
+     within --timeout); the hint and retry_after_seconds say how long the
+     server asked to wait`
+
+// kindReport is how one kind of remote failure is reported: its exit code,
+// its --json code and its hint.
+type kindReport struct {
+	exit int
+	code string
+	hint string
+	// refine, when set, adjusts the report for the HTTP status, the
+	// JSON-RPC code or what was being done (Op).
+	refine func(e *client.Error, r *kindReport)
+}
+
+// kindReports is the one table from a kind of remote failure to its report.
+// A command's error (fromClientError) and a task the server refused
+// (exitCodeFor of a rejected record) both come here, so the two always
+// agree. TestEveryKindIsReported keeps a row for every kind.
+var kindReports = map[client.Kind]kindReport{
+	client.KindUnexpected: {exit: ExitUnexpected},
+	client.KindUnreachable: {exit: ExitUnreachable,
+		hint: "check KIBANA_URL and that Kibana is up and reachable from this machine"},
+	client.KindTLS: {exit: ExitUnreachable,
+		hint: "check the URL's scheme; for a private CA set A2A_COURIER_CA_CERT to its PEM bundle"},
+	client.KindAuth: {exit: ExitAuth,
+		hint: "the API key was refused: check KIBANA_API_KEY (the \"encoded\" value of an Elasticsearch API key) and that it has not expired"},
+	client.KindForbidden: {exit: ExitAuth,
+		hint: "the API key lacks a privilege or the space: it needs Agent Builder read (feature_agentBuilder.read) in this space"},
+	client.KindNotFound: {exit: ExitNotFound, refine: refineNotFound,
+		hint: "check the id; `a2a-courier discover` lists the agents of this space"},
+	// The request, as given, is one the server does not take.
+	client.KindBadRequest: {exit: ExitUsage, refine: refineBadRequest},
+	client.KindTooLarge: {exit: ExitUsage,
+		hint: "the message is larger than the server accepts; shorten it"},
+	client.KindBusy: {exit: ExitBusy, refine: refineBusy,
+		hint: "the server is busy or rate limiting; try again later"},
+	client.KindServer: {exit: ExitUnexpected, refine: refineServer,
+		hint: "the server failed; try again, and check Kibana's logs if it persists"},
+	client.KindConnection: {exit: ExitUnreachable, refine: refineConnection,
+		hint: "the connection to the server broke; check the network and try again"},
+	// An answer not understood.
+	client.KindProtocol: {exit: ExitUnexpected, refine: refineProtocol,
+		hint: "the server's answer was not what Agent Builder sends; is KIBANA_URL the Kibana URL (not Elasticsearch)?"},
+	// Every JSON-RPC error refuses the request as sent (bad params -32602,
+	// an unknown method or a protocol version the agent does not speak
+	// -32601 and -32009, an unsupported operation -32004, a task in a
+	// terminal state, …), but those refineRPC names.
+	client.KindRPC: {exit: ExitUsage, refine: refineRPC,
+		hint: "the agent's A2A endpoint refused the request"},
+	client.KindAgentFailed: {exit: ExitTaskFailed,
+		hint: "the agent's run failed; nothing was stored, so sending again starts a new run"},
+}
+
+// reportOf is the report of a remote failure: its kind's row, refined.
+func reportOf(e *client.Error) kindReport {
+	r, ok := kindReports[e.Kind]
+	if !ok {
+		r = kindReports[client.KindUnexpected]
+	}
+	r.code = e.Kind.String()
+	if r.refine != nil {
+		r.refine(e, &r)
+	}
+	return r
+}
+
+func refineNotFound(e *client.Error, r *kindReport) {
+	switch {
+	case strings.Contains(e.Op, "conversation"):
+		r.hint = "check the id; `a2a-courier history` lists the conversations of this space"
+	case e.Op == "list agents":
+		r.hint = "Agent Builder is not enabled in this Kibana (9.2/9.3: Advanced Settings), or KIBANA_URL is not Kibana's address"
+	}
+}
+
+func refineBadRequest(e *client.Error, r *kindReport) {
+	switch {
+	case strings.Contains(e.Message, "redirects in a loop"):
+		r.code = "config"
+		r.hint = "check KIBANA_URL (or the agent's URL): a login or SSO page in front of the server, or a proxy misconfigured, sends requests round in a loop"
+	case strings.Contains(e.Message, "redirected away"):
+		r.code = "config"
+		r.hint = "set KIBANA_URL to the address the server redirects to, if you trust it"
+	case e.StatusCode == 501 || e.StatusCode == 505:
+		r.hint = "the server does not implement this request: is KIBANA_URL Kibana's address (not Elasticsearch's), with its base path if any?"
+	case e.StatusCode != 0:
+		r.hint = fmt.Sprintf("the server refused the request (HTTP %d): check the ids and values given; "+
+			"if they are right, run `a2a-courier doctor` to check that KIBANA_URL is a Kibana with Agent Builder", e.StatusCode)
+	default:
+		r.hint = "check the ids and values given"
+	}
+}
+
+func refineBusy(e *client.Error, r *kindReport) {
+	if e.RetryAfter > 0 {
+		r.hint = fmt.Sprintf("the server asked to retry after %s", courier.WaitText(e.RetryAfter))
+	}
+}
+
+func refineServer(e *client.Error, r *kindReport) {
+	if e.StatusCode == 502 || e.StatusCode == 504 {
+		r.exit = ExitUnreachable // a proxy got no answer from the server
+		r.hint = "a proxy in front of Kibana could not get an answer from it; try again"
+	}
+}
+
+func refineConnection(e *client.Error, r *kindReport) {
+	if errors.Is(e, context.DeadlineExceeded) {
+		r.hint = "no answer in time: raise --timeout, or check that the server is up"
+	}
+}
+
+func refineProtocol(e *client.Error, r *kindReport) {
+	switch {
+	case errors.Is(e, client.ErrReplyTooLarge):
+		r.hint = "the answer is larger than a2a-courier reads (32 MiB for an answer, 256 MiB for a conversation); ask the agent for a shorter reply"
+	case errors.Is(e, client.ErrNestedTooDeep):
+		r.hint = "the answer nests deeper than any real document does (1000 levels); the server or a proxy in front of it sends something else than JSON replies"
+	}
+}
+
+func refineRPC(e *client.Error, r *kindReport) {
+	switch e.RPCCode {
+	case -32001: // TaskNotFoundError
+		r.exit, r.code, r.hint = ExitNotFound, "not_found", "the agent does not know that task"
+	case -32002: // TaskNotCancelableError: it has finished
+		r.exit = ExitTaskFailed
+	case -32603: // InternalError: the agent failed
+		r.exit = ExitUnexpected
+		r.hint = "the agent failed while handling the request; try again, and check the agent's logs if it persists"
+	case -32009, -32601:
+		r.code = "protocol_version"
+		r.hint = "the agent does not speak this A2A version (" + map[int]string{-32009: "version not supported", -32601: "method not found"}[e.RPCCode] +
+			"): check its card with get-card, and drop --protocol if you gave one"
+	}
+}
+
+// exitFor is the exit code of a remote failure: its kind's, refined by the
+// HTTP status and the JSON-RPC code.
+func exitFor(kind client.Kind, status, rpcCode int) int {
+	return reportOf(&client.Error{Kind: kind, StatusCode: status, RPCCode: rpcCode}).exit
+}
+
+// fromClientError reports a remote failure: its exit code, code and hint.
+func fromClientError(e *client.Error) *cliError {
+	if errors.Is(e, context.Canceled) {
+		// The command's context ended: a signal (Ctrl-C, SIGTERM, a
+		// hang-up), not the network.
+		return &cliError{exit: ExitUnexpected, code: "interrupted", err: e,
+			message: "interrupted: " + e.Op + " did not finish", hint: "the command was stopped before the server answered; run it again"}
+	}
+	r := reportOf(e)
+	out := &cliError{message: e.Error(), err: e, code: r.code, exit: r.exit, hint: r.hint}
+	if e.Kind == client.KindBusy {
+		out.retryAfter = e.RetryAfter
+	}
+	return out
+}
+
+// remoteHint rewrites the hints that speak of Kibana for an error met
+// with a generic A2A agent (--url or a peer).
+func remoteHint(ce *cliError) *cliError {
+	hint := map[string]string{
+		"unreachable": "check the agent's URL and that the agent is up and reachable from this machine",
+		"auth": "the agent wants a credential it accepts: give it a token (A2A_COURIER_TOKEN with A2A_COURIER_TOKEN_ORIGIN, " +
+			"--token-file, or the peer's token_env/token_file), or check that the one given has not expired",
+		"forbidden":    "the agent refused this credential the operation: check the token's rights on the agent",
+		"not_found":    "check the agent's URL (get-card shows the endpoint its card names) and the task or context id",
+		"server_error": "the agent's server failed; try again, and check its logs if it persists",
+		"protocol":     "the answer was not A2A JSON-RPC: check the agent's URL with get-card",
+		"bad_request": "the agent refused the request: check the ids and values given, and the agent's URL and " +
+			"protocol with get-card",
+	}[ce.code]
+	// Only hints that speak of Kibana are replaced: a hint written for
+	// the case at hand stays.
+	kibanaHint := ce.hint == ""
+	for _, w := range []string{"KIBANA_", "Kibana", "Agent Builder", "discover", "history", "API key"} {
+		kibanaHint = kibanaHint || strings.Contains(ce.hint, w)
+	}
+	if hint == "" || !kibanaHint {
+		return ce
+	}
+	out := *ce
+	out.hint = hint
+	return &out
+}
+
+// taskDoc is the --json document of send, send-async, result and fetch.
+// Fields are only ever added.
+type taskDoc struct {
+	ContextID      string    `json:"context_id"`
+	Agent          string    `json:"agent,omitempty"`
+	State          string    `json:"state"`
+	Reply          *string   `json:"reply,omitempty"`
+	ReplyTruncated bool      `json:"reply_truncated,omitempty"`
+	ReplyChars     int       `json:"reply_chars,omitempty"`
+	ReplyFile      string    `json:"reply_file,omitempty"`
+	Reason         string    `json:"reason,omitempty"`
+	Resume         string    `json:"resume,omitempty"`
+	Answer         string    `json:"answer,omitempty"`
+	LastError      *errorDoc `json:"last_error,omitempty"`
+	TaskID         string    `json:"task_id,omitempty"`
+	// Path is how a Kibana send went (task, blocking, stream), and
+	// KibanaVersion and KibanaFlavor the release that decided it.
+	Path          string `json:"path,omitempty"`
+	KibanaVersion string `json:"kibana_version,omitempty"`
+	KibanaFlavor  string `json:"kibana_build_flavor,omitempty"`
+	// Note says how fetch chose the task when it had to choose.
+	Note           string     `json:"note,omitempty"`
+	ConversationID string     `json:"conversation_id,omitempty"`
+	MessageID      string     `json:"message_id,omitempty"`
+	CreatedAt      *time.Time `json:"created_at,omitempty"`
+	FinishedAt     *time.Time `json:"finished_at,omitempty"`
+	Error          *errorDoc  `json:"error,omitempty"`
+}
+
+// answerPlaceholder stands for the answer in commands shown to people; a
+// message that is this text was pasted without being filled in.
+const answerPlaceholder = "<your answer>"
+
+// answerCommand is the command that answers an agent's question, reading
+// the answer from stdin ("-"): a document's command runs as it is, with no
+// placeholder to fill in. asJSON adds --json (the command of a JSON
+// document, read by programs).
+func answerCommand(rec *store.Record, asJSON bool) string {
+	var cmd string
+	if rec.Target.Kind == store.TargetA2A {
+		agent := shellQuote(rec.Target.Peer)
+		if rec.Target.Peer == "" {
+			agent = "--url " + shellQuote(rec.Target.URL)
+		}
+		cmd = fmt.Sprintf("a2a-courier send %s --task %s", agent, shellQuote(rec.TaskID))
+	} else {
+		cmd = fmt.Sprintf("a2a-courier send %s --context %s", shellQuote(rec.Agent), shellQuote(rec.ContextID))
+	}
+	if asJSON {
+		cmd += " --json"
+	}
+	return cmd + " -"
+}
+
+// shellQuote makes a value safe to paste into a POSIX shell: commands in
+// documents are run by assistants as they are.
+func shellQuote(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,~", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// resumeCommand is the exact command that continues a task.
+func resumeCommand(rec *store.Record) string {
+	if rec.Lost {
+		return "" // nothing reads it back
+	}
+	if rec.State == store.Expired {
+		return "a2a-courier fetch " + shellQuote(rec.ContextID)
+	}
+	if !rec.State.Terminal() {
+		return "a2a-courier result " + shellQuote(rec.ContextID) + " --wait"
+	}
+	return ""
+}
+
+// exitCodeFor maps a record's state (and, for rejected tasks, the reason
+// they were rejected) to the exit code table.
+func exitCodeFor(rec *store.Record) int {
+	switch rec.State {
+	case store.Completed:
+		return ExitOK
+	case store.InputRequired:
+		return ExitInputRequired
+	case store.Failed, store.Canceled:
+		return ExitTaskFailed
+	case store.Expired:
+		if rec.Lost {
+			// Not "still running" as far as anyone can tell: waiting
+			// longer cannot help.
+			return ExitTaskFailed
+		}
+	case store.Rejected:
+		// Refused before anything ran: the code of the refusal, from the
+		// one table errors share (a rejection an agent reported as its
+		// task's state has no error: 6).
+		if rec.Error != nil {
+			return exitFor(courier.KindOf(rec.Error), rec.Error.HTTPStatus, rec.Error.RPCCode)
+		}
+		return ExitTaskFailed
+	}
+	return ExitStillRunning
+}
+
+// recordDoc turns a record into the output document.
+func recordDoc(rec *store.Record) taskDoc {
+	d := taskDoc{
+		ContextID: rec.ContextID, Agent: rec.Agent, State: string(rec.State), Reason: rec.Reason,
+		Resume: resumeCommand(rec), MessageID: rec.MessageID, FinishedAt: rec.FinishedAt,
+	}
+	if rec.ContextID != "" && rec.Target.Kind != store.TargetA2A {
+		// Only Agent Builder keeps a conversation under this id.
+		d.ConversationID = client.ConversationIDForContext(rec.ContextID)
+	}
+	if created := rec.CreatedAt; !created.IsZero() {
+		d.CreatedAt = &created
+	}
+	if rec.State == store.Completed || rec.State == store.InputRequired {
+		reply := rec.Reply
+		d.Reply = &reply
+	}
+	if rec.State == store.InputRequired {
+		d.Answer = answerCommand(rec, true)
+	}
+	d.TaskID = rec.TaskID
+	d.Path, d.KibanaVersion, d.KibanaFlavor = rec.Path, rec.Target.KibanaVersion, rec.Target.KibanaFlavor
+	if rec.LastError != nil && !rec.State.Terminal() {
+		d.LastError = &errorDoc{Code: rec.LastError.Kind, Message: rec.LastError.Message, RetryAfterSeconds: rec.LastError.RetryAfterSeconds}
+	}
+	if code := exitCodeFor(rec); code != ExitOK && code != ExitStillRunning && code != ExitInputRequired {
+		ce := recordError(rec)
+		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint, RetryAfterSeconds: courier.WholeSeconds(ce.retryAfter)}
+	}
+	return d
+}
+
+// recordError describes a failed, rejected or canceled task.
+func recordError(rec *store.Record) *cliError {
+	ce := &cliError{exit: exitCodeFor(rec)}
+	what := map[store.State]string{store.Failed: "failed", store.Rejected: "was not accepted", store.Canceled: "was canceled", store.Expired: "is lost"}[rec.State]
+	ce.message = fmt.Sprintf("task %s %s: %s", rec.ContextID, what, nonEmptyStr(rec.Reason, "no reason given"))
+	ce.code = "task_" + string(rec.State)
+	switch rec.State {
+	case store.Failed:
+		ce.hint = "the agent's run failed and nothing was stored; sending again starts a new run"
+		if rec.Target.Kind == store.TargetA2A {
+			ce.hint = "the agent's task failed; sending again starts a new run"
+		}
+	case store.Rejected:
+		if rec.Error != nil {
+			ce.code = rec.Error.Kind
+			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
+			from := fromClientError(courier.ClientError(rec.Error))
+			if rec.Target.Kind == store.TargetA2A {
+				from = remoteHint(from)
+			}
+			ce.hint, ce.code = from.hint, from.code
+		}
+		if courier.KindOf(rec.Error) == client.KindBusy {
+			ce.retryAfter = time.Duration(rec.Error.RetryAfterSeconds) * time.Second
+			ce.hint = busyHint(rec)
+		}
+		if ce.hint == "" {
+			ce.hint = "nothing ran on the server; it is safe to send again"
+		}
+	case store.Expired:
+		ce.code = "task_lost"
+		ce.hint = "the agent can no longer show this task, so its reply cannot be read back; sending again runs the whole task again: ask before doing so"
+	case store.Canceled:
+		canceledBy := rec.CanceledBy
+		if canceledBy == "" && strings.HasPrefix(rec.Reason, "canceled on request") {
+			canceledBy = "cancel" // a record of a build before canceled_by
+		}
+		switch {
+		case canceledBy == "":
+			ce.hint = "the agent stopped the run on its side; sending again starts a new run"
+		case rec.SentAt == nil && rec.MessageID != "":
+			// (A task canceled by its id alone has no record of its send.)
+			ce.hint = "nothing was sent, so nothing ran; sending again is safe"
+		case rec.Target.Kind != store.TargetA2A && !rec.Target.NonBlocking && courier.ReleaseAborts(rec.Target):
+			ce.hint = "the run stopped with its connection; sending again starts a new run"
+		case rec.Target.Kind != store.TargetA2A:
+			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"
+		default:
+			ce.hint = "the task was canceled on request; sending again starts a new run"
+		}
+	}
+	return ce
+}
+
+// busyHint says how long the server asked to wait, why the message was not
+// sent again, and that it did not run (429, 503).
+func busyHint(rec *store.Record) string {
+	var b strings.Builder
+	refused := "it refused the message for now (rate limit or overload)"
+	if rec.Refusals > 1 {
+		refused = fmt.Sprintf("it refused the message %d times in a row (rate limit or overload)", rec.Refusals)
+	}
+	secs := rec.Error.RetryAfterSeconds
+	if secs <= 0 {
+		b.WriteString("the server is busy or rate limiting: " + refused + " and nothing ran, so sending it again later is safe")
+		return b.String()
+	}
+	wait := time.Duration(secs) * time.Second
+	fmt.Fprintf(&b, "the server asked to retry after %s", courier.WaitText(wait))
+	switch {
+	case rec.Refusals == 0 || rec.Refusals > courier.MaxSendRetries:
+		// Not sent again (an older record), or sent again as often as a
+		// send is.
+	case wait > courier.MaxSendRetryWait:
+		fmt.Fprintf(&b, ", longer than the %s a send waits", courier.WaitText(courier.MaxSendRetryWait))
+	default:
+		b.WriteString(", more than the time left to wait")
+	}
+	b.WriteString("; " + refused + " and nothing ran, so sending it again after that is safe")
+	return b.String()
+}
+
+func nonEmptyStr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// reportRecord prints a record as the result of a command and returns the
+// exit status as an error (nil for success).
+func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) error {
+	return a.reportRecordWith(rec, maxChars, st, docExtra{})
+}
+
+// docExtra is what fetch adds to a task's report.
+type docExtra struct {
+	// resume replaces the command that continues a task still running
+	// (without a local record, result cannot).
+	resume string
+	// note says how the task was chosen.
+	note string
+}
+
+func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store, extra docExtra) error {
+	pr := a.printer()
+	doc := recordDoc(rec)
+	doc.Note = extra.note
+	if extra.resume != "" && doc.Resume != "" {
+		doc.Resume = extra.resume
+	}
+	if extra.note != "" && !pr.json {
+		pr.info("%s", extra.note)
+	}
+	if rec.ReplyFile != "" && doc.Reply != nil {
+		// A reply too large for the record: the output shows its start,
+		// and the file its whole.
+		limit := courier.SpilledReplyCut
+		if maxChars > 0 && maxChars < limit {
+			limit = maxChars
+		}
+		prefix, total, err := readPrefix(rec.ReplyFile, limit)
+		if err != nil {
+			return fmt.Errorf("read the reply of task %s: %w", rec.ContextID, err)
+		}
+		doc.Reply = &prefix
+		if total > limit {
+			cut := prefix + fmt.Sprintf("\n[… reply cut at %d of %d characters; the whole reply is in %s]", limit, total, rec.ReplyFile)
+			doc.Reply = &cut
+			doc.ReplyTruncated = true
+		}
+		doc.ReplyChars, doc.ReplyFile = total, rec.ReplyFile
+	} else if doc.Reply != nil && maxChars > 0 {
+		if cut, file, total, err := cutText("reply", *doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
+			doc.Reply = &cut
+			doc.ReplyTruncated = true
+			doc.ReplyChars = total
+			doc.ReplyFile = file
+		} else if err != nil {
+			return err
+		}
+	}
+	code := exitCodeFor(rec)
+	if courier.ReadingRefused(rec) && (st == nil || !st.Locked(rec.ContextID)) {
+		// Nobody can read the reply with this credential: "still running"
+		// would have a caller wait for ever.
+		ce := fromClientError(courier.ClientError(rec.LastError))
+		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
+		ce.hint += "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
+		if pr.json {
+			doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
+			if err := pr.writeJSON(doc); err != nil {
+				return err
+			}
+			return exitWith(ce.exit)
+		}
+		a.printError(ce)
+		return exitWith(ce.exit)
+	}
+	if pr.json {
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+		return exitWith(code)
+	}
+	switch {
+	case rec.State == store.Completed:
+		if *doc.Reply == "" {
+			pr.warn("the agent's reply is empty")
+		} else {
+			pr.payload(*doc.Reply)
+		}
+		if pr.errTTY && rec.Agent != "" {
+			// People see the handle on the conversation; programs have
+			// --json, and a pipe stays clean.
+			pr.info("context %s (continue with: a2a-courier send %s --context %s)", rec.ContextID, rec.Agent, rec.ContextID)
+		}
+	case rec.State == store.InputRequired:
+		if *doc.Reply != "" {
+			pr.payload(*doc.Reply)
+		}
+		pr.info("the agent needs input before it can finish (context %s).", rec.ContextID)
+		pr.info("answer with (the answer on stdin): %s", answerCommand(rec, false))
+	case code == ExitStillRunning && rec.State == store.Expired:
+		pr.info("%s (context %s).", nonEmptyStr(rec.Reason, "no reply within the maximum wait; the server may still finish"), rec.ContextID)
+		pr.info("look again later: %s", resumeCommand(rec))
+	case code == ExitStillRunning && courier.RunLikelyAborted(rec):
+		// non_blocking false on a release that aborts: the connection that
+		// held the run is gone.
+		pr.warn("%s has not answered, and its connection ended: this Kibana release stops a blocking run when that happens (non_blocking is false), so the reply will most likely never come (context %s).", rec.Agent, rec.ContextID)
+		pr.info("a background worker still reads the conversation: %s", doc.Resume)
+	case code == ExitStillRunning:
+		pr.info("still running: %s has not answered yet (context %s, state %s). Nothing is lost.", rec.Agent, rec.ContextID, rec.State)
+		if rec.LastError != nil {
+			if secs := rec.LastError.RetryAfterSeconds; secs > 0 {
+				pr.info("last problem: %s (the server asked to retry after %s)", rec.LastError.Message, courier.WaitText(time.Duration(secs)*time.Second))
+			} else {
+				pr.info("last problem: %s", rec.LastError.Message)
+			}
+		}
+		pr.info("resume with: %s", doc.Resume)
+	default:
+		a.printError(recordError(rec))
+	}
+	return exitWith(code)
+}
+
+func exitWith(code int) error {
+	if code == ExitOK {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// stalledText says that a task is held by a worker that stopped beating.
+func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
+	sent := "nothing has run yet"
+	if rec.State != store.Queued {
+		sent = "the message was sent, and is never sent again"
+	}
+	ago := a.p.Now().Sub(w.LastBeat).Round(time.Second)
+	return fmt.Sprintf("task %s is held by worker %d, which stopped responding: its last heartbeat was %s ago (state %s; %s)",
+		rec.ContextID, w.PID, ago, rec.State, sent)
+}
+
+// reportStalled reports a task whose worker stopped beating, instead of
+// "still running, nothing is lost": nobody works on it until that worker
+// goes on or ends. Exit 8, as for any task not final.
+func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
+	pr := a.printer()
+	doc := recordDoc(rec)
+	doc.Note = a.stalledText(rec, w)
+	if pr.json {
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+		return exitWith(ExitStillRunning)
+	}
+	pr.warn("%s", doc.Note)
+	pr.info("it goes on if the worker is continued (kill -CONT %d); ended (kill %d), it frees the task for a new worker: %s", w.PID, w.PID, doc.Resume)
+	return exitWith(ExitStillRunning)
+}
+
+// reportCanceled prints the outcome of a cancel: a task now canceled is
+// what was asked for (exit 0); any other state is reported as it stands.
+func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
+	if rec.State != store.Canceled {
+		return a.reportRecord(rec, 0, st)
+	}
+	pr := a.printer()
+	if pr.json {
+		// What was asked for happened: no error object beside exit 0.
+		d := recordDoc(rec)
+		d.Error = nil
+		return pr.writeJSON(d)
+	}
+	pr.info("task %s canceled", nonEmptyStr(rec.ContextID, rec.TaskID))
+	return nil
+}

@@ -1,0 +1,191 @@
+package courier
+
+import (
+	"context"
+	"flag"
+	"log"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// TestMain lets this test binary stand in for the a2a-courier binary's
+// worker: a worker EnsureWorker spawns in a test runs workerMain, which
+// serves its tasks as `a2a-courier worker` does, with the real Serve.
+func TestMain(m *testing.M) {
+	if os.Getenv("A2A_COURIER_TEST_WORKER") == "1" {
+		os.Exit(workerMain(os.Args[1:]))
+	}
+	os.Exit(m.Run())
+}
+
+// workerMain is the test binary run as a worker: "worker --state-dir <dir>
+// --identity <id>", or "--probe <token>", its credential on descriptor 3.
+func workerMain(args []string) int {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	dir := fs.String("state-dir", "", "")
+	ident := fs.String("identity", "", "")
+	probe := fs.String("probe", "", "")
+	if len(args) == 0 || args[0] != "worker" || fs.Parse(args[1:]) != nil {
+		return 2
+	}
+	st, err := store.Open(*dir)
+	if err != nil {
+		return 1
+	}
+	c := testCourier(st)
+	c.Logf = log.New(os.Stderr, "test-worker ", log.Lmicroseconds).Printf
+	cred := os.NewFile(CredentialFD, "credential")
+	if *probe != "" {
+		if c.WriteProbe(*probe, cred) != nil {
+			return 1
+		}
+		return 0
+	}
+	key, err := ReadCredential(cred)
+	if err != nil {
+		return 1
+	}
+	c.Serve(context.Background(), *ident, key, 300*time.Millisecond, 100*time.Millisecond)
+	return 0
+}
+
+const testKey = "dGVzdDprZXk="
+
+func simOptions() agentbuildertest.Options {
+	return agentbuildertest.Options{
+		Keys: []agentbuildertest.Key{{APIKey: testKey, Username: "svc-a2a"}},
+		Agents: []agentbuildertest.Agent{
+			{ID: "quick", Name: "Quick", Description: "Answers at once.", RunTime: 20 * time.Millisecond},
+			{ID: "slow", Name: "Slow", Description: "Takes a while.", RunTime: 800 * time.Millisecond,
+				Reply: "Report for {{input}}."},
+			{ID: "flaky", Name: "Flaky", Description: "Fails.", Fail: "No complete response received from chat service", RunTime: 10 * time.Millisecond},
+		},
+	}
+}
+
+// startSim is the Agent Builder simulator on loopback: a real HTTP server.
+func startSim(t *testing.T, mod func(*agentbuildertest.Options)) *agentbuildertest.Server {
+	t.Helper()
+	o := simOptions()
+	if mod != nil {
+		mod(&o)
+	}
+	s := agentbuildertest.NewServer(o)
+	t.Cleanup(s.Close)
+	return s
+}
+
+// testCourier is an engine on st with the default HTTP client, whose
+// workers are this test binary.
+func testCourier(st *store.Store) *Courier {
+	return &Courier{
+		Store:      st,
+		HTTPClient: func(store.Target) (*http.Client, error) { return http.DefaultClient, nil },
+		Now:        time.Now,
+		UserAgent:  "a2a-courier/test",
+		Executable: func() (string, error) { return os.Args[0], nil },
+		Environ:    func() []string { return append(os.Environ(), "A2A_COURIER_TEST_WORKER=1") },
+		Timing:     store.WorkerTiming{Beat: 50 * time.Millisecond, StaleAfter: 2 * time.Second},
+	}
+}
+
+// newEngine is an engine on a fresh state directory, logging to the test.
+func newEngine(t *testing.T) *Courier {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := testCourier(st)
+	var mu sync.Mutex
+	done := false
+	t.Cleanup(func() {
+		mu.Lock()
+		done = true
+		mu.Unlock()
+		killWorkers(st)
+	})
+	c.Logf = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !done {
+			t.Logf(format, args...)
+		}
+	}
+	return c
+}
+
+// killWorkers ends the workers a test started: they run in their own
+// session and would outlive the test binary.
+func killWorkers(st *store.Store) {
+	entries, _ := os.ReadDir(filepath.Join(st.Dir(), "workers"))
+	for _, e := range entries {
+		if id, ok := strings.CutSuffix(e.Name(), ".lock"); ok && !strings.Contains(id, ".") {
+			for _, w := range st.Workers(id) {
+				if w.PID > 0 {
+					syscall.Kill(w.PID, syscall.SIGKILL)
+				}
+			}
+		}
+	}
+}
+
+// message is a new task for agent on the simulator.
+func message(sim *agentbuildertest.Server, agent, text string) Message {
+	return Message{Agent: agent, Target: store.Target{Kind: store.TargetKibana, URL: sim.URL}, Key: testKey, Text: text,
+		PollInterval: 100 * time.Millisecond, MaxWait: time.Minute}
+}
+
+// queued writes a record queued for a worker, as send-async does.
+func queued(t *testing.T, c *Courier, m Message) *store.Record {
+	t.Helper()
+	rec, h, err := c.Submit(context.Background(), m, false, "send-async")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Release()
+	return rec
+}
+
+// eventLog collects a run's events.
+type eventLog struct {
+	mu    sync.Mutex
+	kinds []client.EventKind
+}
+
+func (l *eventLog) add(e client.Event) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.kinds = append(l.kinds, e.Kind)
+}
+
+func (l *eventLog) has(k client.EventKind) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, x := range l.kinds {
+		if x == k {
+			return true
+		}
+	}
+	return false
+}
+
+// load reads a record from the engine's store.
+func load(t *testing.T, c *Courier, id string) *store.Record {
+	t.Helper()
+	rec, err := c.Store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}

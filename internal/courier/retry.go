@@ -1,0 +1,96 @@
+package courier
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// Sends the server refused (HTTP 429, or 503 with Retry-After) are sent again
+// at most MaxSendRetries times, each after the server's Retry-After, else
+// after a backoff of about 1s, 2s, 4s (±20%, at most 30s); never after a wait
+// longer than MaxSendRetryWait, nor one that leaves less than
+// sendRetryReserve of the time the command or the task may take.
+const (
+	MaxSendRetries   = 3
+	MaxSendRetryWait = 60 * time.Second
+	sendRetryReserve = time.Second
+)
+
+// resend handles a send the server refused before taking it in: sending it
+// again is safe, after the wait it asked for, a bounded number of times and
+// only within the time left. Until it is sent again the record says what
+// is true: queued, its text back in it, not before RetryAt; a process that
+// dies meanwhile leaves it for a worker, which sends it once, then. again
+// is false when the message is not sent again: out is then the outcome to
+// settle. An error means the record could not say that the message leaves
+// again, and it was not sent.
+func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool, _ client.Outcome, _ error) {
+	r.refusals++
+	dl, hasDL := dctx.Deadline()
+	wait, why := sendRetryWait(out.Err, r.refusals, r.c.now(), dl, hasDL)
+	if why != "" {
+		r.refusedNote = why
+		return false, out, nil
+	}
+	r.mu.Lock()
+	r.written = false
+	r.mu.Unlock()
+	retryAt := r.c.now().Add(wait).UTC()
+	r.update(func(x *store.Record) {
+		x.State, x.Message, x.SentAt, x.RetryAt = store.Queued, r.text, nil, &retryAt
+		x.Refusals = r.refusals
+		x.LastError = ErrorInfo(out.Err)
+	})
+	r.c.logf("%s: refused (%v); sending again in %s (retry %d of %d)", r.id, out.Err, WaitText(wait), r.refusals, MaxSendRetries)
+	if r.w.OnEvent != nil {
+		r.w.OnEvent(client.Event{Kind: client.EventBusy, Err: out.Err,
+			Message: fmt.Sprintf("the server is busy or rate limiting; sending again in %s (retry %d of %d)", WaitText(wait), r.refusals, MaxSendRetries)})
+	}
+	if client.SleepContext(dctx, wait) != nil {
+		if ctx.Err() != nil {
+			r.unsent = true
+			out = client.Outcome{Err: out.Err}
+		}
+		// Else the maximum wait ran out: the refusal stands.
+		return false, out, nil
+	}
+	// Past this write the message is never sent again by anyone but this
+	// process, and only after another refusal.
+	if err := r.update(func(x *store.Record) {
+		now := r.c.now().UTC()
+		x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
+	}); err != nil {
+		return false, out, fmt.Errorf("task %s not sent again: cannot record that it is being sent: %w", r.id, err)
+	}
+	r.c.logf("%s: sending to agent %s again (%d bytes)", r.id, r.current().Agent, r.current().MessageSize)
+	return true, out, nil
+}
+
+// sendRetryWait says how long to wait before sending again a message the
+// server refused for the n-th time (n from 1), or why it is not sent again.
+func sendRetryWait(err error, n int, now, deadline time.Time, hasDeadline bool) (time.Duration, string) {
+	if n > MaxSendRetries {
+		return 0, fmt.Sprintf("refused %d times in a row", n)
+	}
+	ra := client.RetryAfterOf(err)
+	wait := ra
+	if wait <= 0 {
+		wait = min(time.Second<<(n-1), 30*time.Second)
+		wait = max(time.Duration(float64(wait)*(0.8+0.4*rand.Float64())), time.Second)
+	}
+	if wait > MaxSendRetryWait {
+		return 0, fmt.Sprintf("the server asked to retry after %s, longer than the %s a send waits", WaitText(wait), WaitText(MaxSendRetryWait))
+	}
+	if left := deadline.Sub(now); hasDeadline && wait+sendRetryReserve > left {
+		if ra > 0 {
+			return 0, fmt.Sprintf("the server asked to retry after %s, more than the time left to wait (%s)", WaitText(ra), WaitText(max(left, 0)))
+		}
+		return 0, fmt.Sprintf("no time left to wait for another try (%s)", WaitText(max(left, 0)))
+	}
+	return wait, ""
+}

@@ -1,0 +1,407 @@
+package courier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// Work is what a process working on a task knows besides its record.
+type Work struct {
+	// Command names the runner in the audit log: "send" or "worker".
+	Command string
+	// Key is the credential the task is worked with; it must be the one it
+	// was sent with (the record's identity).
+	Key client.Secret
+	// Text is the message of a record this process created sending (send
+	// in the foreground): it never reached the disk. Empty in a worker.
+	Text string
+	// OnEvent, when set, receives the delivery's progress, and EventBusy
+	// while a refused message waits to be sent again.
+	OnEvent func(client.Event)
+}
+
+// Run works on one task, whose record lock h this process holds, until its
+// outcome is final, until the maximum wait passes (state expired), or until
+// ctx ends (ErrHandedOff: the state stays, so that another worker picks
+// the task up by reading, never by sending again). The foreground send and
+// the detached worker both come here, so both behave the same.
+//
+// The steps, each a method of run: load the record and build the agent's
+// client; decide whether this run sends the message or only follows it
+// (and end a task canceled, or without text, before anything leaves);
+// begin, the write that marks the message as leaving (after which nobody
+// sends it again); follow the delivery, sending a refused message again as
+// the server asks (retry.go); settle the record with how it ended
+// (settle.go).
+func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Record, error) {
+	r := &run{c: c, h: h, w: w, id: h.ContextID()}
+	if done, err := r.load(); done || err != nil {
+		return r.rec, err
+	}
+	defer r.clearFinishedCancel()
+	if done, err := r.decide(ctx); done || err != nil {
+		return r.current(), err
+	}
+	if err := r.begin(); err != nil {
+		return r.current(), err
+	}
+	dctx, cancel := context.WithDeadline(ctx, r.deadline())
+	defer cancel()
+	out, err := r.follow(ctx, dctx)
+	if err != nil {
+		return r.current(), err
+	}
+	return r.settle(ctx, dctx, out)
+}
+
+// deliverer sends a record's message (send false: only follows it) and
+// returns the outcome; on receives the progress.
+type deliverer func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome
+
+// run is one task being worked on. It is the one writer of the record in
+// this process: every write goes through update, under mu, because the
+// delivery's events arrive on the HTTP client's goroutines. rec and
+// written are only touched under mu.
+type run struct {
+	c  *Courier
+	h  *store.Handle
+	w  Work
+	id string
+
+	deliver deliverer
+	// send: this run sends the message (a record still queued, or one this
+	// process created sending); else it recovers the task by reading.
+	send bool
+	// created: this process created the record already sending (send in
+	// the foreground), so the creation was the sending write and the text
+	// is in w.Text, never on disk.
+	created bool
+	text    string
+
+	mu  sync.Mutex
+	rec *store.Record
+	// written: the request reached the server, so the record is due to say
+	// working. Every write carries that change; on its own it is written
+	// after the working delay, so that an answer arriving sooner (a quick
+	// agent) makes one write, with its fsyncs, instead of two.
+	written      bool
+	workingTimer *time.Timer
+
+	// refusals counts the sends the server refused before taking anything
+	// in (429, 503 with Retry-After), across the processes that sent it.
+	refusals int
+	// refusedNote says why a refused message was not sent again.
+	refusedNote string
+	// unsent: the last send was refused and the wait before the next one
+	// was cut short, so nothing is on the server.
+	unsent bool
+}
+
+// load reads the record and builds the client of its agent. done is true
+// for a record that is final already.
+func (r *run) load() (done bool, err error) {
+	rec, err := r.h.Load()
+	if err != nil {
+		return true, err
+	}
+	r.rec = rec
+	if rec.State.Terminal() {
+		return true, nil
+	}
+	if got := Identity(rec.Target, r.w.Key); got != rec.Identity {
+		return true, fmt.Errorf("task %s was sent with another credential; it is left for a worker holding that one", rec.ContextID)
+	}
+	r.deliver, err = r.c.deliverer(rec.Target, r.w.Key)
+	return err != nil, err
+}
+
+// deliverer builds the delivery of a target's tasks.
+func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error) {
+	if t.Kind == store.TargetA2A {
+		a, err := c.A2A(t, key)
+		if err != nil {
+			return nil, err
+		}
+		return func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome {
+			contextID := x.ContextID
+			if x.LocalContext {
+				contextID = ""
+			}
+			return a.Deliver(ctx, client.A2ADeliverOptions{
+				Message:  client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: contextID, TaskID: x.AnswersTask},
+				Question: x.Question, Send: send, TaskID: x.TaskID, Streaming: t.Streaming,
+				PollInterval: time.Duration(x.PollInterval), OnEvent: on,
+			})
+		}, nil
+	}
+	k, err := c.Kibana(t, key)
+	if err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome {
+		return k.Deliver(ctx, client.DeliverOptions{
+			AgentID:     x.Agent,
+			Message:     client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: x.ContextID, Blocking: true},
+			Send:        send,
+			InputSHA256: x.MessageSHA256, RoundsBefore: x.RoundsBefore, FreshContext: x.FreshContext,
+			PollInterval: time.Duration(x.PollInterval),
+			Stream:       x.Target.Streaming, NonBlocking: x.Target.NonBlocking, TaskID: x.TaskID,
+			OnEvent: on,
+		})
+	}, nil
+}
+
+// decide says what this run does: send the message, or recover the task by
+// reading. A task canceled or without text ends here, before anything
+// leaves, and a refused message waits until the server said it may come
+// back. done is true when the task ended (or was handed off) here.
+func (r *run) decide(ctx context.Context) (done bool, err error) {
+	rec := r.current()
+	if r.c.Store.CancelRequested(r.id, rec.MessageID) {
+		r.update(func(x *store.Record) { MarkCanceled(x, r.c.now()) })
+		return true, nil
+	}
+	r.created = r.w.Text != "" && rec.State == store.Sending && rec.Workers == 1
+	r.send = rec.State == store.Queued || r.created
+	r.text = rec.Message
+	if r.created {
+		r.text = r.w.Text
+	}
+	switch {
+	case r.send && r.text == "":
+		r.update(func(x *store.Record) {
+			finish(x, r.c.now(), store.Failed)
+			x.Reason = "the record holds no message text to send"
+		})
+		return true, nil
+	case !r.send || r.created:
+		return false, nil
+	}
+	if rec.RetryAt != nil {
+		// The server refused this message earlier and said when to come
+		// back: not before then (and never longer than a send waits).
+		if d := min(rec.RetryAt.Sub(r.c.now()), MaxSendRetryWait); d > 0 {
+			r.c.logf("%s: the server asked to wait; sending in %s", r.id, WaitText(d))
+			if client.SleepContext(ctx, d) != nil {
+				if canceled(ctx) {
+					r.cancelUnsent("canceled on request")
+					return true, nil
+				}
+				return true, ErrHandedOff
+			}
+		}
+	}
+	if canceled(ctx) || r.c.Store.CancelRequested(r.id, rec.MessageID) {
+		// Canceled while it waited its turn: it is still queued, nothing
+		// left.
+		r.cancelUnsent("canceled on request before it was sent")
+		return true, nil
+	}
+	return false, nil
+}
+
+// canceled reports whether ctx ended because cancel asked.
+func canceled(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrCancelRequested)
+}
+
+// begin makes the write that says the message is leaving: past it, the
+// text leaves the record (only its hash and size stay) and the task is
+// never sent again by anyone. If the write fails, nothing is sent: a record
+// still queued would be sent again by the next worker. A run that only
+// follows the task counts itself in the record instead.
+func (r *run) begin() error {
+	rec := r.current()
+	switch {
+	case r.created:
+	case r.send:
+		if err := r.update(func(x *store.Record) {
+			now := r.c.now().UTC()
+			x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
+			x.Workers++
+		}); err != nil {
+			return fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
+		}
+	default:
+		r.update(func(x *store.Record) {
+			x.Workers++
+			// Whatever held a blocking send's connection is gone.
+			x.ConnectionLost = x.ConnectionLost || x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking
+		})
+		r.c.logf("%s: recovering (state %s): reading the conversation, never sending again", r.id, rec.State)
+		return nil
+	}
+	r.c.logf("%s: sending to agent %s (%d bytes)", r.id, rec.Agent, rec.MessageSize)
+	return nil
+}
+
+// deadline is when the task is given up as expired: its maximum wait from
+// the send. A task revived after its deadline still gets one look.
+func (r *run) deadline() time.Time {
+	rec := r.current()
+	deadline := rec.Deadline()
+	if minEnd := r.c.now().Add(min(time.Duration(rec.PollInterval), 30*time.Second) + 5*time.Second); !r.send && deadline.Before(minEnd) {
+		deadline = minEnd
+	}
+	return deadline
+}
+
+// follow delivers the message (or follows the task) until the delivery
+// has an outcome or its context ends; a message the server refused before
+// taking it in is sent again as it asks (resend). An error is returned
+// only when the record cannot say that the message leaves again.
+func (r *run) follow(ctx, dctx context.Context) (client.Outcome, error) {
+	r.refusals = r.current().Refusals
+	for {
+		out := r.deliver(dctx, r.current(), r.send, r.text, r.onEvent)
+		r.stopWorkingTimer()
+		if !r.send || out.State != client.StateRejected || !client.RetryLater(out.Err) {
+			if !out.Final() {
+				r.markWorking()
+			}
+			return out, nil
+		}
+		again, out, err := r.resend(ctx, dctx, out)
+		if err != nil || !again {
+			if err == nil && !out.Final() && !r.unsent {
+				r.markWorking()
+			}
+			return out, err
+		}
+	}
+}
+
+// current is the record as last written.
+func (r *run) current() *store.Record {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.rec
+}
+
+// update writes the record: fn's change, and working for a request that
+// reached the server.
+func (r *run) update(fn func(*store.Record)) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.updateLocked(fn)
+}
+
+func (r *run) updateLocked(fn func(*store.Record)) error {
+	write := r.c.write
+	if write == nil {
+		write = (*store.Handle).Update
+	}
+	nr, err := write(r.h, func(x *store.Record) error {
+		if r.written && x.State == store.Sending {
+			x.State = store.Working
+		}
+		fn(x)
+		return nil
+	})
+	if err != nil {
+		r.c.logf("%s: cannot write the record: %v", r.id, err)
+		return err
+	}
+	r.rec = nr
+	return nil
+}
+
+// markWorking writes the working state if no other write carried it.
+func (r *run) markWorking() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.written || r.rec.State != store.Sending {
+		return
+	}
+	r.updateLocked(func(*store.Record) {})
+}
+
+func (r *run) stopWorkingTimer() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.workingTimer != nil {
+		r.workingTimer.Stop()
+	}
+}
+
+// onEvent takes the delivery's progress into the record. It is called on
+// the HTTP client's goroutines; whatever it writes goes through update.
+func (r *run) onEvent(e client.Event) {
+	switch e.Kind {
+	case client.EventTask:
+		r.update(func(x *store.Record) {
+			x.TaskID = e.TaskID
+			if x.Target.Kind == store.TargetKibana && !x.Target.Streaming {
+				x.Path = PathTask // the server answered blocking:false with its task
+			}
+		})
+	case client.EventWritten:
+		r.mu.Lock()
+		if !r.written {
+			r.written = true
+			r.workingTimer = time.AfterFunc(r.c.workingDelay(), r.markWorking)
+		}
+		r.mu.Unlock()
+	case client.EventStreamUnsupported:
+		// The cached card said streaming; the next send reads it anew.
+		r.c.forgetCard(r.current(), r.w.Key)
+		r.update(func(x *store.Record) { x.Target.Streaming = false })
+	case client.EventConnectionLost, client.EventPollError, client.EventReplyTooLarge:
+		r.noteProblem(e)
+	}
+	if e.Err != nil {
+		r.c.logf("%s: %s: %s: %v", r.id, e.Kind, e.Message, e.Err)
+	} else {
+		r.c.logf("%s: %s: %s", r.id, e.Kind, e.Message)
+	}
+	if r.w.OnEvent != nil {
+		r.w.OnEvent(e)
+	}
+}
+
+// noteProblem keeps the last problem of a delivery in the record, and that
+// the connection of a blocking send ended; the same problem again is not
+// written again.
+func (r *run) noteProblem(e client.Event) {
+	info := ErrorInfo(e.Err)
+	cur := r.current()
+	lost := e.Kind == client.EventConnectionLost && cur.Target.Kind == store.TargetKibana && !cur.Target.NonBlocking
+	if cur.LastError != nil && info != nil && *cur.LastError == *info && (!lost || cur.ConnectionLost) {
+		return
+	}
+	r.update(func(x *store.Record) {
+		x.LastError = info
+		x.ConnectionLost = x.ConnectionLost || lost
+	})
+}
+
+// clearFinishedCancel removes the cancel marker of a task that ended: it
+// has nothing left to cancel.
+func (r *run) clearFinishedCancel() {
+	if cur := r.current(); cur != nil && cur.State.Terminal() {
+		r.c.Store.ClearCancel(r.id)
+	}
+}
+
+// audit logs a task's final state: metadata only.
+func (r *run) audit() {
+	rec := r.current()
+	if rec == nil || !rec.State.Terminal() {
+		return
+	}
+	e := store.AuditEntry{Command: r.w.Command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
+		MessageSHA256: rec.MessageSHA256, State: string(rec.State), HTTPStatus: rec.HTTPStatus}
+	if rec.SentAt != nil && rec.FinishedAt != nil {
+		e.DurationMS = rec.FinishedAt.Sub(*rec.SentAt).Milliseconds()
+	}
+	if rec.Error != nil {
+		e.Error = rec.Error.Kind
+	}
+	r.c.Store.Audit(e)
+}

@@ -1,0 +1,301 @@
+package courier
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+var errNoSpace = errorString("no space left on device")
+
+type errorString string
+
+func (e errorString) Error() string { return string(e) }
+
+// The whole path of one task in a worker: queued, sent, completed, its
+// reply in the record, the text gone, one run on the server, audited.
+func TestRunSendsAQueuedTaskOnce(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "hello"))
+	if rec.State != store.Queued || load(t, c, rec.ContextID).Message != "hello" {
+		t.Fatalf("submitted %+v", rec)
+	}
+	h, err := c.Store.Lock(rec.ContextID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	var events eventLog
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey, OnEvent: events.add})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != store.Completed || got.Reply != "Echo: hello" || got.Message != "" || got.Workers != 1 || got.Path != PathBlocking {
+		t.Fatalf("%+v", got)
+	}
+	if disk := load(t, c, rec.ContextID); disk.State != store.Completed || disk.Message != "" || disk.SentAt == nil {
+		t.Fatalf("on disk %+v", disk)
+	}
+	if sim.Runs(rec.ContextID) != 1 || !events.has(client.EventSent) || !events.has(client.EventWritten) {
+		t.Errorf("runs %d, events %v", sim.Runs(rec.ContextID), events.kinds)
+	}
+}
+
+// send in the foreground: the record is created sending, the text never
+// reaches the disk, and the run sends it from Work.Text.
+func TestRunSendsATaskCreatedSending(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "in the foreground"), true, "send")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	if disk := load(t, c, rec.ContextID); disk.State != store.Sending || disk.Message != "" || disk.Workers != 1 {
+		t.Fatalf("created %+v", disk)
+	}
+	got, err := c.Run(context.Background(), h, Work{Command: "send", Key: testKey, Text: "in the foreground"})
+	if err != nil || got.State != store.Completed || got.Reply != "Echo: in the foreground" || sim.Runs(rec.ContextID) != 1 {
+		t.Fatalf("%v %+v", err, got)
+	}
+}
+
+// A run that finds the record past sending only reads: the task is
+// recovered from the conversation, never sent again.
+func TestRunRecoversByReadingOnly(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec, h, err := c.Submit(context.Background(), message(sim, "slow", "once"), true, "send")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The sender hands off as soon as the request is written.
+	ctx, cancel := context.WithCancel(context.Background())
+	first, err := c.Run(ctx, h, Work{Command: "send", Key: testKey, Text: "once", OnEvent: func(e client.Event) {
+		if e.Kind == client.EventWritten {
+			cancel()
+		}
+	}})
+	h.Release()
+	if !errors.Is(err, ErrHandedOff) || first.State.Terminal() {
+		t.Fatalf("first run: %v %+v", err, first)
+	}
+	h, err = c.Store.Lock(rec.ContextID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	if err != nil || got.State != store.Completed || got.Reply != "Report for once." || got.Workers != 2 {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if sim.Runs(rec.ContextID) != 1 {
+		t.Errorf("sent %d times", sim.Runs(rec.ContextID))
+	}
+}
+
+// A task whose caller stopped before a connection was made goes back to
+// queued, its text in it, for a worker to send once.
+func TestRunHandsBackAnUnsentTask(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "not yet"), true, "send")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	got, err := c.Run(ctx, h, Work{Command: "send", Key: testKey, Text: "not yet"})
+	if !errors.Is(err, ErrHandedOff) || got.State != store.Queued || got.Message != "not yet" || got.SentAt != nil {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if sim.Runs(rec.ContextID) != 0 {
+		t.Errorf("%d runs", sim.Runs(rec.ContextID))
+	}
+}
+
+// decide: a cancel asked before the run began ends the task canceled,
+// nothing sent; a queued record without text fails.
+func TestRunEndsWhatCannotBeSent(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "cancel me"))
+	if err := c.Store.RequestCancel(rec.ContextID, rec.MessageID); err != nil {
+		t.Fatal(err)
+	}
+	h, _ := c.Store.Lock(rec.ContextID)
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	h.Release()
+	if err != nil || got.State != store.Canceled || got.CanceledBy != "cancel" || !strings.Contains(got.Reason, "before it was sent") {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if c.Store.CancelRequested(rec.ContextID, rec.MessageID) || sim.TotalRuns() != 0 {
+		t.Errorf("marker left, or %d runs", sim.TotalRuns())
+	}
+
+	empty := queued(t, c, message(sim, "quick", "x"))
+	h, _ = c.Store.Lock(empty.ContextID)
+	h.Update(func(x *store.Record) error { x.Message = ""; return nil })
+	got, err = c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	h.Release()
+	if err != nil || got.State != store.Failed || !strings.Contains(got.Reason, "no message text") {
+		t.Fatalf("%v %+v", err, got)
+	}
+}
+
+// load: a task is worked on only with the credential it was sent with.
+func TestRunRefusesAnotherCredential(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "mine"))
+	h, _ := c.Store.Lock(rec.ContextID)
+	defer h.Release()
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: "b3RoZXI6a2V5"})
+	if err == nil || !strings.Contains(err.Error(), "another credential") || got.State != store.Queued || sim.TotalRuns() != 0 {
+		t.Fatalf("%v %+v", err, got)
+	}
+}
+
+// follow and resend: a message the server refused with a 429 goes back to
+// queued, and is sent again after the wait the server asked for; it ran
+// once.
+func TestRunSendsARefusedMessageAgain(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteA2A, Status: 429, RetryAfter: "1", Times: 1}}
+	})
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "busy?"))
+	h, _ := c.Store.Lock(rec.ContextID)
+	defer h.Release()
+	var events eventLog
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey, OnEvent: events.add})
+	if err != nil || got.State != store.Completed || got.Refusals != 1 || got.Reply != "Echo: busy?" {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if !events.has(client.EventBusy) || sim.Runs(rec.ContextID) != 1 {
+		t.Errorf("events %v, runs %d", events.kinds, sim.Runs(rec.ContextID))
+	}
+}
+
+// settle: a failed run is failed with its reason; a refused one is
+// rejected with the refusal.
+func TestRunSettlesFailuresAndRefusals(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "flaky", "are you there?"))
+	h, _ := c.Store.Lock(rec.ContextID)
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	h.Release()
+	if err != nil || got.State != store.Failed || !strings.Contains(got.Reason, "No complete response") {
+		t.Fatalf("%v %+v", err, got)
+	}
+	rec = queued(t, c, message(sim, "no-such-agent", "hello"))
+	h, _ = c.Store.Lock(rec.ContextID)
+	got, err = c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	h.Release()
+	if err != nil || got.State != store.Rejected || KindOf(got.Error) != client.KindNotFound {
+		t.Fatalf("%v %+v", err, got)
+	}
+}
+
+// A record that cannot be marked "sending" is not sent: a record still
+// queued would be sent again by the next worker.
+func TestNoSendWhenTheSendingWriteFails(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "hello"))
+	h, _ := c.Store.Lock(rec.ContextID)
+	defer h.Release()
+	// The disk is full from the first write on.
+	c.write = func(*store.Handle, func(*store.Record) error) (*store.Record, error) {
+		return nil, &os.PathError{Op: "write", Path: c.Store.TasksDir(), Err: errNoSpace}
+	}
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	if err == nil || !strings.Contains(err.Error(), "not sent") {
+		t.Fatalf("err %v", err)
+	}
+	if got.State != store.Queued || sim.TotalRuns() != 0 {
+		t.Fatalf("state %s, %d runs", got.State, sim.TotalRuns())
+	}
+}
+
+// An outcome that cannot be written is still handed back, marked so.
+func TestFinalWriteFailureStillReturnsTheReply(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "hello"))
+	h, _ := c.Store.Lock(rec.ContextID)
+	defer h.Release()
+	c.write = func(h *store.Handle, fn func(*store.Record) error) (*store.Record, error) {
+		var probe store.Record
+		fn(&probe)
+		if probe.State == store.Completed {
+			return nil, errNoSpace
+		}
+		return h.Update(fn)
+	}
+	got, err := c.Run(context.Background(), h, Work{Command: "send", Key: testKey})
+	var rwe *RecordWriteError
+	if !errors.As(err, &rwe) || got.State != store.Completed || got.Reply != "Echo: hello" {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if sim.Runs(rec.ContextID) != 1 {
+		t.Errorf("runs %d", sim.Runs(rec.ContextID))
+	}
+}
+
+// ending: how a delivery ended decides what settle writes, in this order.
+func TestEndingOrder(t *testing.T) {
+	t.Parallel()
+	live := context.Background()
+	stopped, stop := context.WithCancel(context.Background())
+	stop()
+	canceledCtx, cancelIt := context.WithCancelCause(context.Background())
+	cancelIt(ErrCancelRequested)
+	past, cancelPast := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancelPast()
+	gone := &client.Error{Kind: client.KindNotFound, Err: client.ErrTaskGone}
+	refused := &client.Error{Kind: client.KindForbidden, StatusCode: 403}
+	tooLarge := &client.Error{Kind: client.KindProtocol, Err: client.ErrReplyTooLarge}
+	for _, tt := range []struct {
+		name      string
+		ctx, dctx context.Context
+		out       client.Outcome
+		unsent    bool
+		want      ending
+	}{
+		{"an outcome wins over a stop", stopped, stopped, client.Outcome{State: client.StateCompleted}, false, endOutcome},
+		{"cancel", canceledCtx, canceledCtx, client.Outcome{}, false, endCanceled},
+		{"stopped, nothing sent", stopped, stopped, client.Outcome{}, true, endUnsent},
+		{"stopped after sending", stopped, stopped, client.Outcome{}, false, endHandedOff},
+		{"the task is gone", live, past, client.Outcome{Err: gone}, false, endGone},
+		{"the maximum wait", live, past, client.Outcome{}, false, endExpired},
+		{"reading refused", live, live, client.Outcome{Err: refused}, false, endRefused},
+		{"too large to read", live, live, client.Outcome{Err: tooLarge}, false, endTooLarge},
+		{"nothing more to read", live, live, client.Outcome{Err: errors.New("a page")}, false, endStuck},
+	} {
+		r := &run{unsent: tt.unsent}
+		if got := r.ending(tt.ctx, tt.dctx, tt.out); got != tt.want {
+			t.Errorf("%s: ending %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}

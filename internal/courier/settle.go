@@ -1,0 +1,281 @@
+package courier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// ending is how a run ended: what settle writes into the record.
+type ending int
+
+const (
+	// endOutcome: the agent's outcome (completed, failed, rejected,
+	// canceled, input required).
+	endOutcome ending = iota
+	// endCanceled: cancel asked.
+	endCanceled
+	// endUnsent: the caller stopped before anything left (or while a
+	// refusal was waited out): the task is queued again, for a worker.
+	endUnsent
+	// endHandedOff: the caller stopped after the message left: a worker
+	// follows it by reading.
+	endHandedOff
+	// endGone: the agent can no longer show the task.
+	endGone
+	// endExpired: no outcome within the maximum wait.
+	endExpired
+	// endRefused: reading the reply was refused (401, 403).
+	endRefused
+	// endTooLarge: the conversation is larger than is read, and only grows.
+	endTooLarge
+	// endStuck: nothing more can be read (a page that is not the server's,
+	// a request it refuses).
+	endStuck
+)
+
+// ending tells how the delivery ended; the order matters: an outcome wins
+// over everything, a cancel over the caller stopping, and the caller
+// stopping over the reasons the delivery gave up.
+func (r *run) ending(ctx, dctx context.Context, out client.Outcome) ending {
+	switch {
+	case out.Final():
+		return endOutcome
+	case canceled(ctx):
+		return endCanceled
+	case ctx.Err() != nil && (out.NotSent() || r.unsent):
+		return endUnsent
+	case ctx.Err() != nil:
+		return endHandedOff
+	case errors.Is(out.Err, client.ErrTaskGone) || errors.Is(out.Err, client.ErrNoTask):
+		return endGone
+	case dctx.Err() != nil:
+		return endExpired
+	case client.IsKind(out.Err, client.KindAuth, client.KindForbidden):
+		return endRefused
+	case errors.Is(out.Err, client.ErrReplyTooLarge):
+		return endTooLarge
+	}
+	return endStuck
+}
+
+// settle writes how the run ended into the record and returns it.
+func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Record, error) {
+	switch r.ending(ctx, dctx, out) {
+	case endOutcome:
+		return r.settleOutcome(out)
+	case endCanceled:
+		// Canceled before a connection was made (or while a refusal was
+		// waited out): nothing reached the server, and the record says so.
+		notSent := r.send && (out.NotSent() || r.unsent)
+		r.update(func(x *store.Record) {
+			if notSent {
+				x.State, x.SentAt = store.Queued, nil
+			}
+			MarkCanceled(x, r.c.now())
+		})
+		r.endCanceled("canceled on request")
+		return r.current(), nil
+	case endUnsent:
+		// Nothing left, so the task goes back to queued, text included,
+		// and the next worker sends it (once).
+		r.update(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil })
+		r.c.logf("%s: handed off before sending; back to queued", r.id)
+		return r.current(), ErrHandedOff
+	case endHandedOff:
+		if cur := r.current(); cur.Target.Kind == store.TargetKibana && !cur.Target.NonBlocking && !cur.ConnectionLost {
+			// This process's connection carried the blocking send: it
+			// ends with the hand-off.
+			r.update(func(x *store.Record) { x.ConnectionLost = true })
+		}
+		r.c.logf("%s: handed off in state %s", r.id, r.current().State)
+		return r.current(), ErrHandedOff
+	case endRefused:
+		// Reading was refused and no answer is coming on the POST: the task
+		// stays open (a fixed key may read it with fetch), reported as such.
+		r.update(func(x *store.Record) { x.LastError = ErrorInfo(out.Err) })
+		r.c.logf("%s: stopped: %v", r.id, out.Err)
+		return r.current(), out.Err
+	case endGone:
+		// Nothing left to follow: say so now rather than after the maximum
+		// wait.
+		r.expire(out, OneLine(out.Err), true)
+		r.c.logf("%s: expired: %v", r.id, out.Err)
+	case endExpired:
+		r.expire(out, "", false)
+		r.c.logf("%s: expired", r.id)
+	case endTooLarge:
+		// The conversation is larger than a2a-courier reads, and it only
+		// grows: no reply can ever be read back, here or by fetch.
+		r.expire(out, "the conversation is larger than a2a-courier reads (256 MiB): its reply cannot be read back: "+OneLine(out.Err), true)
+		r.c.logf("%s: lost: %v", r.id, out.Err)
+	default:
+		// End it rather than leave it open for ever.
+		r.expire(out, "following the task stopped: "+OneLine(out.Err), false)
+		r.c.logf("%s: expired: %v", r.id, out.Err)
+	}
+	r.audit()
+	return r.current(), nil
+}
+
+// settleOutcome writes the agent's outcome. When it cannot be written, the
+// outcome is returned all the same, with a *RecordWriteError.
+func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
+	if r.refusedNote != "" {
+		out.Reason += "; " + r.refusedNote
+	}
+	err := r.update(func(x *store.Record) {
+		finish(x, r.c.now(), store.State(out.State))
+		if kerr := KeepReply(r.c.Store, x, out.Reply); kerr != nil {
+			// The run finished and said something, but it cannot be kept:
+			// that is the outcome, not a completed empty reply.
+			x.State = store.Failed
+			x.Reason = "the run finished, but its reply could not be kept: " + OneLine(kerr)
+			return
+		}
+		x.Reason = out.Reason
+		x.Refusals = r.refusals
+		x.Error = ErrorInfo(out.Err)
+		x.HTTPStatus = out.HTTPStatus
+		x.Via = out.Via
+		if out.TaskID != "" {
+			x.TaskID = out.TaskID
+		}
+		if x.Target.Kind == store.TargetKibana && x.Path == "" {
+			// blocking:false answered without a task: a release that
+			// ignores it (9.2 to 9.5), the blocking path.
+			x.Path = PathBlocking
+		}
+	})
+	r.c.logf("%s: %s (via %s)", r.id, out.State, out.Via)
+	if err != nil {
+		// The outcome is known but not recorded: hand it back so the
+		// caller can still show it, and say the record lags.
+		res := *r.current()
+		finish(&res, r.c.now(), store.State(out.State))
+		res.Reply, res.Reason, res.Error, res.Via = out.Reply, out.Reason, ErrorInfo(out.Err), out.Via
+		return &res, &RecordWriteError{err}
+	}
+	if rec := r.current(); rec.State == store.Rejected && KindOf(rec.Error) == client.KindNotFound {
+		// The agent is gone: a cached card would let the next send record
+		// a task for it.
+		r.c.forgetCard(rec, r.w.Key)
+	}
+	r.audit()
+	return r.current(), nil
+}
+
+// expire ends the task as expired: reason ("" for the maximum wait's, as the
+// release behaves), lost when nothing can read its reply back any more.
+func (r *run) expire(out client.Outcome, reason string, lost bool) {
+	r.update(func(x *store.Record) {
+		finish(x, r.c.now(), store.Expired)
+		x.Reason = reason
+		if reason == "" {
+			x.Reason = expiredReason(x)
+		}
+		if out.Err != nil {
+			x.LastError = ErrorInfo(out.Err)
+		}
+		x.Lost = x.Lost || lost
+	})
+}
+
+// cancelUnsent ends a task canceled before it was sent.
+func (r *run) cancelUnsent(why string) {
+	r.update(func(x *store.Record) { MarkCanceled(x, r.c.now()) })
+	r.endCanceled(why)
+}
+
+// endCanceled clears the marker of a task now canceled, and logs and
+// audits it.
+func (r *run) endCanceled(why string) {
+	r.c.Store.ClearCancel(r.id)
+	r.c.logf("%s: %s", r.id, why)
+	r.audit()
+}
+
+// Replies kept in the record, and cut in output.
+const (
+	// maxRecordReply is the largest reply kept in the record itself; a
+	// larger one goes to a file of its own in $STATE/replies/ (0600), named
+	// by the record, so that a record stays small to read, write and list.
+	maxRecordReply = 4 << 20
+	// SpilledReplyCut is how much of a reply kept in a file the output
+	// shows, unless --max-chars asks for less: the rest is in the file the
+	// marker names.
+	SpilledReplyCut = 1 << 20
+)
+
+// KeepReply puts a reply in the record, or in its own file when it is over
+// maxRecordReply (st nil: the reply stays in the record, shown once and
+// kept nowhere).
+func KeepReply(st *store.Store, x *store.Record, reply string) error {
+	x.ReplyFile, x.ReplyBytes = "", 0
+	if len(reply) <= maxRecordReply {
+		x.Reply = reply
+		return nil
+	}
+	if st == nil {
+		x.Reply = reply // shown once, kept nowhere
+		return nil
+	}
+	file, err := st.WriteReply(x.ContextID, reply)
+	if err != nil {
+		return err
+	}
+	x.Reply, x.ReplyFile, x.ReplyBytes = "", file, len(reply)
+	return nil
+}
+
+// MarkCanceled ends a task canceled with the cancel command, with the
+// reason that says what became of its run.
+func MarkCanceled(x *store.Record, now time.Time) {
+	sent := x.State != store.Queued
+	finish(x, now, store.Canceled)
+	x.CanceledBy = "cancel"
+	switch {
+	case !sent:
+		x.Reason = "canceled on request, before it was sent: nothing ran"
+	case x.Target.Kind == store.TargetA2A:
+		x.Reason = "canceled on request"
+	case x.Path == PathTask:
+		x.Reason = "canceled on request; Kibana cannot stop a Task Manager run over A2A (its tasks/cancel answers not cancelable), so it may still finish and `fetch` can read its reply"
+	case !x.Target.NonBlocking && ReleaseAborts(x.Target):
+		x.Reason = "canceled on request; its connection was closed, and this Kibana release stops a blocking run when its connection ends: no reply will be stored"
+	default:
+		x.Reason = "canceled on request; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
+	}
+}
+
+// expiredReason says what a task that had no outcome within its maximum
+// wait may still come to, as the release it was sent to behaves.
+func expiredReason(x *store.Record) string {
+	base := fmt.Sprintf("no reply within the maximum wait (%s)", time.Duration(x.MaxWait))
+	switch {
+	case x.Target.Kind == store.TargetA2A || x.Path == PathTask:
+		return base + "; the server may still finish: look again with fetch"
+	case x.Target.NonBlocking:
+		// Sent blocking:false, but its task was never named here (the
+		// answer was lost): a Task Manager run may go on.
+		return base + "; the run may still be going on Kibana's Task Manager, but its task id was never recorded, so only the conversation can show its end (a failure cannot be seen there): look again with fetch"
+	case RunLikelyAborted(x):
+		return base + "; its connection ended, and this Kibana release stops a blocking run when that happens (non_blocking is false), so the run most likely ended without a reply: send again to ask again"
+	case ReleaseAborts(x.Target):
+		return base + "; the server may still finish: look again with fetch"
+	}
+	return base + "; the server may still finish (look again with fetch), or the run failed: Kibana 9.2 to 9.5 store no failed run"
+}
+
+// finish ends a record in state st at now.
+func finish(x *store.Record, now time.Time, st store.State) {
+	t := now.UTC()
+	x.State = st
+	x.FinishedAt = &t
+	x.Message = ""
+	x.RetryAt = nil
+}

@@ -1,0 +1,207 @@
+package courier
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// CredentialFD is the descriptor on which a spawned worker receives its
+// credential: never argv, never a file.
+const CredentialFD = 3
+
+// maxCredential bounds what a worker reads from its credential pipe.
+const maxCredential = 64 << 10
+
+// ReadCredential reads the credential a spawned worker was handed on its
+// descriptor CredentialFD (f), once, and closes it. It is empty for agents
+// that need none.
+func ReadCredential(f *os.File) (client.Secret, error) {
+	b, err := io.ReadAll(io.LimitReader(f, maxCredential))
+	f.Close()
+	if err != nil {
+		return "", fmt.Errorf("read credential: %w", err)
+	}
+	return client.Secret(strings.TrimSpace(string(b))), nil
+}
+
+// spawnWorker starts a detached worker for an identity: the same binary, in
+// its own session, stdin from /dev/null, output to the worker log, and the
+// credential through an inherited pipe.
+func (c *Courier) spawnWorker(ident string, key client.Secret) error {
+	return c.spawn([]string{"worker", "--state-dir", c.Store.Dir(), "--identity", ident}, key)
+}
+
+func (c *Courier) spawn(args []string, key client.Secret) error {
+	exe, err := c.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	devnull, err := os.Open(os.DevNull)
+	if err != nil {
+		return err
+	}
+	defer devnull.Close()
+	logf, err := c.Store.OpenLog()
+	if err != nil {
+		return fmt.Errorf("open worker log: %w", err)
+	}
+	defer logf.Close()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer pr.Close()
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin = devnull
+	cmd.Stdout = logf
+	cmd.Stderr = logf
+	cmd.ExtraFiles = []*os.File{pr}
+	cmd.Env = WorkerEnv(c.Environ())
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	markInheritedCloseOnExec()
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		return fmt.Errorf("start worker: %w", err)
+	}
+	// The credential is small, so the pipe buffer takes it without waiting
+	// for the worker to read.
+	_, werr := io.WriteString(pw, key.Reveal()+"\n")
+	pw.Close()
+	go cmd.Wait() // reap it if this process lives on (the demo, tests)
+	if werr != nil {
+		return fmt.Errorf("hand the credential to the worker: %w", werr)
+	}
+	return nil
+}
+
+// markInheritedCloseOnExec makes sure a worker inherits nothing of this
+// process but what spawn hands it: stdin, stdout, stderr and the credential
+// pipe, which os/exec puts in place after the fork whatever their flags. Go
+// opens its own descriptors close-on-exec, but a descriptor this process
+// itself inherited without that flag (a script's `exec 9>lock; flock 9`, a
+// tool runner's pipe that it reads to EOF) would pass on to a worker that
+// lives for hours, holding the script's lock and keeping the runner waiting.
+//
+// The spawner is the place to fix it, not the worker. Marked here, those
+// descriptors close in the worker at exec, so it never holds them, not even
+// until its main runs; this process, about to exit, keeps its own. The
+// worker could only close them after its runtime has started and opened
+// descriptors of its own (the cgroup files Go reads GOMAXPROCS from, its
+// poller), which it would have to tell apart from the caller's.
+func markInheritedCloseOnExec() {
+	for _, dir := range []string{"/proc/self/fd", "/dev/fd"} { // Linux, macOS
+		d, err := os.Open(dir)
+		if err != nil {
+			continue
+		}
+		names, err := d.Readdirnames(-1)
+		d.Close()
+		if err != nil {
+			continue
+		}
+		for _, name := range names {
+			if fd, err := strconv.Atoi(name); err == nil && fd > 2 {
+				unix.CloseOnExec(fd)
+			}
+		}
+		return
+	}
+	// No descriptor directory (a chroot without /proc): every number the
+	// limit allows, within a bound.
+	limit := uint64(1 << 16)
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur < limit {
+		limit = rl.Cur
+	}
+	for fd := 3; uint64(fd) < limit; fd++ {
+		unix.CloseOnExec(fd)
+	}
+}
+
+// WorkerEnv is the environment a worker inherits: an allowlist, so no
+// secret of the caller's environment reaches a long-lived process.
+func WorkerEnv(env []string) []string {
+	out := make([]string, 0, 16)
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
+		switch {
+		case name == "A2A_COURIER_TOKEN", secretName(upper) && name != "A2A_COURIER_TOKEN_ORIGIN":
+			// The worker's credential comes on descriptor 3; whatever else
+			// is named like a secret stays behind.
+		case strings.HasPrefix(name, "A2A_COURIER_"),
+			name == "PATH", name == "HOME", name == "USER", name == "LOGNAME", name == "LANG", strings.HasPrefix(name, "LC_"),
+			name == "TZ", name == "TMPDIR", strings.HasPrefix(name, "XDG_"),
+			upper == "HTTP_PROXY", upper == "HTTPS_PROXY", upper == "NO_PROXY", upper == "ALL_PROXY",
+			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR", name == "GODEBUG", name == "GOCOVERDIR":
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// secretName reports whether an environment variable's name says it holds
+// a secret.
+func secretName(upper string) bool {
+	for _, w := range []string{"TOKEN", "KEY", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"} {
+		if strings.Contains(upper, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// EnsureWorker makes sure a worker serves ident. A running worker picks a
+// new record up by itself; if it is on its way out, it looks once more
+// after releasing its lock, so a record written before this check is never
+// left behind. A worker that holds its lock but has stopped beating
+// (SIGSTOP) serves nothing: a new one is started beside it, in the next
+// worker slot, and takes every task whose lock is free.
+func (c *Courier) EnsureWorker(ident string, key client.Secret) error {
+	if c.TimingErr != nil {
+		return c.TimingErr
+	}
+	workers := c.Store.Workers(ident)
+	var pids []string
+	for _, w := range workers {
+		if !w.Stale(c.now(), c.Timing.StaleAfter) {
+			return nil
+		}
+		pids = append(pids, strconv.Itoa(w.PID))
+	}
+	if len(workers) >= store.MaxWorkerSlots {
+		return fmt.Errorf("%d workers of this credential hold their locks but stopped responding (pids %s): continue them (kill -CONT) or end them (kill)",
+			len(workers), strings.Join(pids, ", "))
+	}
+	return c.spawnWorker(ident, key)
+}
+
+// StalledHolder returns the worker that holds a task's lock when it has
+// stopped beating: alive, since the kernel keeps its lock, but not
+// working. The task stays with it, since it may go on (SIGCONT).
+func (c *Courier) StalledHolder(rec *store.Record) (store.WorkerInfo, bool) {
+	if rec.State.Terminal() || !c.Store.Locked(rec.ContextID) {
+		return store.WorkerInfo{}, false
+	}
+	pid := c.Store.LockHolder(rec.ContextID)
+	if pid == 0 {
+		return store.WorkerInfo{}, false
+	}
+	for _, w := range c.Store.Workers(rec.Identity) {
+		if w.PID == pid {
+			return w, w.Stale(c.now(), c.Timing.StaleAfter)
+		}
+	}
+	return store.WorkerInfo{}, false
+}

@@ -1,0 +1,240 @@
+package courier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// readTimeout bounds the reads a submission makes before its record exists
+// (the conversation's rounds, the task a message answers).
+const readTimeout = 60 * time.Second
+
+// Message is a new task as the caller resolved it (the configuration, the
+// agent and its card are the caller's business): where it goes, with which
+// credential, and what it says.
+type Message struct {
+	Agent  string
+	Target store.Target
+	Key    client.Secret
+	// Path is how a send reaches a Kibana agent (nil for other agents).
+	Path *Path
+	// Text is the message, trimmed, valid UTF-8.
+	Text         string
+	PollInterval time.Duration
+	MaxWait      time.Duration
+	// ContextID continues a conversation (send --context); TaskID answers
+	// a generic agent's task that asked for input (send --task).
+	ContextID, TaskID string
+}
+
+// InFlightError refuses a message in a context whose previous message is
+// not final yet: State is its state, empty when its lock is held.
+type InFlightError struct {
+	ContextID string
+	State     store.State
+}
+
+func (e *InFlightError) Error() string {
+	if e.State == "" {
+		return "a message is already in flight in context " + e.ContextID
+	}
+	return fmt.Sprintf("a message is already in flight in context %s (state %s)", e.ContextID, e.State)
+}
+
+// FinishedTaskError refuses an answer to a task this machine knows has
+// finished (completed, failed, or canceled after it was sent): the agent
+// would refuse it, and the refused answer's record would stand in for the
+// outcome the context has. Record is that task's record.
+type FinishedTaskError struct {
+	TaskID string
+	Record *store.Record
+}
+
+func (e *FinishedTaskError) Error() string {
+	return fmt.Sprintf("task %s is %s: it no longer asks a question, so there is nothing to answer; nothing was sent", e.TaskID, e.Record.State)
+}
+
+// Submit is the contextId-first flow up to the moment the message may
+// leave: it names the message (messageId, and a new contextId or the one
+// it continues), takes the record's lock and writes the record before
+// anything is sent. A record to be sent by a worker (send-async) is written
+// queued, its text in it. With sending (send in the foreground, which
+// sends at once) it is written already sending: one durable write before
+// the request instead of two, and the text never reaches the disk. The
+// caller holds the returned lock: it works on the task (Run) or hands it
+// over (HandOff).
+func (c *Courier) Submit(ctx context.Context, m Message, sending bool, command string) (*store.Record, *store.Handle, error) {
+	rec := &store.Record{
+		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: Identity(m.Target, m.Key), State: store.Queued,
+		Message: m.Text, MessageSHA256: client.HashText(m.Text), MessageSize: len(m.Text),
+		PollInterval: store.Duration(m.PollInterval), MaxWait: store.Duration(m.MaxWait),
+	}
+	if m.Path != nil && !m.Path.NonBlocking {
+		// A blocking:false send's path is what the server makes of it: a
+		// task (9.6, Serverless), or the reply at the end (9.2 to 9.5
+		// ignore it); the runner records which.
+		rec.Path = m.Path.Name
+	}
+	if err := c.place(ctx, m, rec); err != nil {
+		return nil, nil, err
+	}
+	if sending {
+		// Created and sent at the same instant, from the same clock.
+		now := c.now().UTC()
+		rec.State, rec.Message, rec.SentAt, rec.Workers, rec.CreatedAt = store.Sending, "", &now, 1, now
+	}
+	// The lock is taken before the record exists, so no worker can start
+	// on it before this process decides who works on it.
+	h, err := c.Store.Lock(rec.ContextID)
+	if errors.Is(err, store.ErrLocked) {
+		return nil, nil, &InFlightError{ContextID: rec.ContextID}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.create(h, rec); err != nil {
+		h.Release()
+		return nil, nil, err
+	}
+	c.Store.Audit(store.AuditEntry{Command: command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
+		MessageSHA256: rec.MessageSHA256, State: string(rec.State)})
+	return rec, h, nil
+}
+
+// place chooses the record's contextId: a new one, or that of the
+// conversation it continues (a Kibana conversation goes on after its last
+// round), or of the task it answers (the task a generic agent asked a
+// question in).
+func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error {
+	switch {
+	case m.TaskID != "":
+		if done := c.finishedTask(m.TaskID); done != nil {
+			return &FinishedTaskError{TaskID: m.TaskID, Record: done}
+		}
+		rec.AnswersTask, rec.TaskID = m.TaskID, m.TaskID
+		ctxID, question := c.contextOfTask(ctx, m)
+		rec.ContextID, rec.Question = m.ContextID, question
+		if rec.ContextID == "" {
+			rec.ContextID = ctxID
+		}
+		if rec.ContextID == "" {
+			// Unknown: the server infers it from the task; the record
+			// still needs a name.
+			rec.ContextID, rec.LocalContext = uuid.NewString(), true
+		}
+		return nil
+	case m.ContextID == "":
+		rec.ContextID, rec.FreshContext = uuid.NewString(), true
+		return nil
+	}
+	rec.ContextID = m.ContextID
+	if m.Target.Kind != store.TargetKibana {
+		return nil
+	}
+	// The reply is the first new round whose input matches the text sent.
+	k, err := c.Kibana(m.Target, m.Key)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	conv, err := k.GetConversation(rctx, client.ConversationIDForContext(rec.ContextID))
+	switch {
+	case err == nil:
+		rec.RoundsBefore = conv.RoundCount()
+	case !client.IsKind(err, client.KindNotFound):
+		return err
+	}
+	return nil
+}
+
+// finishedTask returns this machine's record of a task that has ended in
+// a state that asks nothing, or nil: completed, failed or canceled (an
+// earlier answer may have finished it). A task still asking, one whose
+// answer was refused before anything ran (rejected) or one whose end is
+// unknown (expired) may be answered.
+func (c *Courier) finishedTask(taskID string) *store.Record {
+	recs, _ := c.Store.List()
+	for _, r := range recs {
+		switch {
+		case r.TaskID != taskID:
+		case r.State == store.Completed, r.State == store.Failed, r.State == store.Canceled && r.SentAt != nil:
+			// (An answer canceled before it was sent left the task asking.)
+			return r
+		}
+	}
+	return nil
+}
+
+// contextOfTask finds the contextId of the task a message answers and the
+// question it asked: from a local record, else from the server. It returns
+// "" for a context it cannot find.
+func (c *Courier) contextOfTask(ctx context.Context, m Message) (string, string) {
+	recs, _ := c.Store.List()
+	for _, r := range recs {
+		if r.TaskID == m.TaskID || m.ContextID != "" && r.ContextID == m.ContextID {
+			question := ""
+			if r.State == store.InputRequired {
+				question = r.Reply
+			}
+			return r.ContextID, question
+		}
+	}
+	if a, err := c.A2A(m.Target, m.Key); err == nil {
+		rctx, cancel := context.WithTimeout(ctx, readTimeout)
+		defer cancel()
+		if res, err := a.GetTask(rctx, m.TaskID); err == nil && store.CheckContextID(res.ContextID) == nil {
+			return res.ContextID, res.Text
+		}
+	}
+	return "", ""
+}
+
+// create writes a new record; when continuing a conversation whose last
+// exchange is final, that exchange's record is archived first.
+func (c *Courier) create(h *store.Handle, rec *store.Record) error {
+	c.Store.ClearCancel(rec.ContextID) // a marker of an earlier message never applies
+	err := c.Store.Create(rec)
+	if !errors.Is(err, store.ErrExists) {
+		return err
+	}
+	old, lerr := h.Load()
+	if lerr != nil {
+		return lerr
+	}
+	if !old.State.Terminal() {
+		return &InFlightError{ContextID: rec.ContextID, State: old.State}
+	}
+	if err := h.Archive(); err != nil {
+		return err
+	}
+	return c.Store.Create(rec)
+}
+
+// HandOff gives a task this process holds to a worker: it lets the
+// record's lock go and makes sure a worker serves the task's identity.
+func (c *Courier) HandOff(h *store.Handle, rec *store.Record, key client.Secret) error {
+	h.Release()
+	return c.EnsureWorker(rec.Identity, key)
+}
+
+// DropUnsent ends a task whose message the user stopped (Ctrl-C) before it
+// left: nothing ran, so there is nothing to hand over, and no worker sends
+// it. A record no longer queued is left as it is.
+func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
+	return h.Update(func(x *store.Record) error {
+		if x.State == store.Queued {
+			finish(x, c.now(), store.Canceled)
+			x.CanceledBy, x.SentAt = "interrupt", nil
+			x.Reason = "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe"
+		}
+		return nil
+	})
+}

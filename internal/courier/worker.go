@@ -1,0 +1,248 @@
+package courier
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// Serve is the detached worker: it serves every task of one identity
+// (credential key) until none is left for linger, claiming records as the
+// tasks directory announces them and in a rescan every rescan. It holds the
+// identity's worker lock, and each task's lock while it works on it. It
+// returns when it is idle, when another worker serves the identity, or when
+// ctx ends (the tasks keep their state for the next worker).
+func (c *Courier) Serve(ctx context.Context, ident string, key client.Secret, linger, rescan time.Duration) {
+	wl, err := c.Store.AcquireWorker(ident, c.Timing)
+	if errors.Is(err, store.ErrLocked) {
+		c.logf("another worker serves %s; exiting", ident)
+		return
+	}
+	if err != nil {
+		c.logf("%v; exiting", err)
+		return
+	}
+	if wl.Slot() > 0 {
+		c.logf("the worker(s) before slot %d of %s stopped responding; their tasks stay with them", wl.Slot(), ident)
+	}
+	w := &worker{
+		st: c.Store, ident: ident, lock: wl, c: c, key: key,
+		active: map[string]context.CancelCauseFunc{}, skip: map[string]time.Time{}, done: make(chan taskEnd, 16),
+		linger: linger, rescan: rescan,
+	}
+	c.logf("serving %s from %s", ident, c.Store.Dir())
+	w.loop(ctx)
+	c.logf("exiting")
+}
+
+// worker serves every task of one identity in one process: a hundred
+// pending tasks cost one process, not a hundred.
+type worker struct {
+	st     *store.Store
+	ident  string
+	lock   *store.WorkerLock
+	c      *Courier
+	key    client.Secret
+	linger time.Duration
+	rescan time.Duration
+
+	wg     sync.WaitGroup
+	active map[string]context.CancelCauseFunc
+	// skip holds records not to look at again while their file is
+	// unchanged (terminal, another identity's, damaged, stopped on an
+	// error), with the file's modification time: a record replaced under
+	// the same contextId (a follow-up) is looked at afresh.
+	skip map[string]time.Time
+	done chan taskEnd
+	// closing is set once another worker took over: finish, claim nothing.
+	closing bool
+}
+
+func (w *worker) loop(ctx context.Context) {
+	var events <-chan fsnotify.Event
+	var watchErrs <-chan error
+	if watcher, err := fsnotify.NewWatcher(); err == nil {
+		defer watcher.Close()
+		if err := watcher.Add(w.st.TasksDir()); err == nil {
+			events, watchErrs = watcher.Events, watcher.Errors
+		}
+	}
+	rescan := time.NewTicker(w.rescan)
+	defer rescan.Stop()
+	linger := time.NewTimer(w.linger)
+	defer linger.Stop()
+	w.claimAll(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			w.c.logf("stopping (%v); tasks keep their state for the next worker", context.Cause(ctx))
+			w.wg.Wait()
+			w.lock.Release()
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			name := filepath.Base(ev.Name)
+			if strings.HasPrefix(name, ".") || ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) == 0 {
+				continue
+			}
+			if id, ok := strings.CutSuffix(name, ".json"); ok {
+				delete(w.skip, id)
+				w.claim(ctx, id)
+			} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
+				w.cancelIfAsked(id)
+			}
+		case err, ok := <-watchErrs:
+			// An overflow loses events: the rescan catches up.
+			if !ok {
+				watchErrs = nil
+			} else {
+				w.c.logf("watching tasks: %v", err)
+			}
+		case <-rescan.C:
+			w.claimAll(ctx)
+			for id := range w.active {
+				w.cancelIfAsked(id)
+			}
+		case end := <-w.done:
+			delete(w.active, end.id)
+			if end.stopped {
+				// It stopped on an error (reading refused): not again until
+				// its record changes.
+				w.skipNow(end.id)
+			}
+			if len(w.active) == 0 {
+				linger.Reset(w.linger)
+			}
+		case <-linger.C:
+			if len(w.active) > 0 {
+				continue
+			}
+			if w.closing {
+				w.wg.Wait()
+				return
+			}
+			// Release first, then look once more: a process that found
+			// the lock held wrote its record before looking, so this scan
+			// sees it; one that finds the lock free starts a new worker.
+			w.lock.Release()
+			w.claimAll(ctx)
+			if len(w.active) == 0 {
+				return
+			}
+			l, err := w.st.AcquireWorker(w.ident, w.c.Timing)
+			if err != nil {
+				w.closing = true
+				w.c.logf("another worker took over; finishing %d task(s)", len(w.active))
+				continue
+			}
+			w.lock = l
+		}
+	}
+}
+
+func (w *worker) claimAll(ctx context.Context) {
+	if w.closing {
+		return
+	}
+	entries, err := os.ReadDir(w.st.TasksDir())
+	if err != nil {
+		w.c.logf("read tasks: %v", err)
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
+			w.claim(ctx, strings.TrimSuffix(name, ".json"))
+		}
+	}
+}
+
+// recordMtime returns the modification time of a task's record file.
+func (w *worker) recordMtime(id string) (time.Time, bool) {
+	fi, err := os.Stat(filepath.Join(w.st.TasksDir(), id+".json"))
+	if err != nil {
+		return time.Time{}, false
+	}
+	return fi.ModTime(), true
+}
+
+func (w *worker) skipNow(id string) {
+	if mt, ok := w.recordMtime(id); ok {
+		w.skip[id] = mt
+	}
+}
+
+func (w *worker) claim(ctx context.Context, id string) {
+	if w.closing || w.active[id] != nil {
+		return
+	}
+	if mt, ok := w.skip[id]; ok {
+		if cur, exists := w.recordMtime(id); !exists || cur.Equal(mt) {
+			return
+		}
+		delete(w.skip, id)
+	}
+	rec, err := w.st.Load(id)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			w.c.logf("%v", err)
+			w.skipNow(id)
+		}
+		return
+	}
+	if rec.Identity != w.ident || rec.State.Terminal() {
+		w.skipNow(id)
+		return
+	}
+	h, err := w.st.Lock(id)
+	if err != nil {
+		return // a foreground send or another worker has it
+	}
+	tctx, cancel := context.WithCancelCause(ctx)
+	w.active[id] = cancel
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer h.Release()
+		defer cancel(nil)
+		_, err := w.c.Run(tctx, h, Work{Command: "worker", Key: w.key})
+		stopped := err != nil && !errors.Is(err, ErrHandedOff)
+		if stopped {
+			w.c.logf("%s: %v", id, err)
+		}
+		select {
+		case w.done <- taskEnd{id: id, stopped: stopped}:
+		case <-ctx.Done():
+		}
+	}()
+}
+
+// cancelIfAsked stops an active task whose cancel was requested; the
+// runner then marks it canceled.
+func (w *worker) cancelIfAsked(id string) {
+	cancel := w.active[id]
+	if cancel == nil {
+		return
+	}
+	if rec, err := w.st.Load(id); err == nil && w.st.CancelRequested(id, rec.MessageID) {
+		w.c.logf("%s: cancel requested", id)
+		cancel(ErrCancelRequested)
+	}
+}
+
+type taskEnd struct {
+	id      string
+	stopped bool
+}
