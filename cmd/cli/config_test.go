@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 )
 
 type configShowDoc struct {
@@ -443,7 +444,7 @@ func TestConfigSecretInACaseVariantKey(t *testing.T) {
 			t.Fatal(err)
 		}
 		os.Chmod(path, 0o644)
-		_, err := readConfigFile(path)
+		_, err := config.ReadFile(path)
 		if err == nil || !strings.Contains(err.Error(), "other users can read it") {
 			t.Errorf("%q: got %v, want the file refused", doc, err)
 		}
@@ -467,12 +468,12 @@ func TestConfigDurationsArePositiveWithAUnit(t *testing.T) {
 		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		_, err := readConfigFile(path)
+		_, err := config.ReadFile(path)
 		if ok != (err == nil) {
 			t.Errorf("%q: got %v", doc, err)
 		}
-		if err != nil && !strings.Contains(err.(*cliError).hint, "positive durations with a unit") {
-			t.Errorf("%q: hint %q", doc, err.(*cliError).hint)
+		if err != nil && !strings.Contains(classify(err).hint, "positive durations with a unit") {
+			t.Errorf("%q: hint %q", doc, classify(err).hint)
 		}
 	}
 }
@@ -660,7 +661,7 @@ func TestConfigSetKeepsCommentsAndPeers(t *testing.T) {
 		d.Settings["poll_interval"].Source != "default" || d.Settings["space"].Value != "security" {
 		t.Errorf("%+v", d)
 	}
-	cf, err := readConfigFile(path)
+	cf, err := config.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -808,4 +809,16 @@ func TestConfigEditInvalidYAML(t *testing.T) {
 			}
 		}
 	}
+}
+
+// replaceLine replaces the one line old of doc with new (none for "").
+func replaceLine(t *testing.T, doc, old, new string) string {
+	t.Helper()
+	if strings.Count(doc, old+"\n") != 1 {
+		t.Fatalf("line %q is not once in the document", old)
+	}
+	if new == "" {
+		return strings.Replace(doc, old+"\n", "", 1)
+	}
+	return strings.Replace(doc, old+"\n", new+"\n", 1)
 }

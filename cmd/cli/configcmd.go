@@ -17,6 +17,8 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/configfile"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -276,18 +278,18 @@ func newConfigPathCmd(app *App) *cobra.Command {
 // missing file is an empty one. A file with a key but loose permissions is
 // accepted here: a change rewrites it 0600. A file that is not YAML is an
 // error, and is never written.
-func (a *App) configFile() (string, *cfgDoc, error) {
+func (a *App) configFile() (string, *configfile.Doc, error) {
 	path := a.configPath()
 	if path == "" {
 		return "", nil, configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
 	}
-	b, _, err := boundedfile.Read(path, maxConfigFileBytes)
+	b, _, err := boundedfile.Read(path, config.MaxFileBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return "", nil, configFileErr(path, err)
+		return "", nil, config.FileError(path, err)
 	}
-	d, err := parseCfgDoc(b)
+	d, err := configfile.Parse(b)
 	if err != nil {
-		var shape *cfgShapeError
+		var shape *configfile.ShapeError
 		if errors.As(err, &shape) {
 			return "", nil, configErr("fix the file by hand (it was left as it is), or move it away", "config file %s cannot be edited: %s", path, oneLineErr(err))
 		}
@@ -298,30 +300,30 @@ func (a *App) configFile() (string, *cfgDoc, error) {
 
 // editProfile is the profile config set and unset change, and where the
 // name came from.
-func (a *App) editProfile(d *cfgDoc) (string, string) {
-	cf := &fileConfig{}
-	if n := d.lookup("default_profile"); n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
-		cf.DefaultProfile = n.Value
+func (a *App) editProfile(d *configfile.Doc) (string, string) {
+	defaultProfile := ""
+	if n := d.Lookup("default_profile"); n != nil && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!str" {
+		defaultProfile = n.Value
 	}
-	profile, from := a.profileName(cf)
+	profile, from := config.ProfileName(a.p.getenv, a.flags, defaultProfile)
 	return strings.ToLower(profile), from
 }
 
 // writeConfig writes the edited file atomically, 0600 in a 0700 directory,
 // and says so when its layout had to be redone.
-func (a *App) writeConfig(path string, e *cfgEdit) error {
-	if !e.changed {
+func (a *App) writeConfig(path string, e *configfile.Edit) error {
+	if !e.Changed {
 		return nil
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return configErr("set A2A_COURIER_CONFIG_DIR to a directory you can write", "config directory: %v", err)
 	}
-	if err := store.WriteFileAtomic(dir, filepath.Base(path), e.out); err != nil {
+	if err := store.WriteFileAtomic(dir, filepath.Base(path), e.Out); err != nil {
 		return err
 	}
-	if e.rewritten != "" {
-		a.printer().info("note: %s could not be edited in place (%s): it was rewritten with its data and comments, in a plain layout", path, e.rewritten)
+	if e.Rewritten != "" {
+		a.printer().info("note: %s could not be edited in place (%s): it was rewritten with its data and comments, in a plain layout", path, e.Rewritten)
 	}
 	return nil
 }
@@ -344,19 +346,19 @@ func (a *App) runConfigSet(args []string) error {
 			return err
 		}
 		value = strings.ToLower(args[1])
-		e, err := d.set([]string{"default_profile"}, strNode(value))
+		e, err := d.Set([]string{"default_profile"}, configfile.Str(value))
 		if err != nil {
 			return editErr(path, err)
 		}
 		if err := a.writeConfig(path, e); err != nil {
 			return err
 		}
-		if e.changed {
+		if e.Changed {
 			a.printer().info("default profile set to %s in %s", value, path)
 		} else {
 			a.printer().info("default profile is already %s in %s: nothing changed", value, path)
 		}
-		return a.configDone(path, "", name, e.changed)
+		return a.configDone(path, "", name, e.Changed)
 	}
 	spec, ok := settableKeys[name]
 	if !ok {
@@ -381,7 +383,7 @@ func (a *App) runConfigSet(args []string) error {
 		if err != nil {
 			hint := "see `a2a-courier config set --help`"
 			if name == "kibana-url" && !strings.Contains(args[1], "://") {
-				hint = kibanaURLHint(args[1], "config set kibana-url")
+				hint = config.KibanaURLHint(args[1], "config set kibana-url")
 			}
 			return usageErr(hint, "%s: %v", name, err)
 		}
@@ -392,11 +394,11 @@ func (a *App) runConfigSet(args []string) error {
 		return err
 	}
 	profile, _ := a.editProfile(d)
-	node := strNode(value)
+	node := configfile.Str(value)
 	if spec.field == "insecure" || spec.field == "non_blocking" {
-		node = boolNode(value)
+		node = configfile.Bool(value)
 	}
-	e, err := d.set([]string{"profiles", profile, spec.field}, node)
+	e, err := d.Set([]string{"profiles", profile, spec.field}, node)
 	if err != nil {
 		return editErr(path, err)
 	}
@@ -407,12 +409,12 @@ func (a *App) runConfigSet(args []string) error {
 	if name == "api-key" {
 		shown = "(hidden)"
 	}
-	if e.changed {
+	if e.Changed {
 		a.printer().info("%s = %s in profile %s of %s", name, shown, profile, path)
 	} else {
 		a.printer().info("%s is already %s in profile %s of %s: nothing changed", name, shown, profile, path)
 	}
-	return a.configDone(path, profile, name, e.changed)
+	return a.configDone(path, profile, name, e.Changed)
 }
 
 // configDone is the --json document of config set and unset.
@@ -429,19 +431,19 @@ func (a *App) runConfigUnset(name string) error {
 		if err != nil {
 			return err
 		}
-		e, err := d.unset([]string{"default_profile"}, false)
+		e, err := d.Unset([]string{"default_profile"}, false)
 		if err != nil {
 			return editErr(path, err)
 		}
 		if err := a.writeConfig(path, e); err != nil {
 			return err
 		}
-		if e.changed {
+		if e.Changed {
 			a.printer().info("default-profile removed from %s", path)
 		} else {
 			a.printer().info("default-profile was not set in %s: nothing changed", path)
 		}
-		return a.configDone(path, "", name, e.changed)
+		return a.configDone(path, "", name, e.Changed)
 	}
 	spec, ok := settableKeys[name]
 	if !ok {
@@ -452,19 +454,19 @@ func (a *App) runConfigUnset(name string) error {
 		return err
 	}
 	profile, from := a.editProfile(d)
-	if d.lookup("profiles", profile) == nil && from != "default" {
+	if d.Lookup("profiles", profile) == nil && from != "default" {
 		// As for every other command: a profile asked for by name must
 		// exist (the implicit "default" need not).
-		if d.doc == nil {
+		if d.Empty() {
 			return configErr("profiles in "+path+": none", "no profile %q: the config file (%s) has no profiles", profile, path)
 		}
-		list := strings.Join(d.keys("profiles"), ", ")
+		list := strings.Join(d.Keys("profiles"), ", ")
 		if list == "" {
 			list = "none"
 		}
 		return configErr("profiles in "+path+": "+list, "no profile %q in the config file", profile)
 	}
-	e, err := d.unset([]string{"profiles", profile, spec.field}, true)
+	e, err := d.Unset([]string{"profiles", profile, spec.field}, true)
 	if err != nil {
 		return editErr(path, err)
 	}
@@ -472,14 +474,14 @@ func (a *App) runConfigUnset(name string) error {
 		return err
 	}
 	switch {
-	case !e.changed:
+	case !e.Changed:
 		a.printer().info("%s was not set in profile %s of %s: nothing changed", name, profile, path)
-	case e.pruned:
+	case e.Pruned:
 		a.printer().info("%s removed from profile %s of %s; the profile, now empty, was removed", name, profile, path)
 	default:
 		a.printer().info("%s removed from profile %s of %s", name, profile, path)
 	}
-	return a.configDone(path, profile, name, e.changed)
+	return a.configDone(path, profile, name, e.Changed)
 }
 
 func nonBlockingText(v *bool) string {

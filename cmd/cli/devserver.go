@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 )
 
 type devServerOptions struct {
@@ -75,9 +76,9 @@ GET and PUT /__sim/faults read and replace the faults (JSON).`,
 func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 	var o agentbuildertest.Options
 	if opts.config != "" {
-		b, _, err := boundedfile.Read(opts.config, maxConfigFileBytes)
+		b, _, err := boundedfile.Read(opts.config, config.MaxFileBytes)
 		if err != nil {
-			if ce := unreadableFileErr("simulator config", err, "pass a regular YAML file of a few KB"); ce != nil {
+			if ce := config.UnreadableFileError("simulator config", err, "pass a regular YAML file of a few KB"); ce != nil {
 				return ce
 			}
 			return usageErr("pass a readable YAML file", "%v", err)

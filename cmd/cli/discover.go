@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -104,7 +105,7 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 }
 
 // discoverPeers reads the cards of the config file's peers, at once.
-func (a *App) discoverPeers(ctx context.Context, s *settings) []discovered {
+func (a *App) discoverPeers(ctx context.Context, s *config.Settings) []discovered {
 	names := make([]string, 0, len(s.Peers))
 	for n := range s.Peers {
 		names = append(names, n)
@@ -116,9 +117,9 @@ func (a *App) discoverPeers(ctx context.Context, s *settings) []discovered {
 		p := s.Peers[n]
 		out[i] = discovered{ID: n, Kind: "peer", URL: p.URL}
 		wg.Add(1)
-		go func(d *discovered, p filePeer) {
+		go func(d *discovered, p config.Peer) {
 			defer wg.Done()
-			hc, err := a.httpClients()(store.Target{CAFile: expandHome(p.CACert, a.p.getenv("HOME")), Insecure: p.Insecure || s.Insecure})
+			hc, err := a.httpClients()(store.Target{CAFile: config.ExpandHome(p.CACert, a.p.getenv("HOME")), Insecure: p.Insecure || s.Insecure})
 			if err == nil {
 				var ra *client.RemoteAgent
 				if ra, err = client.ResolveAgent(ctx, hc, p.URL, userAgent()); err == nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 )
 
@@ -157,7 +158,7 @@ func (a *App) checkConfigFile() check {
 	case err != nil:
 		c.Status, c.Detail, c.exit = checkFail, err.Error(), ExitUsage
 	case fi.Mode().Perm()&0o077 != 0:
-		if _, rerr := readConfigFile(path); rerr != nil {
+		if _, rerr := config.ReadFile(path); rerr != nil {
 			c.Status, c.Detail, c.Hint, c.exit = checkFail, classify(rerr).message, classify(rerr).hint, ExitUsage
 		} else {
 			c.Status, c.Detail, c.Hint = checkWarn, fmt.Sprintf("%s is readable by others (mode %04o); it holds no key", path, fi.Mode().Perm()), "chmod 600 "+path
@@ -198,7 +199,7 @@ func (a *App) checkStateDir() check {
 // checkKibana checks Kibana step by step; the document it returns says
 // which release answers and the path sends take (nil when it could not
 // tell).
-func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duration) ([]check, *doctorKibanaDoc) {
+func (a *App) checkKibana(ctx context.Context, s *config.Settings, timeout time.Duration) ([]check, *doctorKibanaDoc) {
 	reach := check{Name: "Kibana reachable"}
 	tls := check{Name: "TLS"}
 	auth := check{Name: "API key accepted"}
@@ -323,7 +324,7 @@ func (a *App) checkKibana(ctx context.Context, s *settings, timeout time.Duratio
 
 // checkRelease reads Kibana's status afresh (refreshing the cached answer
 // sends use) and says which path a send will take.
-func (a *App) checkRelease(ctx context.Context, s *settings, k *client.Kibana) (check, *doctorKibanaDoc) {
+func (a *App) checkRelease(ctx context.Context, s *config.Settings, k *client.Kibana) (check, *doctorKibanaDoc) {
 	c := check{Name: "Kibana release"}
 	info, known := a.caches().KibanaServer(ctx, k, s.URL, true)
 	p := courier.DecidePath(info, known, s.NonBlocking, s.Sources["non_blocking"], false)

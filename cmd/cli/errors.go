@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -45,6 +46,10 @@ func classify(err error) *cliError {
 	var rerr *client.Error
 	if errors.As(err, &rerr) {
 		return fromClientError(rerr)
+	}
+	var cfg *config.Error
+	if errors.As(err, &cfg) {
+		return &cliError{exit: ExitUsage, code: cfg.Code, message: cfg.Message, hint: cfg.Hint, setup: cfg.Setup, err: err}
 	}
 	var unwritable *store.UnwritableError
 	if errors.As(err, &unwritable) {

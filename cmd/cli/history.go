@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -140,7 +141,7 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 // conversation (a2a-<contextId>), from its task record: Kibana 9.2 and 9.3
 // never move updated_at forward on follow-up rounds, so a conversation
 // continued here would otherwise sort by its first round.
-func (a *App) localLastReply(s *settings) func(id string) (time.Time, bool) {
+func (a *App) localLastReply(s *config.Settings) func(id string) (time.Time, bool) {
 	st, err := a.openStore()
 	if err != nil {
 		return nil

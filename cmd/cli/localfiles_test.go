@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -85,7 +86,7 @@ func TestFilesReadByPathAreBounded(t *testing.T) {
 			dir := t.TempDir()
 			p.env["A2A_COURIER_CONFIG_DIR"] = dir
 			path := filepath.Join(dir, "config.yaml")
-			badFile(t, k.kind, path, maxConfigFileBytes)
+			badFile(t, k.kind, path, config.MaxFileBytes)
 			msg := "config file " + path + " is 2 MiB, over the 1 MiB limit"
 			if k.what != nil {
 				msg = "config file " + k.what(path)
@@ -108,7 +109,7 @@ func TestFilesReadByPathAreBounded(t *testing.T) {
 			t.Parallel()
 			p := newProc(t, sim)
 			path := filepath.Join(t.TempDir(), "key")
-			badFile(t, k.kind, path, maxSecretFileBytes)
+			badFile(t, k.kind, path, config.MaxSecretFileBytes)
 			msg := "API key file " + path + " is 128 KiB, over the 64 KiB limit"
 			if k.what != nil {
 				msg = "API key file " + k.what(path)
@@ -123,18 +124,18 @@ func TestFilesReadByPathAreBounded(t *testing.T) {
 		t.Run("token file/"+k.kind, func(t *testing.T) {
 			t.Parallel()
 			path := filepath.Join(t.TempDir(), "token")
-			badFile(t, k.kind, path, maxSecretFileBytes)
+			badFile(t, k.kind, path, config.MaxSecretFileBytes)
 			msg := "token file " + path + " is 128 KiB, over the 64 KiB limit"
 			if k.what != nil {
 				msg = "token file " + k.what(path)
 			}
 			done := make(chan error, 1)
-			go func() { _, err := readTokenFile(path); done <- err }()
+			go func() { _, err := config.ReadTokenFile(path); done <- err }()
 			var err error
 			select {
 			case err = <-done:
 			case <-time.After(10 * time.Second):
-				t.Fatal("readTokenFile did not return within 10s")
+				t.Fatal("config.ReadTokenFile did not return within 10s")
 			}
 			ce := classify(err)
 			if ce.exit != ExitUsage || ce.message != msg || ce.hint != "keep it in a regular file, mode 0600: the token file holds the token on one line" {

@@ -22,6 +22,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -217,8 +218,8 @@ type App struct {
 	p       *Process
 	jsonOut bool
 	out     *printer
-	flags   globalFlags
-	cached  *settings
+	flags   config.Flags
+	cached  *config.Settings
 
 	// remote is set once the command deals with a generic A2A agent, so
 	// that hints speak of it, not of Kibana.
@@ -294,11 +295,11 @@ With --json, stdout carries exactly one JSON document, errors included.
 	}
 	pf := root.PersistentFlags()
 	pf.BoolVar(&app.jsonOut, "json", app.jsonOut, "print exactly one JSON document on stdout (errors too)")
-	pf.StringVar(&app.flags.profile, "profile", "", "profile of the config file to use (env A2A_COURIER_PROFILE)")
-	pf.StringVar(&app.flags.kibanaURL, "kibana-url", "", "Kibana URL (env KIBANA_URL)")
-	pf.StringVar(&app.flags.space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
-	pf.StringVar(&app.flags.apiKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (env KIBANA_API_KEY; never a flag value)")
-	pf.StringVar(&app.flags.tokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
+	pf.StringVar(&app.flags.Profile, "profile", "", "profile of the config file to use (env A2A_COURIER_PROFILE)")
+	pf.StringVar(&app.flags.KibanaURL, "kibana-url", "", "Kibana URL (env KIBANA_URL)")
+	pf.StringVar(&app.flags.Space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
+	pf.StringVar(&app.flags.APIKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (env KIBANA_API_KEY; never a flag value)")
+	pf.StringVar(&app.flags.TokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
 	root.SetFlagErrorFunc(flagError)
 	humanOnly := func(c *cobra.Command) *cobra.Command {
 		c.Annotations = map[string]string{"skill": "omit"}

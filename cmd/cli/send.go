@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -92,7 +93,7 @@ The message comes from the argument or, with "-" or no argument, from stdin
 		RunE: sendRunE(app, opts),
 	}
 	addSendFlags(cmd, opts)
-	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8) (env A2A_COURIER_SEND_TIMEOUT)")
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", config.DefaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8) (env A2A_COURIER_SEND_TIMEOUT)")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
 	return cmd
 }
@@ -140,8 +141,8 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 	cmd.Flags().StringVar(&opts.contextID, "context", "", "continue the conversation of this contextId (e.g. to answer an agent's question)")
 	cmd.Flags().StringVar(&opts.taskID, "task", "", "answer this task of a generic A2A agent that asked for input (exit 7)")
 	addAgentFlags(cmd, &opts.agentFlags)
-	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", defaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
-	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", defaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
+	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", config.DefaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
+	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", config.DefaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
 }
 
 // readMessage takes the message from the argument or stdin, trimmed. It

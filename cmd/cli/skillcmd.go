@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/skill"
 )
 
@@ -71,7 +72,7 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 	}
 	path, action, err := skill.Install(dir, opts.dryRun)
 	if err != nil {
-		if ce := unreadableFileErr("the installed skill", err, "move it away, or choose another folder with --dir"); ce != nil {
+		if ce := config.UnreadableFileError("the installed skill", err, "move it away, or choose another folder with --dir"); ce != nil {
 			return ce
 		}
 		var pe *os.PathError

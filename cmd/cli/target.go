@@ -7,21 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
-
-// filePeer is a named A2A agent of the config file's peers section.
-type filePeer struct {
-	URL       string `mapstructure:"url" yaml:"url"`
-	TokenEnv  string `mapstructure:"token_env" yaml:"token_env,omitempty"`
-	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
-	Token     string `mapstructure:"token" yaml:"token,omitempty"`
-	Protocol  string `mapstructure:"protocol" yaml:"protocol,omitempty"`
-	NoStream  bool   `mapstructure:"no_stream" yaml:"no_stream,omitempty"`
-	CACert    string `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
-	Insecure  bool   `mapstructure:"insecure" yaml:"insecure,omitempty"`
-}
 
 // agentFlags address a generic A2A agent.
 type agentFlags struct {
@@ -70,7 +59,7 @@ type target struct {
 	// the card's name for --url.
 	Name   string
 	Kind   store.TargetKind
-	S      *settings
+	S      *config.Settings
 	Remote *client.RemoteAgent
 	Card   client.Card
 	Cred   client.Secret
@@ -80,7 +69,7 @@ type target struct {
 }
 
 // peer returns the named peer of the config file.
-func (a *App) peer(name string) (*filePeer, bool, error) {
+func (a *App) peer(name string) (*config.Peer, bool, error) {
 	s, err := a.loadSettings()
 	if err != nil {
 		return nil, false, err
@@ -147,7 +136,7 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 }
 
 // remoteTarget resolves a generic agent from its card.
-func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *filePeer, af agentFlags) (*target, error) {
+func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *config.Peer, af agentFlags) (*target, error) {
 	a.remote = true
 	s, err := a.loadSettings()
 	if err != nil {
@@ -157,7 +146,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *file
 	protocol, noStream := af.protocol, af.noStream
 	if p != nil {
 		if p.CACert != "" {
-			st.CAFile = expandHome(p.CACert, a.p.getenv("HOME"))
+			st.CAFile = config.ExpandHome(p.CACert, a.p.getenv("HOME"))
 		}
 		st.Insecure = st.Insecure || p.Insecure
 		if protocol == "" {
@@ -256,7 +245,7 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 		}
 		switch {
 		case p.TokenFile != "":
-			return readTokenFile(expandHome(p.TokenFile, a.p.getenv("HOME")))
+			return config.ReadTokenFile(config.ExpandHome(p.TokenFile, a.p.getenv("HOME")))
 		case p.TokenEnv != "":
 			v := strings.TrimSpace(a.p.getenv(p.TokenEnv))
 			if v == "" {
@@ -269,8 +258,8 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 	if t.AuthHeader == "" {
 		return "", nil // the card asks for no credential: none is sent
 	}
-	if a.flags.tokenFile != "" {
-		return readTokenFile(a.flags.tokenFile)
+	if a.flags.TokenFile != "" {
+		return config.ReadTokenFile(a.flags.TokenFile)
 	}
 	tok := strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN"))
 	if tok == "" {

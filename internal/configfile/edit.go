@@ -1,4 +1,7 @@
-package cli
+// Package configfile edits the config file in place (config set, config
+// unset): one key at a time, every other byte kept as the user wrote it.
+// Reading the configuration is internal/config's.
+package configfile
 
 import (
 	"bytes"
@@ -23,23 +26,23 @@ import (
 // alias), the tree is encoded instead: the data and the comments are kept,
 // the layout is normalised, and the caller says so.
 
-// cfgDoc is the config file as read: its text and its node tree.
-type cfgDoc struct {
+// Doc is the config file as read: its text and its node tree.
+type Doc struct {
 	src []byte
 	// doc is the document node; nil when the file is missing, empty or
 	// only comments.
 	doc *yaml.Node
 }
 
-// cfgEdit is the outcome of one edit.
-type cfgEdit struct {
-	out     []byte // the file's new text; the old one when nothing changed
-	changed bool
-	// pruned: unset removed the last key of a mapping, and the mapping.
-	pruned bool
-	// rewritten says why the file was encoded anew rather than edited in
+// Edit is the outcome of one edit.
+type Edit struct {
+	Out     []byte // the file's new text; the old one when nothing changed
+	Changed bool
+	// Pruned: Unset removed the last key of a mapping, and the mapping.
+	Pruned bool
+	// Rewritten says why the file was encoded anew rather than edited in
 	// place; "" when it was edited in place.
-	rewritten string
+	Rewritten string
 }
 
 var (
@@ -49,21 +52,21 @@ var (
 	errNoRoundTrip = errors.New("the file cannot be edited without changing other values")
 )
 
-// cfgShapeError is a config document that is YAML but not a config: more
+// ShapeError is a config document that is YAML but not a config: more
 // than one document, or a top level that is not a mapping.
-type cfgShapeError struct{ msg string }
+type ShapeError struct{ msg string }
 
-func (e *cfgShapeError) Error() string { return e.msg }
+func (e *ShapeError) Error() string { return e.msg }
 
-// parseCfgDoc reads a config document. It fails on text that is not YAML,
+// Parse reads a config document. It fails on text that is not YAML,
 // that does not decode as data (a key given twice, say), that holds more
 // than one document, or whose top level is not a mapping.
-func parseCfgDoc(src []byte) (*cfgDoc, error) {
+func Parse(src []byte) (*Doc, error) {
 	doc, err := parseCfgTree(src)
 	if err != nil {
 		return nil, err
 	}
-	return &cfgDoc{src: src, doc: doc}, nil
+	return &Doc{src: src, doc: doc}, nil
 }
 
 func parseCfgTree(src []byte) (*yaml.Node, error) {
@@ -80,7 +83,7 @@ func parseCfgTree(src []byte) (*yaml.Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		return nil, &cfgShapeError{"it holds more than one YAML document"}
+		return nil, &ShapeError{"it holds more than one YAML document"}
 	}
 	var data any
 	if err := doc.Decode(&data); err != nil {
@@ -94,22 +97,25 @@ func parseCfgTree(src []byte) (*yaml.Node, error) {
 		return nil, nil
 	}
 	if top.Kind != yaml.MappingNode {
-		return nil, &cfgShapeError{"its top level is not a mapping of keys such as profiles:"}
+		return nil, &ShapeError{"its top level is not a mapping of keys such as profiles:"}
 	}
 	return &doc, nil
 }
 
+// Empty reports a file that is missing, empty or only comments.
+func (d *Doc) Empty() bool { return d.doc == nil }
+
 // top is the document's top mapping, or nil.
-func (d *cfgDoc) top() *yaml.Node {
+func (d *Doc) top() *yaml.Node {
 	if d.doc == nil {
 		return nil
 	}
 	return d.doc.Content[0]
 }
 
-// lookup returns the value at path, matching keys as the config is read
+// Lookup returns the value at path, matching keys as the config is read
 // (without regard to case), or nil.
-func (d *cfgDoc) lookup(path ...string) *yaml.Node {
+func (d *Doc) Lookup(path ...string) *yaml.Node {
 	n := d.top()
 	for _, seg := range path {
 		if n == nil || n.Kind != yaml.MappingNode {
@@ -127,9 +133,9 @@ func (d *cfgDoc) lookup(path ...string) *yaml.Node {
 	return n
 }
 
-// keys returns the keys of the mapping at path, in lower case, sorted.
-func (d *cfgDoc) keys(path ...string) []string {
-	m := d.lookup(path...)
+// Keys returns the keys of the mapping at path, in lower case, sorted.
+func (d *Doc) Keys(path ...string) []string {
+	m := d.Lookup(path...)
 	if m == nil || m.Kind != yaml.MappingNode {
 		return nil
 	}
@@ -172,13 +178,13 @@ func pickKey(m *yaml.Node, name string) int {
 	return -1
 }
 
-// strNode and boolNode are new scalars.
-func strNode(v string) *yaml.Node  { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
-func boolNode(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: v} }
+// Str and Bool are new scalars.
+func Str(v string) *yaml.Node  { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v} }
+func Bool(v string) *yaml.Node { return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: v} }
 
-// set sets the scalar at path (mapping keys from the top), creating the
+// Set sets the scalar at path (mapping keys from the top), creating the
 // mappings on the way.
-func (d *cfgDoc) set(path []string, val *yaml.Node) (*cfgEdit, error) {
+func (d *Doc) Set(path []string, val *yaml.Node) (*Edit, error) {
 	e, doc, err := d.editor()
 	if err != nil {
 		return nil, err
@@ -200,7 +206,7 @@ func (d *cfgDoc) set(path []string, val *yaml.Node) (*cfgEdit, error) {
 			idx := foldKeys(m, seg)
 			if len(idx) == 0 {
 				e.insertEntries(m, path[i:], valText)
-				m.Content = append(m.Content, strNode(seg), val)
+				m.Content = append(m.Content, Str(seg), val)
 				e.changed = true
 				break
 			}
@@ -226,7 +232,7 @@ func (d *cfgDoc) set(path []string, val *yaml.Node) (*cfgEdit, error) {
 		k := pickKey(m, seg)
 		if k < 0 {
 			e.insertEntries(m, path[i:], valText)
-			m.Content = append(m.Content, strNode(seg), chain(path[i+1:], val))
+			m.Content = append(m.Content, Str(seg), chain(path[i+1:], val))
 			e.changed = true
 			break
 		}
@@ -255,22 +261,22 @@ func (d *cfgDoc) set(path []string, val *yaml.Node) (*cfgEdit, error) {
 func chain(path []string, val *yaml.Node) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	if len(path) == 1 {
-		n.Content = []*yaml.Node{strNode(path[0]), val}
+		n.Content = []*yaml.Node{Str(path[0]), val}
 		return n
 	}
-	n.Content = []*yaml.Node{strNode(path[0]), chain(path[1:], val)}
+	n.Content = []*yaml.Node{Str(path[0]), chain(path[1:], val)}
 	return n
 }
 
-// unset removes the key at path. With prune, a mapping that the removal
+// Unset removes the key at path. With prune, a mapping that the removal
 // leaves empty is removed too (one level up only).
-func (d *cfgDoc) unset(path []string, prune bool) (*cfgEdit, error) {
+func (d *Doc) Unset(path []string, prune bool) (*Edit, error) {
 	e, doc, err := d.editor()
 	if err != nil {
 		return nil, err
 	}
 	if doc.Kind == 0 {
-		return &cfgEdit{out: d.src}, nil
+		return &Edit{Out: d.src}, nil
 	}
 	var parent *yaml.Node
 	parentKey := -1
@@ -278,14 +284,14 @@ func (d *cfgDoc) unset(path []string, prune bool) (*cfgEdit, error) {
 	for i, seg := range path[:len(path)-1] {
 		k := pickKey(m, seg)
 		if k < 0 {
-			return &cfgEdit{out: d.src}, nil
+			return &Edit{Out: d.src}, nil
 		}
 		child := m.Content[k+1]
 		switch {
 		case child.Kind == yaml.AliasNode:
 			return nil, fmt.Errorf("%s is an alias (*%s) of another entry", strings.Join(path[:i+1], "."), child.Value)
 		case child.Kind == yaml.ScalarNode && child.ShortTag() == "!!null":
-			return &cfgEdit{out: d.src}, nil
+			return &Edit{Out: d.src}, nil
 		case child.Kind != yaml.MappingNode:
 			return nil, fmt.Errorf("%s: %w", strings.Join(path[:i+1], "."), errNotMapping)
 		}
@@ -293,7 +299,7 @@ func (d *cfgDoc) unset(path []string, prune bool) (*cfgEdit, error) {
 	}
 	idx := foldKeys(m, path[len(path)-1])
 	if len(idx) == 0 {
-		return &cfgEdit{out: d.src}, nil
+		return &Edit{Out: d.src}, nil
 	}
 	if m.Style&yaml.FlowStyle != 0 {
 		e.fail("%s is written on one line, in braces", strings.Join(path[:len(path)-1], "."))
@@ -345,7 +351,7 @@ type textEdit struct {
 
 // editor parses the text again (the tree to edit; d.doc keeps the
 // original) and prepares the text edits.
-func (d *cfgDoc) editor() (*textEditor, *yaml.Node, error) {
+func (d *Doc) editor() (*textEditor, *yaml.Node, error) {
 	doc, err := parseCfgTree(d.src)
 	if err != nil {
 		return nil, nil, err
@@ -550,7 +556,7 @@ func (e *textEditor) keyIndent(k *yaml.Node) (string, bool) {
 func (e *textEditor) entriesText(indent string, path []string, valText string) string {
 	var b strings.Builder
 	for i, seg := range path {
-		b.WriteString(indent + strings.Repeat(" ", i*e.step) + e.render(strNode(seg)) + ":")
+		b.WriteString(indent + strings.Repeat(" ", i*e.step) + e.render(Str(seg)) + ":")
 		if i == len(path)-1 {
 			b.WriteString(" " + valText)
 		}
@@ -665,15 +671,15 @@ func (e *textEditor) removeKeyLine(k, m *yaml.Node) {
 
 // finish applies the text edits and checks the result against the edited
 // tree; when they cannot be applied or do not match, it encodes the tree.
-func (e *textEditor) finish(doc *yaml.Node) (*cfgEdit, error) {
+func (e *textEditor) finish(doc *yaml.Node) (*Edit, error) {
 	if !e.changed {
-		return &cfgEdit{out: e.src}, nil
+		return &Edit{Out: e.src}, nil
 	}
-	res := &cfgEdit{changed: true, pruned: e.pruned}
+	res := &Edit{Changed: true, Pruned: e.pruned}
 	if e.noSplice == "" {
 		out, ok := e.apply()
 		if ok && readsAs(out, doc) {
-			res.out = out
+			res.Out = out
 			return res, nil
 		}
 		e.fail("the edited text did not read back as intended")
@@ -690,7 +696,7 @@ func (e *textEditor) finish(doc *yaml.Node) (*cfgEdit, error) {
 	if !readsAs(b.Bytes(), doc) {
 		return nil, errNoRoundTrip
 	}
-	res.out, res.rewritten = b.Bytes(), e.noSplice
+	res.Out, res.Rewritten = b.Bytes(), e.noSplice
 	return res, nil
 }
 

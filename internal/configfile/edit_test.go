@@ -1,4 +1,4 @@
-package cli
+package configfile
 
 import (
 	"strings"
@@ -47,22 +47,22 @@ type editCase struct {
 	rewritten bool
 }
 
-func runEdit(t *testing.T, c editCase) *cfgEdit {
+func runEdit(t *testing.T, c editCase) *Edit {
 	t.Helper()
-	d, err := parseCfgDoc([]byte(c.doc))
+	d, err := Parse([]byte(c.doc))
 	if err != nil {
 		t.Fatalf("parse: %v", err)
 	}
 	path := strings.Split(c.path, ".")
-	var e *cfgEdit
+	var e *Edit
 	if c.unset {
-		e, err = d.unset(path, true)
+		e, err = d.Unset(path, true)
 	} else {
-		val := strNode(c.val)
+		val := Str(c.val)
 		if c.boolean {
-			val = boolNode(c.val)
+			val = Bool(c.val)
 		}
-		e, err = d.set(path, val)
+		e, err = d.Set(path, val)
 	}
 	if err != nil {
 		t.Fatalf("edit: %v", err)
@@ -149,8 +149,8 @@ func TestConfigEditInPlace(t *testing.T) {
 			if want == "" {
 				want = c.doc
 			}
-			if string(e.out) != want || e.changed != c.changed || (e.rewritten != "") != c.rewritten {
-				t.Errorf("changed %v (want %v), rewritten %q (want %v)\n--- got:\n%s\n--- want:\n%s", e.changed, c.changed, e.rewritten, c.rewritten, e.out, want)
+			if string(e.Out) != want || e.Changed != c.changed || (e.Rewritten != "") != c.rewritten {
+				t.Errorf("changed %v (want %v), rewritten %q (want %v)\n--- got:\n%s\n--- want:\n%s", e.Changed, c.changed, e.Rewritten, c.rewritten, e.Out, want)
 			}
 		})
 	}
@@ -164,11 +164,11 @@ func TestConfigEditRefusals(t *testing.T) {
 		{"profiles:\n  a: 3\n", "profiles.a.space", "profiles.a: not a mapping"},
 		{"profiles: [a]\n", "profiles.a.space", "profiles: not a mapping"},
 	} {
-		d, err := parseCfgDoc([]byte(c.doc))
+		d, err := Parse([]byte(c.doc))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := d.set(strings.Split(c.path, "."), strNode("v")); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := d.Set(strings.Split(c.path, "."), Str("v")); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("set %s in %q: %v, want %q", c.path, c.doc, err, c.want)
 		}
 	}
@@ -180,7 +180,7 @@ func TestConfigEditRefusals(t *testing.T) {
 		"profiles:\n\t- p\n": "yaml: ",
 		"a: b: c\n":          "yaml: ",
 	} {
-		if _, err := parseCfgDoc([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+		if _, err := Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", doc, err, want)
 		}
 	}

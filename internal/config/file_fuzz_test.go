@@ -1,10 +1,9 @@
-package cli
+package config
 
 import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -101,7 +100,7 @@ func yamlDurations(doc []byte) map[[2]string]*yaml.Node {
 // readConfigFile. It checks:
 //
 //   - it never panics;
-//   - a failure is a *cliError with exit code 2, a hint, and a one-line
+//   - a failure is a *Error of code config (exit 2), a hint, and a one-line
 //     message;
 //   - a file others can read that holds an api_key or a token (yamlSecrets,
 //     read independently) is always refused;
@@ -150,14 +149,14 @@ func FuzzReadConfigFile(f *testing.F) {
 		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}
-		cf, err := readConfigFile(path)
+		cf, err := ReadFile(path)
 		if err != nil {
-			var ce *cliError
-			if !errors.As(err, &ce) || ce.exit != ExitUsage || strings.TrimSpace(ce.hint) == "" {
-				t.Fatalf("error %T %v: want a *cliError with exit 2 and a hint", err, err)
+			var ce *Error
+			if !errors.As(err, &ce) || ce.Code != "config" || strings.TrimSpace(ce.Hint) == "" {
+				t.Fatalf("error %T %v: want a *Error of code config with a hint", err, err)
 			}
-			if strings.ContainsAny(ce.message, "\r\n") {
-				t.Fatalf("message is not one line: %q", ce.message)
+			if strings.ContainsAny(ce.Message, "\r\n") {
+				t.Fatalf("message is not one line: %q", ce.Message)
 			}
 			return
 		}
@@ -200,126 +199,6 @@ func FuzzReadConfigFile(f *testing.F) {
 			}
 			if shared && p.Token != "" {
 				t.Fatalf("peer %s has a token in a file others can read", name)
-			}
-		}
-	})
-}
-
-// FuzzConfigEdit edits arbitrary YAML as config set and unset do. It
-// checks:
-//
-//   - it never panics, and a document that does not parse is refused;
-//   - the result is one config document, in which the key set reads back
-//     as the value, and the key unset is gone;
-//   - an edit that changes nothing returns the text as it was;
-//   - the top-level keys other than the one edited (peers, say) decode as
-//     before;
-//   - an edit made in place keeps every comment line of the file, in order.
-func FuzzConfigEdit(f *testing.F) {
-	for _, doc := range []string{
-		handWritten, commented + commentedPeers, twoProfiles, "", "# only\n",
-		"profiles:\n  p:   # to do\n  q:\n    space: a\n",
-		"profiles:\n  p: {space: a}   # flow\n",
-		"Profiles:\n  Prod:\n    Max_Wait: 1h # long\n",
-		"profiles:\r\n  prod:\r\n    space: a # c\r\n",
-		"profiles:\n    prod:\n        space: a\n",
-		"x: &s ops\nprofiles:\n  prod:\n    space: *s\n",
-		"profiles:\n  prod:\n    space: |\n      a\n",
-		"profiles:\n  a: &a\n    space: x\n  b: *a\n",
-		"profiles:\n  prod:\n    space: \"a\\\"b\" # q\n    max_wait: 'it''s'\n",
-		"default_profile: prod\nprofiles:\n  prod:\n    space:   # which?\n",
-		"profiles:\n  prod:\n    <<: {space: x}\n    max_wait: 1h\n",
-	} {
-		for op := range uint8(8) {
-			f.Add([]byte(doc), op)
-		}
-	}
-	f.Fuzz(func(t *testing.T, src []byte, op uint8) {
-		d, err := parseCfgDoc(src)
-		if err != nil {
-			return
-		}
-		profile := []string{"prod", "lab", "default", "Prod"}[op>>4%4]
-		var path []string
-		var val *yaml.Node
-		unset := false
-		switch op % 8 {
-		case 0:
-			path, val = []string{"profiles", profile, "space"}, strNode("ops")
-		case 1:
-			path, val = []string{"profiles", profile, "max_wait"}, strNode("1h0m0s")
-		case 2:
-			path, val = []string{"default_profile"}, strNode("lab")
-		case 3:
-			path, val = []string{"profiles", profile, "insecure"}, boolNode("true")
-		case 4:
-			path, val = []string{"profiles", profile, "api_key"}, strNode("dGVzdDprZXk=")
-		case 5:
-			path, unset = []string{"profiles", profile, "space"}, true
-		case 6:
-			path, unset = []string{"default_profile"}, true
-		case 7:
-			path, unset = []string{"profiles", profile, "max_wait"}, true
-		}
-		var e *cfgEdit
-		if unset {
-			e, err = d.unset(path, true)
-		} else {
-			e, err = d.set(path, val)
-		}
-		if err != nil {
-			if !strings.Contains(err.Error(), "alias") && !strings.Contains(err.Error(), "anchored") && !errors.Is(err, errNotMapping) && !errors.Is(err, errNoRoundTrip) {
-				t.Fatalf("%v", err)
-			}
-			return
-		}
-		if !e.changed && string(e.out) != string(src) {
-			t.Fatalf("nothing changed, yet the text did:\n%s", e.out)
-		}
-		d2, err := parseCfgDoc(e.out)
-		if err != nil {
-			t.Fatalf("the result does not parse: %v\n%s", err, e.out)
-		}
-		got := d2.lookup(path...)
-		if unset {
-			if m := d2.lookup(path[:len(path)-1]...); m != nil && m.Kind == yaml.MappingNode && len(foldKeys(m, path[len(path)-1])) > 0 {
-				t.Fatalf("%v is still there:\n%s", path, e.out)
-			}
-		} else if got == nil || !sameData(got, val) {
-			t.Fatalf("%v does not read back as %q:\n%s", path, val.Value, e.out)
-		}
-		others := func(d *cfgDoc) map[string]any {
-			out := map[string]any{}
-			if top := d.top(); top != nil {
-				for i := 0; i+1 < len(top.Content); i += 2 {
-					if k := top.Content[i].Value; !strings.EqualFold(k, path[0]) && k != "<<" {
-						var v any
-						top.Content[i+1].Decode(&v)
-						out[k] = v
-					}
-				}
-			}
-			return out
-		}
-		if a, b := others(d), others(d2); !reflect.DeepEqual(a, b) {
-			t.Fatalf("other keys changed: %v -> %v", a, b)
-		}
-		if e.rewritten == "" {
-			var comments []string
-			for _, l := range strings.Split(string(src), "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), "#") {
-					comments = append(comments, strings.TrimRight(l, "\r"))
-				}
-			}
-			rest := strings.Split(string(e.out), "\n")
-			for _, c := range comments {
-				for len(rest) > 0 && strings.TrimRight(rest[0], "\r") != c {
-					rest = rest[1:]
-				}
-				if len(rest) == 0 {
-					t.Fatalf("comment line %q is lost:\n%s", c, e.out)
-				}
-				rest = rest[1:]
 			}
 		}
 	})

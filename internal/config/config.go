@@ -1,0 +1,165 @@
+// Package config resolves a command's configuration: flag > environment >
+// config file (the profile) > default, each value with where it came from.
+// The config file is read here, with viper, and nowhere else; editing it
+// is internal/configfile's. It reads the environment through the lookup it
+// is given, never the process's, and returns typed errors with a hint.
+package config
+
+import (
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+)
+
+// Defaults of the timing settings.
+const (
+	DefaultPollInterval = 20 * time.Second
+	DefaultMaxWait      = 2 * time.Hour
+	DefaultSendTimeout  = 5 * time.Minute
+	DefaultWaitTimeout  = 5 * time.Minute
+)
+
+// Flags are the connection flags every command takes.
+type Flags struct {
+	Profile    string
+	KibanaURL  string
+	Space      string
+	APIKeyFile string
+	TokenFile  string
+}
+
+// Profile is one profile of the config file.
+type Profile struct {
+	KibanaURL    string        `mapstructure:"kibana_url" yaml:"kibana_url,omitempty"`
+	Space        string        `mapstructure:"space" yaml:"space,omitempty"`
+	APIKey       string        `mapstructure:"api_key" yaml:"api_key,omitempty"`
+	APIKeyFile   string        `mapstructure:"api_key_file" yaml:"api_key_file,omitempty"`
+	CACert       string        `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
+	Insecure     *bool         `mapstructure:"insecure" yaml:"insecure,omitempty"`
+	PollInterval time.Duration `mapstructure:"poll_interval" yaml:"poll_interval,omitempty"`
+	MaxWait      time.Duration `mapstructure:"max_wait" yaml:"max_wait,omitempty"`
+	SendTimeout  time.Duration `mapstructure:"send_timeout" yaml:"send_timeout,omitempty"`
+	WaitTimeout  time.Duration `mapstructure:"wait_timeout" yaml:"wait_timeout,omitempty"`
+	NonBlocking  *bool         `mapstructure:"non_blocking" yaml:"non_blocking,omitempty"`
+}
+
+// File is the config file: named profiles and which one is the default.
+type File struct {
+	DefaultProfile string             `mapstructure:"default_profile" yaml:"default_profile,omitempty"`
+	Profiles       map[string]Profile `mapstructure:"profiles" yaml:"profiles,omitempty"`
+	// Peers are named A2A agents other than Kibana's, beside the profiles.
+	Peers map[string]Peer `mapstructure:"peers" yaml:"peers,omitempty"`
+}
+
+// Settings are the resolved configuration of one command, each value with
+// where it came from.
+type Settings struct {
+	Profile    string
+	ConfigFile string // "" when there is none
+	URL        string
+	Space      string
+	APIKey     client.Secret
+	CAFile     string
+	Insecure   bool
+	StateDir   string
+
+	PollInterval time.Duration
+	MaxWait      time.Duration
+	SendTimeout  time.Duration
+	WaitTimeout  time.Duration
+	// NonBlocking overrides the send path the Kibana release decides
+	// (internal/courier.DecidePath): true sends blocking:false and follows the task,
+	// false a blocking send; nil lets the release decide.
+	NonBlocking *bool
+
+	// Sources maps a setting's name to where its value came from: "flag
+	// --space", "env KIBANA_SPACE_ID", "file (profile prod)", "default".
+	Sources map[string]string
+	// Peers are the config file's named A2A agents.
+	Peers map[string]Peer
+	// KeyHeldBack says which key was not used because it belongs to
+	// another Kibana than URL ("" when none was).
+	KeyHeldBack string
+}
+
+// Peer is a named A2A agent of the config file's peers section.
+type Peer struct {
+	URL       string `mapstructure:"url" yaml:"url"`
+	TokenEnv  string `mapstructure:"token_env" yaml:"token_env,omitempty"`
+	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
+	Token     string `mapstructure:"token" yaml:"token,omitempty"`
+	Protocol  string `mapstructure:"protocol" yaml:"protocol,omitempty"`
+	NoStream  bool   `mapstructure:"no_stream" yaml:"no_stream,omitempty"`
+	CACert    string `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
+	Insecure  bool   `mapstructure:"insecure" yaml:"insecure,omitempty"`
+}
+
+// Dir is the config directory: A2A_COURIER_CONFIG_DIR, else
+// $XDG_CONFIG_HOME/a2a-courier, else ~/.config/a2a-courier; "" when HOME is
+// not set either.
+func Dir(getenv func(string) string) string {
+	if d := getenv("A2A_COURIER_CONFIG_DIR"); d != "" {
+		return d
+	}
+	if d := getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "a2a-courier")
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".config", "a2a-courier")
+	}
+	return ""
+}
+
+// Path is the config file, "" without a config directory.
+func Path(getenv func(string) string) string {
+	d := Dir(getenv)
+	if d == "" {
+		return ""
+	}
+	return filepath.Join(d, "config.yaml")
+}
+
+// StateDir resolves the state directory, and says where from:
+// A2A_COURIER_STATE_DIR, else $XDG_STATE_HOME/a2a-courier, else
+// ~/.local/state/a2a-courier; "" when HOME is not set either.
+func StateDir(getenv func(string) string) (string, string) {
+	if d := getenv("A2A_COURIER_STATE_DIR"); d != "" {
+		return d, "env A2A_COURIER_STATE_DIR"
+	}
+	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
+		return filepath.Join(d, "a2a-courier"), "env XDG_STATE_HOME"
+	}
+	if home := getenv("HOME"); home != "" {
+		return filepath.Join(home, ".local", "state", "a2a-courier"), "default"
+	}
+	return "", "default"
+}
+
+// ProfileName picks the profile: --profile, A2A_COURIER_PROFILE, the
+// file's default_profile, else "default"; and says where from.
+func ProfileName(getenv func(string) string, flags Flags, defaultProfile string) (string, string) {
+	switch {
+	case flags.Profile != "":
+		return flags.Profile, "flag --profile"
+	case getenv("A2A_COURIER_PROFILE") != "":
+		return getenv("A2A_COURIER_PROFILE"), "env A2A_COURIER_PROFILE"
+	case defaultProfile != "":
+		return defaultProfile, "file default_profile"
+	}
+	return "default", "default"
+}
+
+func profileList(cf *File) string {
+	var names []string
+	for n := range cf.Profiles {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

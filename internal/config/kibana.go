@@ -1,0 +1,68 @@
+package config
+
+import (
+	"strings"
+
+	"github.com/a2a-courier/a2a-courier/client"
+)
+
+// RequireKibana checks that the settings name a Kibana and its API key.
+// Missing ones give the step-by-step set-up, not a bare error.
+func RequireKibana(s *Settings) error {
+	var missing []string
+	if s.URL == "" {
+		missing = append(missing, "KIBANA_URL")
+	}
+	if s.APIKey == "" {
+		missing = append(missing, "KIBANA_API_KEY")
+	}
+	if s.URL != "" && s.APIKey == "" && s.KeyHeldBack != "" {
+		return &Error{Code: "not_configured",
+			Message: "no API key for " + client.KibanaOrigin(s.URL) + ": " + s.KeyHeldBack,
+			Hint:    "a key goes only to its own Kibana: give this one its key (KIBANA_API_KEY beside a matching KIBANA_URL, --api-key-file, or a profile with its own kibana-url and api-key), or drop the URL that overrides it"}
+	}
+	if len(missing) > 0 {
+		return &Error{Code: "not_configured",
+			Message: "not configured: " + strings.Join(missing, " and ") + " not set",
+			Hint:    SetupSteps(), Setup: SetupStepList()}
+	}
+	if _, err := client.ParseKibanaURL(s.URL); err != nil {
+		return configErr(KibanaURLHint(s.URL, s.Sources["kibana_url"]), "%s", err.Error())
+	}
+	return nil
+}
+
+// KibanaURLHint is the hint for a Kibana URL that ParseKibanaURL refused;
+// source says where it came from ("env KIBANA_URL").
+func KibanaURLHint(raw, source string) string {
+	if !strings.Contains(raw, "://") {
+		return "write the scheme in the Kibana URL (" + source + "): https://, or http:// for a Kibana without TLS, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io or http://localhost:5601"
+	}
+	return "the Kibana URL (" + source + ") is Kibana's address, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io"
+}
+
+// SetupStepList is the guided set-up, one step per entry.
+func SetupStepList() []string {
+	return []string{
+		`In Kibana, open Stack Management > API keys > Create API key. Give it the Kibana privilege "Agent Builder: Read" (feature_agentBuilder.read) in the space your agents live in, and copy the "encoded" value.`,
+		`Set the variables (in your shell profile, or in the assistant's environment): export KIBANA_URL=https://<your-deployment>.kb.<region>.cloud.es.io; export KIBANA_API_KEY=<the encoded value>; export KIBANA_SPACE_ID=<space id> (only for a space other than "default"). Or keep them in a profile: a2a-courier config set kibana-url <url>, then a2a-courier config set api-key < key-file.`,
+		`Check it: a2a-courier doctor`,
+	}
+}
+
+// SetupSteps is the guided set-up printed when nothing is configured.
+func SetupSteps() string {
+	return `set up a2a-courier in three steps:
+  1. In Kibana, open Stack Management > API keys > Create API key. Give it the
+     Kibana privilege "Agent Builder: Read" (feature_agentBuilder.read) in the
+     space your agents live in, and copy the "encoded" value.
+  2. Set the variables (in your shell profile, or in the assistant's environment):
+       export KIBANA_URL=https://<your-deployment>.kb.<region>.cloud.es.io
+       export KIBANA_API_KEY=<the encoded value>
+       export KIBANA_SPACE_ID=<space id>     # only for a space other than "default"
+     or keep them in a profile of the config file:
+       a2a-courier config set kibana-url https://<your-deployment>.kb.<region>.cloud.es.io
+       a2a-courier config set api-key < key-file      # read from stdin, never an argument
+  3. Check it: a2a-courier doctor
+To try the tool without a Kibana: a2a-courier demo`
+}
