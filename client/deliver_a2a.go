@@ -59,192 +59,250 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 	if o.PollInterval <= 0 {
 		o.PollInterval = 20 * time.Second
 	}
-	emit := func(e Event) {
-		if o.OnEvent != nil {
-			o.OnEvent(e)
+	d := &a2aDelivery{c: c, o: o, ctx: ctx, taskID: o.TaskID,
+		// An answer to a task that asked for input may be met first by the
+		// task as it was (a2a-js restates it, still input-required): that
+		// state is stale until the task has moved on.
+		guard: &staleGuard{active: o.Message.TaskID != "", text: o.Question}}
+	if o.Send {
+		if out, final := d.send(); final {
+			return out
+		}
+		if ctx.Err() != nil && !d.gotConn.Load() {
+			return Outcome{Err: d.lastErr, notSent: true}
 		}
 	}
-	taskID := o.TaskID
-	var acc artifacts
-	var lastErr error
-	noteTask := func(id string) {
-		// A server's id goes into records, file names and commands shown to
-		// callers: one that is not a plain id is not kept.
-		if id != "" && id != taskID && ValidID(id) {
-			taskID = id
-			emit(Event{Kind: EventTask, TaskID: id, Message: "the server named the task " + id})
+	if d.taskID == "" {
+		if out, found := d.findTask(); !found {
+			return out
 		}
 	}
-	var gotConn atomic.Bool
-	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
+	return d.followTask()
+}
+
+// a2aDelivery is one Deliver to a generic agent, and what it has learned.
+type a2aDelivery struct {
+	c       *A2A
+	o       A2ADeliverOptions
+	ctx     context.Context
+	guard   *staleGuard
+	taskID  string
+	acc     artifacts
+	lastErr error
+	gotConn atomic.Bool
+}
+
+func (d *a2aDelivery) emit(e Event) {
+	if d.o.OnEvent != nil {
+		d.o.OnEvent(e)
+	}
+}
+
+// noteTask keeps the task id the server named. A server's id goes into
+// records, file names and commands shown to callers: one that is not a
+// plain id is not kept.
+func (d *a2aDelivery) noteTask(id string) {
+	if id != "" && id != d.taskID && ValidID(id) {
+		d.taskID = id
+		d.emit(Event{Kind: EventTask, TaskID: id, Message: "the server named the task " + id})
+	}
+}
+
+// send sends the message, by stream when the card streams, else by
+// message/send. final is true with the outcome (the answer, or a refusal
+// that proves nothing ran); else the task is to be followed.
+func (d *a2aDelivery) send() (Outcome, bool) {
+	o := d.o
+	traced := httptrace.WithClientTrace(d.ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { d.gotConn.Store(true) },
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			if info.Err == nil {
-				emit(Event{Kind: EventWritten, Message: "the request reached the server"})
+				d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
 			}
 		},
 	})
-
-	// An answer to a task that asked for input may be met first by the
-	// task as it was (a2a-js restates it, still input-required): that
-	// state is stale until the task has moved on.
-	guard := &staleGuard{active: o.Message.TaskID != "", text: o.Question}
-	if o.Send {
-		emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
-		if o.Streaming {
-			// Any event means the server took the message in: an error
-			// after it (an error event, a broken read) is never a refusal.
-			accepted := false
-			out, final, err := c.follow(traced, guard, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc,
-				func(id string) { accepted = true; noteTask(id) })
-			if final {
-				return out
-			}
-			if err != nil && !accepted && (!gotConn.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && ctx.Err() == nil {
-				return rejectedOutcome(err)
-			}
-			lastErr = err
-			emit(Event{Kind: EventConnectionLost, Message: "the stream ended before the task finished; following the task", Err: err})
-		} else {
-			res, err := c.Send(traced, o.Message, true)
-			switch {
-			case err != nil && (!MayHaveArrived(err) || !gotConn.Load()) && ctx.Err() == nil:
-				return rejectedOutcome(err)
-			case errors.Is(err, ErrReplyTooLarge):
-				lastErr = err
-				emit(Event{Kind: EventReplyTooLarge, Message: "the agent answered, but the answer is larger than the size cap; following the task", Err: err})
-			case err != nil:
-				lastErr = err
-				emit(Event{Kind: EventConnectionLost, Message: "the answer was lost; following the task", Err: err})
-			case res.Kind == "message":
-				return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}
-			default:
-				noteTask(res.TaskID)
-				if guard.stale(res.State, res.Text, res.Timestamp) {
-					break
-				}
-				if out, ok := taskOutcome(res.State, res.Text, "reply", res.TaskID); ok {
-					return out
-				}
-			}
+	d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
+	if o.Streaming {
+		// Any event means the server took the message in: an error after
+		// it (an error event, a broken read) is never a refusal.
+		accepted := false
+		out, final, err := d.c.follow(traced, d.guard, func(fn func(StreamEvent) bool) error { return d.c.Stream(traced, o.Message, fn) }, &d.acc,
+			func(id string) { accepted = true; d.noteTask(id) })
+		if final {
+			return out, true
+		}
+		if err != nil && !accepted && (!d.gotConn.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && d.ctx.Err() == nil {
+			return rejectedOutcome(err), true
+		}
+		d.lastErr = err
+		d.emit(Event{Kind: EventConnectionLost, Message: "the stream ended before the task finished; following the task", Err: err})
+		return Outcome{}, false
+	}
+	res, err := d.c.Send(traced, o.Message, true)
+	switch {
+	case err != nil && (!MayHaveArrived(err) || !d.gotConn.Load()) && d.ctx.Err() == nil:
+		return rejectedOutcome(err), true
+	case errors.Is(err, ErrReplyTooLarge):
+		d.lastErr = err
+		d.emit(Event{Kind: EventReplyTooLarge, Message: "the agent answered, but the answer is larger than the size cap; following the task", Err: err})
+	case err != nil:
+		d.lastErr = err
+		d.emit(Event{Kind: EventConnectionLost, Message: "the answer was lost; following the task", Err: err})
+	case res.Kind == "message":
+		return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+	default:
+		d.noteTask(res.TaskID)
+		if d.guard.stale(res.State, res.Text, res.Timestamp) {
+			break
+		}
+		if out, ok := taskOutcome(res.State, res.Text, "reply", res.TaskID); ok {
+			return out, true
 		}
 	}
+	return Outcome{}, false
+}
 
-	if o.Send && ctx.Err() != nil && !gotConn.Load() {
-		return Outcome{Err: lastErr, notSent: true}
-	}
-	// Lost before the server named the task: look for it when the protocol
-	// can list tasks, while reading fails for as long as the caller waits,
-	// and while the task is not listed findTaskLooks times (within the
-	// caller's wait).
+// findTask looks for a task lost before the server named it, when the
+// protocol can list tasks: while reading fails for as long as the caller
+// waits, and while the task is not listed findTaskLooks times (within the
+// caller's wait). found is false with the outcome when it cannot be found.
+func (d *a2aDelivery) findTask() (_ Outcome, found bool) {
 	looks := 0
-	lost := func(why error) Outcome {
-		if errors.Is(lastErr, ErrReplyTooLarge) {
-			// The agent answered: what it ran is known to have run, and
-			// its answer is gone with no task to read it from.
-			return Outcome{State: StateFailed, Err: errors.Join(lastErr, why), Via: "reply", HTTPStatus: 200,
-				Reason: fmt.Sprintf("the agent answered, but its answer could not be kept (larger than the %s cap) and no task to read it from can be found", byteSize(c.t.maxBody))}
-		}
-		return Outcome{Err: errors.Join(why, lastErr)}
-	}
-	for taskID == "" {
-		id, err := c.FindTask(ctx, o.Message.ContextID, o.Message.MessageID)
+	for d.taskID == "" {
+		id, err := d.c.FindTask(d.ctx, d.o.Message.ContextID, d.o.Message.MessageID)
 		switch {
 		case err == nil && id != "":
-			noteTask(id)
+			d.noteTask(id)
 			continue
 		case errors.Is(err, ErrNoTaskList):
-			return lost(fmt.Errorf("%w: the agent cannot list tasks by context", ErrNoTask))
+			return d.lost(fmt.Errorf("%w: the agent cannot list tasks by context", ErrNoTask)), false
 		case err == nil:
 			if looks++; looks >= findTaskLooks {
-				return lost(fmt.Errorf("%w: the agent listed no task holding the message (%d looks)", ErrNoTask, looks))
+				return d.lost(fmt.Errorf("%w: the agent listed no task holding the message (%d looks)", ErrNoTask, looks)), false
 			}
-			emit(Event{Kind: EventPoll, Message: "the agent lists no task holding the message yet; looking again"})
+			d.emit(Event{Kind: EventPoll, Message: "the agent lists no task holding the message yet; looking again"})
 		case IsKind(err, KindAuth, KindForbidden):
-			return Outcome{Err: err}
+			return Outcome{Err: err}, false
 		default:
-			lastErr = err
+			d.lastErr = err
 		}
-		if SleepContext(ctx, readRetryWait(o.PollInterval, err)) != nil {
-			return Outcome{Err: lastErr}
+		if SleepContext(d.ctx, readRetryWait(d.o.PollInterval, err)) != nil {
+			return Outcome{Err: d.lastErr}, false
 		}
 	}
+	return Outcome{}, true
+}
 
+// lost is the outcome of a task that cannot be found.
+func (d *a2aDelivery) lost(why error) Outcome {
+	if errors.Is(d.lastErr, ErrReplyTooLarge) {
+		// The agent answered: what it ran is known to have run, and its
+		// answer is gone with no task to read it from.
+		return Outcome{State: StateFailed, Err: errors.Join(d.lastErr, why), Via: "reply", HTTPStatus: 200,
+			Reason: fmt.Sprintf("the agent answered, but its answer could not be kept (larger than the %s cap) and no task to read it from can be found", byteSize(d.c.t.maxBody))}
+	}
+	return Outcome{Err: errors.Join(why, d.lastErr)}
+}
+
+// followTask follows the named task until its outcome: by subscribing to
+// it (three tries) when the card streams, and by reading it.
+func (d *a2aDelivery) followTask() Outcome {
 	subscribeTries := 0
 	reads := 0 // of the task, which no open connection brings any more
 	for {
-		if ctx.Err() != nil {
-			return Outcome{Err: lastErr}
+		if d.ctx.Err() != nil {
+			return Outcome{Err: d.lastErr}
 		}
-		if o.Streaming && subscribeTries < 3 {
+		if d.o.Streaming && subscribeTries < 3 {
 			subscribeTries++
-			out, final, err := c.follow(ctx, guard, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask)
+			out, final, refused := d.subscribe()
 			if final {
-				if out.State == StateCompleted {
-					// Chunks sent while no stream was open are not sent
-					// again: the task itself holds the whole reply.
-					if res, err := c.GetTask(ctx, taskID); err == nil && res.State == "completed" && res.Text != "" {
-						out.Reply = res.Text
-					}
-				}
 				return out
 			}
-			switch {
-			case taskNotFound(err):
-				return Outcome{Err: errors.Join(ErrTaskGone, err)}
-			case IsKind(err, KindRPC), IsKind(err, KindAuth, KindForbidden, KindBadRequest):
-				// Subscribing is refused (a finished task, a server that
-				// does not resubscribe): poll instead.
+			if refused {
 				subscribeTries = 3
 			}
-			if err != nil {
-				lastErr = err
-			}
-			if IsKind(err, KindBusy) && SleepContext(ctx, readRetryWait(0, err)) != nil {
-				// Rate limited: the task is read when the server said,
-				// not at once.
-				return Outcome{Err: lastErr}
-			}
 		}
-		res, err := c.GetTask(ctx, taskID)
-		switch {
-		case err == nil:
-			if res.State == "completed" && res.Text == "" {
-				res.Text = acc.String()
-			}
-			if guard.stale(res.State, res.Text, res.Timestamp) {
-				emit(Event{Kind: EventPoll, Message: "task " + taskID + " has not taken the answer in yet"})
-			} else if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
-				return out
-			}
-			emit(Event{Kind: EventPoll, Message: "task " + taskID + " is " + res.State})
-		case taskNotFound(err):
-			// Only TaskNotFoundError on an id the server gave says the
-			// task is gone.
-			return Outcome{Err: errors.Join(ErrTaskGone, err)}
-		case IsKind(err, KindAuth, KindForbidden):
-			return Outcome{Err: err}
-		default:
-			// Any other error (a JSON-RPC error such as -32603, an HTTP 400
-			// or 404, a broken connection) may pass: read again after the
-			// usual wait, until the task ends or the caller stops waiting.
-			if ctx.Err() != nil {
-				return Outcome{Err: lastErr}
-			}
-			lastErr = err
-			emit(Event{Kind: EventPollError, Message: "reading the task failed; will try again", Err: err})
+		out, final, err := d.poll()
+		if final {
+			return out
 		}
 		// The first reads come sooner (rampWait); a rate-limited read (429,
 		// 503) waits as long as the server asked.
-		wait := o.PollInterval
+		wait := d.o.PollInterval
 		if err == nil {
 			reads++
-			wait = rampWait(o.PollInterval, reads)
+			wait = rampWait(d.o.PollInterval, reads)
 		}
-		if SleepContext(ctx, readRetryWait(wait, err)) != nil {
-			return Outcome{Err: lastErr}
+		if SleepContext(d.ctx, readRetryWait(wait, err)) != nil {
+			return Outcome{Err: d.lastErr}
 		}
 	}
+}
+
+// subscribe follows the task's stream (tasks/resubscribe, SubscribeToTask).
+// refused is true when the server will not resubscribe (a finished task,
+// a server that does not): polling takes over.
+func (d *a2aDelivery) subscribe() (_ Outcome, final, refused bool) {
+	out, final, err := d.c.follow(d.ctx, d.guard, func(fn func(StreamEvent) bool) error { return d.c.Subscribe(d.ctx, d.taskID, fn) }, &d.acc, d.noteTask)
+	if final {
+		if out.State == StateCompleted {
+			// Chunks sent while no stream was open are not sent again: the
+			// task itself holds the whole reply.
+			if res, err := d.c.GetTask(d.ctx, d.taskID); err == nil && res.State == "completed" && res.Text != "" {
+				out.Reply = res.Text
+			}
+		}
+		return out, true, false
+	}
+	switch {
+	case taskNotFound(err):
+		return Outcome{Err: errors.Join(ErrTaskGone, err)}, true, false
+	case IsKind(err, KindRPC), IsKind(err, KindAuth, KindForbidden, KindBadRequest):
+		refused = true
+	}
+	if err != nil {
+		d.lastErr = err
+	}
+	if IsKind(err, KindBusy) && SleepContext(d.ctx, readRetryWait(0, err)) != nil {
+		// Rate limited: the task is read when the server said, not at once.
+		return Outcome{Err: d.lastErr}, true, refused
+	}
+	return Outcome{}, false, refused
+}
+
+// poll reads the task once (tasks/get, GetTask). err is the read's error,
+// which decides the wait before the next.
+func (d *a2aDelivery) poll() (_ Outcome, final bool, err error) {
+	res, err := d.c.GetTask(d.ctx, d.taskID)
+	switch {
+	case err == nil:
+		if res.State == "completed" && res.Text == "" {
+			res.Text = d.acc.String()
+		}
+		if d.guard.stale(res.State, res.Text, res.Timestamp) {
+			d.emit(Event{Kind: EventPoll, Message: "task " + d.taskID + " has not taken the answer in yet"})
+		} else if out, ok := taskOutcome(res.State, res.Text, "task", d.taskID); ok {
+			return out, true, nil
+		}
+		d.emit(Event{Kind: EventPoll, Message: "task " + d.taskID + " is " + res.State})
+	case taskNotFound(err):
+		// Only TaskNotFoundError on an id the server gave says the task is
+		// gone.
+		return Outcome{Err: errors.Join(ErrTaskGone, err)}, true, err
+	case IsKind(err, KindAuth, KindForbidden):
+		return Outcome{Err: err}, true, err
+	default:
+		// Any other error (a JSON-RPC error such as -32603, an HTTP 400 or
+		// 404, a broken connection) may pass: read again after the usual
+		// wait, until the task ends or the caller stops waiting.
+		if d.ctx.Err() != nil {
+			return Outcome{Err: d.lastErr}, true, err
+		}
+		d.lastErr = err
+		d.emit(Event{Kind: EventPollError, Message: "reading the task failed; will try again", Err: err})
+	}
+	return Outcome{}, false, err
 }
 
 // staleGuard recognises the question an answer answers while the task has

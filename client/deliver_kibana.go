@@ -1,0 +1,387 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Deliver sends one message (unless in recovery mode) and, at the same
+// time, watches the conversation store for the round it starts: whichever
+// shows the final outcome first wins. A connection that breaks is not a
+// failure: Kibana 9.2 to 9.5 go on with the run server-side and its round is
+// read back (9.6 aborts a blocking run whose connection ends, which is why
+// callers send it NonBlocking there, and the task is followed). Deliver
+// never sends twice. It returns when an outcome is final or ctx ends.
+func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
+	defer func() { out = k.t.scrubOutcome(out) }()
+	if o.PollInterval <= 0 {
+		o.PollInterval = 20 * time.Second
+	}
+	if o.InputSHA256 == "" {
+		o.InputSHA256 = HashText(o.Message.Text)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	d := &kibanaDelivery{k: k, o: o, ctx: ctx, convID: ConversationIDForContext(o.Message.ContextID),
+		postDone: make(chan postResult, 1), postExited: make(chan struct{}),
+		taskRead: min(o.PollInterval, maxTaskReadInterval)}
+	// Deliver does not return before the sending goroutine has ended, so no
+	// event of that goroutine reaches the caller after Deliver returned
+	// (the caller may have let its record go).
+	defer func() {
+		cancel()
+		if o.Send {
+			<-d.postExited
+		}
+	}()
+	if o.NonBlocking {
+		// Only a non-blocking run is a task tasks/get finds; a blocking
+		// send's or stream's task id is never found, so it is not asked
+		// for.
+		d.taskID = o.TaskID
+	}
+	d.timer = time.NewTimer(o.PollInterval)
+	defer d.timer.Stop()
+	if o.Send {
+		d.postOpen = true
+		go d.post()
+		d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
+	} else {
+		d.timer.Reset(0)
+	}
+	return d.loop()
+}
+
+// postResult is what the send came back with.
+type postResult struct {
+	res *SendResult
+	out *Outcome // a stream that reached its outcome
+	err error
+	// blocking: res and err answer a blocking message/send, whose answer
+	// comes when the run has finished.
+	blocking bool
+}
+
+// kibanaDelivery is one Deliver: the send, on its own goroutine, and the
+// reads, on Deliver's, which is the only one to touch the reads' state.
+// The send's goroutine writes streamTask; loop reads it only after the
+// send's result has come (postDone).
+type kibanaDelivery struct {
+	k      *Kibana
+	o      DeliverOptions
+	ctx    context.Context
+	convID string
+
+	postDone   chan postResult
+	postExited chan struct{}
+	postOpen   bool
+	// gotConn is the conservative sign that bytes may have left: until a
+	// connection is obtained, nothing can have reached the server.
+	gotConn    atomic.Bool
+	streamTask string // the task a stream named, once
+
+	timer          *time.Timer
+	lastErr        error
+	pollingStopped bool
+	// finishedTooLarge is the answer of a blocking send that came, over the
+	// size cap: the run finished, and its reply is only in the conversation.
+	finishedTooLarge error
+	// taskID is the Kibana task tasks/get follows; "" to read the
+	// conversation.
+	taskID string
+	// failures counts the reads that failed in a row: they back off, up to
+	// five minutes or eight intervals, whichever is longer.
+	failures int
+	// malformedReads counts the reads that found this message's round in a
+	// shape no Kibana writes.
+	malformedReads int
+	// quickReads counts the reads made since no open connection can bring
+	// the outcome any more (it was cut, or this is a recovery): the first
+	// come sooner (rampWait).
+	quickReads int
+	// taskRead is the time between reads of a task tasks/get follows: a
+	// small document, read more often than the conversation, so that the
+	// reply is recorded within seconds of the run's end.
+	taskRead time.Duration
+}
+
+func (d *kibanaDelivery) emit(e Event) {
+	if d.o.OnEvent != nil {
+		d.o.OnEvent(e)
+	}
+}
+
+// post sends the message, by message/stream when asked and the server
+// streams, else by message/send, and hands the result to the loop.
+func (d *kibanaDelivery) post() {
+	defer close(d.postExited)
+	// The server has the request once it is written: from then on a lost
+	// answer means "recover by reading", never "send again".
+	tctx := httptrace.WithClientTrace(d.ctx, &httptrace.ClientTrace{
+		GotConn: func(httptrace.GotConnInfo) { d.gotConn.Store(true) },
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
+			}
+		},
+	})
+	if d.o.Stream {
+		if pr, done := d.stream(tctx); done {
+			d.postDone <- pr
+			return
+		}
+	}
+	m := d.o.Message
+	m.Blocking = !d.o.NonBlocking
+	res, err := d.k.SendMessage(tctx, d.o.AgentID, m)
+	d.postDone <- postResult{res: res, err: err, blocking: m.Blocking}
+}
+
+// stream sends by message/stream. done is false when the server does not
+// stream after all (an older card kept in a cache): it ran nothing, so the
+// message goes once by message/send.
+func (d *kibanaDelivery) stream(tctx context.Context) (_ postResult, done bool) {
+	o := d.o
+	var acc artifacts
+	accepted := false // an event came: the server took the message in
+	out, final, err := d.k.a2a(o.AgentID).follow(tctx, nil, func(fn func(StreamEvent) bool) error {
+		return d.k.a2a(o.AgentID).streamMessage(tctx, o.Message, o.NonBlocking, fn)
+	}, &acc, func(id string) {
+		accepted = true
+		if id != "" && id != d.streamTask && ValidID(id) {
+			d.streamTask = id
+			d.emit(Event{Kind: EventTask, TaskID: id, Message: "the server named the task " + id})
+		}
+	})
+	switch {
+	case final:
+		return postResult{out: &out}, true
+	case !accepted && IsKind(err, KindRPC) && rpcCode(err) == -32004:
+		d.emit(Event{Kind: EventStreamUnsupported, Message: "the server does not stream; sending by message/send", Err: err})
+		return postResult{}, false
+	case accepted && IsKind(err, KindRPC):
+		// Kibana ends a stream whose run failed with an error event; the
+		// failed round is not stored.
+		return postResult{out: &Outcome{State: StateFailed, Via: "stream", HTTPStatus: 200, TaskID: d.streamTask,
+			Reason: "the agent's run ended with an error: " + nonEmpty(strings.TrimPrefix(rpcMessage(err), AgentErrorPrefix), "no message")}}, true
+	}
+	if errors.Is(err, errStreamCut) {
+		err = &Error{Kind: KindConnection, Op: "stream message to agent " + o.AgentID, Message: errStreamCut.Error(), Err: err}
+	}
+	return postResult{err: err}, true
+}
+
+// loop waits for the send's answer and reads the task or the conversation
+// until one shows the outcome, or ctx ends.
+func (d *kibanaDelivery) loop() Outcome {
+	for {
+		var pollC <-chan time.Time
+		if !d.pollingStopped {
+			pollC = d.timer.C
+		}
+		if !d.postOpen && d.pollingStopped {
+			return Outcome{Err: d.lastErr}
+		}
+		select {
+		case <-d.ctx.Done():
+			if d.postOpen {
+				<-d.postDone // it ends with ctx; then gotConn is settled
+			}
+			return Outcome{Err: d.lastErr, notSent: d.o.Send && !d.gotConn.Load()}
+		case pr := <-d.postDone:
+			d.postOpen = false
+			if out, final := d.answered(pr); final {
+				return out
+			}
+		case <-pollC:
+			if out, final := d.read(); final {
+				return out
+			}
+		}
+	}
+}
+
+// nextPoll is the wait before the next read.
+func (d *kibanaDelivery) nextPoll() time.Duration {
+	if d.taskID != "" && d.failures == 0 {
+		d.quickReads++
+		return rampWait(d.taskRead, d.quickReads)
+	}
+	if !d.postOpen && d.failures == 0 {
+		d.quickReads++
+		return rampWait(d.o.PollInterval, d.quickReads)
+	}
+	w := d.o.PollInterval
+	for i := 0; i < d.failures && w < 5*time.Minute && w < 8*d.o.PollInterval; i++ {
+		w *= 2
+	}
+	return w
+}
+
+// answered takes the send's answer: the outcome, or what to follow next.
+func (d *kibanaDelivery) answered(pr postResult) (Outcome, bool) {
+	if pr.out != nil {
+		return *pr.out, true
+	}
+	if d.taskID == "" && d.o.NonBlocking && d.streamTask != "" {
+		// A blocking:false stream runs as a task that tasks/get finds (the
+		// goroutine that set streamTask has ended).
+		d.taskID = d.streamTask
+	}
+	if pr.res != nil && pr.res.Kind == "task" && ValidID(pr.res.TaskID) {
+		d.taskID = pr.res.TaskID
+		d.emit(Event{Kind: EventTask, TaskID: d.taskID, Message: "the server named the task " + d.taskID})
+	}
+	if pr.err != nil && !d.gotConn.Load() && d.ctx.Err() == nil {
+		// No connection was ever made: nothing reached the server.
+		return Outcome{State: StateRejected, Reason: pr.err.Error(), Err: pr.err, Via: "reply"}, true
+	}
+	if pr.blocking && errors.Is(pr.err, ErrReplyTooLarge) {
+		d.finishedTooLarge = pr.err
+	}
+	if out, final := d.k.judgeReply(d.ctx, d.o, pr.res, pr.err, d.emit); final {
+		return out, true
+	}
+	d.lastErr = pr.err
+	d.pollingStopped = false
+	if d.taskID != "" {
+		// Kibana answered with the task at once: it has only just been
+		// scheduled, so the first look comes after a second.
+		d.timer.Reset(d.nextPoll())
+		return Outcome{}, false
+	}
+	// The run may go on: look at the conversation now, then keep polling.
+	d.timer.Reset(0)
+	return Outcome{}, false
+}
+
+// read reads the task, when there is one to follow, else (or when reading
+// it failed) the conversation, and sets the timer for the next read.
+func (d *kibanaDelivery) read() (Outcome, bool) {
+	if d.taskID != "" {
+		out, final, again := d.readTask()
+		if final || !again {
+			return out, final
+		}
+	}
+	return d.readConversation()
+}
+
+// readTask reads the Kibana task (Kibana 9.6+ keeps the tasks of
+// blocking:false sends, Task Manager runs): tasks/get is the authority on
+// their state, and the only one that sees a failure, which never reaches
+// the conversation. While it runs, the conversation is not read at all.
+// again is true when the conversation is to be read this time.
+func (d *kibanaDelivery) readTask() (out Outcome, final, again bool) {
+	res, err := d.k.a2a(d.o.AgentID).GetTask(d.ctx, d.taskID)
+	switch {
+	case err == nil:
+		d.failures = 0
+		if out, final := d.k.settleTask(d.ctx, d.o, res, d.taskID, d.emit); final {
+			return out, true, false
+		}
+		if d.ctx.Err() != nil {
+			return Outcome{Err: d.lastErr}, true, false
+		}
+		d.emit(Event{Kind: EventPoll, Message: fmt.Sprintf("task %s is %s", d.taskID, nonEmpty(res.State, "unknown"))})
+		d.timer.Reset(d.nextPoll())
+		return Outcome{}, false, false
+	case d.ctx.Err() != nil:
+		return Outcome{Err: d.lastErr}, true, false
+	case IsKind(err, KindBusy):
+		// Rate limited: the conversation is on the same server; come back
+		// when it says, not at once.
+		d.failures++
+		d.lastErr = err
+		d.emit(Event{Kind: EventPollError, Message: "the server is busy; reading again later", Err: err})
+		d.timer.Reset(readRetryWait(d.nextPoll(), err))
+		return Outcome{}, false, false
+	case taskNotFound(err):
+		// Kibana no longer finds the execution (it was cleaned up, or is in
+		// another space): the conversation is all that is left to read.
+		d.taskID = ""
+		d.lastErr = err
+		d.emit(Event{Kind: EventPollError, Message: "Kibana no longer finds the task; reading the conversation instead", Err: err})
+	default:
+		// A failed read of the task: this time, the conversation may
+		// answer instead.
+		d.lastErr = err
+		d.emit(Event{Kind: EventPollError, Message: "reading the task failed; reading the conversation this time", Err: err})
+	}
+	return Outcome{}, false, true
+}
+
+// readConversation reads the conversation for the message's round.
+func (d *kibanaDelivery) readConversation() (Outcome, bool) {
+	conv, err := d.k.GetConversation(d.ctx, d.convID)
+	if err == nil || IsKind(err, KindNotFound) {
+		d.failures = 0
+	} else {
+		d.failures++
+	}
+	switch {
+	case err == nil:
+		if out, final := d.judgeConversation(conv); final {
+			return out, true
+		}
+	case IsKind(err, KindNotFound):
+		d.emit(Event{Kind: EventPoll, Message: "no reply stored yet"})
+	case errors.Is(err, ErrReplyTooLarge):
+		// A conversation only grows: reading it again cannot succeed.
+		d.lastErr = err
+		if d.finishedTooLarge != nil {
+			return Outcome{State: StateFailed, Err: d.finishedTooLarge, Via: "reply", HTTPStatus: 200,
+				Reason: fmt.Sprintf("the run finished, but its reply could not be kept: the answer is larger than the %s cap and the conversation larger than the %s cap",
+					byteSize(d.k.t.maxBody), byteSize(d.k.maxCV))}, true
+		}
+		d.pollingStopped = true
+		d.emit(Event{Kind: EventPollError, Message: "the conversation is larger than the size cap and cannot be read", Err: err})
+		return Outcome{}, false
+	case IsKind(err, KindAuth, KindForbidden) || IsKind(err, KindBadRequest) && statusCode(err) != 400 ||
+		IsKind(err, KindProtocol) && !MayHaveArrived(err):
+		// Reading cannot succeed (refused credentials, a page that is not
+		// Kibana's); the POST, if still open, may yet answer.
+		d.lastErr = err
+		d.pollingStopped = true
+		d.emit(Event{Kind: EventPollError, Message: "reading the conversation was refused", Err: err})
+		return Outcome{}, false
+	default:
+		if d.ctx.Err() != nil {
+			return Outcome{Err: d.lastErr}, true
+		}
+		d.lastErr = err
+		d.emit(Event{Kind: EventPollError, Message: "reading the conversation failed; will try again", Err: err})
+	}
+	d.timer.Reset(readRetryWait(d.nextPoll(), err))
+	return Outcome{}, false
+}
+
+// judgeConversation looks for the message's round in the conversation.
+func (d *kibanaDelivery) judgeConversation(conv *Conversation) (Outcome, bool) {
+	out, ok := findOutcome(conv, d.o)
+	if ok {
+		d.emit(Event{Kind: EventReply, Message: "the reply was read from conversation " + d.convID})
+		return out, true
+	}
+	why := out.Malformed()
+	if why == "" {
+		d.emit(Event{Kind: EventPoll, Message: "no reply stored yet"})
+		return Outcome{}, false
+	}
+	// Not an answer: read again (a proxy's glitch, a document being
+	// rewritten), then say what it is.
+	d.malformedReads++
+	perr := &Error{Kind: KindProtocol, Op: "read conversation " + d.convID, StatusCode: 200, Processed: true,
+		Message: "the round stored for this message is not a Kibana round: " + why}
+	if d.malformedReads >= maxMalformedReads {
+		return Outcome{State: StateFailed, Err: perr, Via: "conversation", HTTPStatus: 200,
+			Reason: "the run ended, but the round Kibana stored for it cannot be read (" + why + "): no reply can be kept"}, true
+	}
+	d.lastErr = perr
+	d.emit(Event{Kind: EventPollError, Message: "the stored round is not a Kibana round; reading again", Err: perr})
+	return Outcome{}, false
+}
