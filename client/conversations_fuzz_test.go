@@ -148,82 +148,88 @@ func refRounds(doc []byte) (raws []string, rounds []Round, ok bool) {
 	}
 	for i, e := range elems {
 		raws = append(raws, string(e))
-		rd := Round{Index: i}
-		fs, isObj := objectFields(e)
-		if !isObj {
-			rd.Malformed = "it is not an object: " + oneLine(strings.TrimSpace(string(e)), 40)
-			rounds = append(rounds, rd)
-			continue
-		}
-		get := func(key string) (json.RawMessage, bool) {
-			v, found, dup := field(fs, key)
-			if dup {
-				ok = false
-			}
-			return v, found
-		}
-		ok = true
-		if v, found := get("id"); found {
-			rd.ID = jsonText(v)
-		}
-		if v, found := get("status"); found {
-			rd.Status = jsonText(v)
-		}
-		if v, found := get("started_at"); found {
-			rd.StartedAt = jsonText(v)
-		}
-		if v, found := get("input"); found {
-			m, _, judged := member(v, "message")
-			rd.Input = jsonText(m)
-			ok = ok && judged
-		}
-		textReply := true
-		if v, found := get("response"); found {
-			m, has, judged := member(v, "message")
-			rd.Response, rd.HasResponse = jsonText(m), has
-			textReply = !has || len(m) > 0 && m[0] == '"'
-			ok = ok && judged
-		}
-		if v, found := get("interruption"); found {
-			t, _, j1 := member(v, "type")
-			reason, _, j2 := member(v, "error", "message")
-			source, _, j3 := member(v, "aborted_by", "source")
-			ok = ok && j1 && j2 && j3
-			switch {
-			case jsonText(t) != "":
-				rd.Interruption, rd.InterruptionReason = jsonText(t), jsonText(reason)
-				if rd.Interruption == "aborted" {
-					rd.InterruptionReason = jsonText(source)
-				}
-			case len(v) > 0 && v[0] == '{':
-				rd.Interruption = "failed"
-			}
-		}
-		switch {
-		case rd.Interruption != "" || rd.Status == "awaiting_prompt" || rd.Status == "in_progress":
-		case !rd.HasResponse:
-			rd.Malformed = "it has no response"
-		case !textReply:
-			rd.Malformed = "its response is not text"
-		}
-		if rd.Status == "awaiting_prompt" {
-			get("pending_prompts")
-			get("pending_prompt")
-			for _, p := range [][]string{{"pending_prompts", "0", "message"}, {"pending_prompts", "0", "title"}, {"pending_prompt", "message"}, {"pending_prompt", "title"}} {
-				m, _, judged := member(e, p...)
-				ok = ok && judged
-				if t := jsonText(m); t != "" {
-					rd.Prompt = t
-					break
-				}
-			}
-		}
-		if !ok {
+		rd, judged := refRound(i, e)
+		if !judged {
 			return nil, nil, false
 		}
 		rounds = append(rounds, rd)
 	}
 	return raws, rounds, true
+}
+
+// refRound is refRounds' reading of round i, e: ok is false when the round
+// holds a member the reference does not judge (a name given twice).
+func refRound(i int, e json.RawMessage) (Round, bool) {
+	rd := Round{Index: i}
+	fs, isObj := objectFields(e)
+	if !isObj {
+		rd.Malformed = "it is not an object: " + oneLine(strings.TrimSpace(string(e)), 40)
+		return rd, true
+	}
+	ok := true
+	get := func(key string) (json.RawMessage, bool) {
+		v, found, dup := field(fs, key)
+		if dup {
+			ok = false
+		}
+		return v, found
+	}
+	if v, found := get("id"); found {
+		rd.ID = jsonText(v)
+	}
+	if v, found := get("status"); found {
+		rd.Status = jsonText(v)
+	}
+	if v, found := get("started_at"); found {
+		rd.StartedAt = jsonText(v)
+	}
+	if v, found := get("input"); found {
+		m, _, judged := member(v, "message")
+		rd.Input = jsonText(m)
+		ok = ok && judged
+	}
+	textReply := true
+	if v, found := get("response"); found {
+		m, has, judged := member(v, "message")
+		rd.Response, rd.HasResponse = jsonText(m), has
+		textReply = !has || len(m) > 0 && m[0] == '"'
+		ok = ok && judged
+	}
+	if v, found := get("interruption"); found {
+		t, _, j1 := member(v, "type")
+		reason, _, j2 := member(v, "error", "message")
+		source, _, j3 := member(v, "aborted_by", "source")
+		ok = ok && j1 && j2 && j3
+		switch {
+		case jsonText(t) != "":
+			rd.Interruption, rd.InterruptionReason = jsonText(t), jsonText(reason)
+			if rd.Interruption == "aborted" {
+				rd.InterruptionReason = jsonText(source)
+			}
+		case len(v) > 0 && v[0] == '{':
+			rd.Interruption = "failed"
+		}
+	}
+	switch {
+	case rd.Interruption != "" || rd.Status == "awaiting_prompt" || rd.Status == "in_progress":
+	case !rd.HasResponse:
+		rd.Malformed = "it has no response"
+	case !textReply:
+		rd.Malformed = "its response is not text"
+	}
+	if rd.Status == "awaiting_prompt" {
+		get("pending_prompts")
+		get("pending_prompt")
+		for _, p := range [][]string{{"pending_prompts", "0", "message"}, {"pending_prompts", "0", "title"}, {"pending_prompt", "message"}, {"pending_prompt", "title"}} {
+			m, _, judged := member(e, p...)
+			ok = ok && judged
+			if t := jsonText(m); t != "" {
+				rd.Prompt = t
+				break
+			}
+		}
+	}
+	return rd, ok
 }
 
 // refOutcome is findOutcome and roundOutcome written out over rounds.

@@ -148,30 +148,38 @@ func FuzzDecodeResponse(f *testing.F) {
 		if !trusted || quickAbove > 0 {
 			return
 		}
-		switch {
-		case len(plain) == 0:
-			if err == nil {
-				t.Fatal("an empty body was accepted")
-			}
-		case int64(len(plain)) > maxBody:
-			if !errors.Is(err, ErrReplyTooLarge) {
-				t.Fatalf("a body of %d bytes over the %d cap: got %v", len(plain), maxBody, err)
-			}
-		case !json.Valid(plain):
-			if err == nil {
-				t.Fatalf("invalid JSON was accepted: %.80q", plain)
-			}
-		case refDepth(plain) > MaxNesting:
-			if !errors.Is(err, ErrNestedTooDeep) {
-				t.Fatalf("nesting %d: got %v, want ErrNestedTooDeep", refDepth(plain), err)
-			}
-		default:
-			if err != nil {
-				t.Fatalf("valid JSON (nesting %d, %d bytes) refused: %v", refDepth(plain), len(plain), err)
-			}
-			if !bytes.Equal(data, plain) {
-				t.Fatal("the body came back changed")
-			}
-		}
+		checkDecoded(t, plain, maxBody, data, err)
 	})
+}
+
+// checkDecoded checks what a whole, trusted body came to: refused when it
+// is empty, over the cap, not JSON or nested too deep, else returned byte
+// for byte.
+func checkDecoded(t *testing.T, plain []byte, maxBody int64, data []byte, err error) {
+	t.Helper()
+	switch {
+	case len(plain) == 0:
+		if err == nil {
+			t.Fatal("an empty body was accepted")
+		}
+	case int64(len(plain)) > maxBody:
+		if !errors.Is(err, ErrReplyTooLarge) {
+			t.Fatalf("a body of %d bytes over the %d cap: got %v", len(plain), maxBody, err)
+		}
+	case !json.Valid(plain):
+		if err == nil {
+			t.Fatalf("invalid JSON was accepted: %.80q", plain)
+		}
+	case refDepth(plain) > MaxNesting:
+		if !errors.Is(err, ErrNestedTooDeep) {
+			t.Fatalf("nesting %d: got %v, want ErrNestedTooDeep", refDepth(plain), err)
+		}
+	default:
+		if err != nil {
+			t.Fatalf("valid JSON (nesting %d, %d bytes) refused: %v", refDepth(plain), len(plain), err)
+		}
+		if !bytes.Equal(data, plain) {
+			t.Fatal("the body came back changed")
+		}
+	}
 }

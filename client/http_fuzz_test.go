@@ -239,41 +239,12 @@ func FuzzClassifyResponse(f *testing.F) {
 		defer cancel()
 		op %= uint8(len(fuzzOps))
 
-		var err error
-		switch op {
-		case 0, 1, 5:
-			k, kerr := NewKibana(KibanaConfig{URL: base, APIKey: fuzzKey, HTTPClient: hc, Retries: -1, MaxResponseBytes: 1 << 20})
-			if kerr != nil {
-				t.Fatal(kerr)
+		streamEnded, err := fuzzCall(ctx, t, op, base, hc)
+		if streamEnded {
+			if c.status/100 != 2 {
+				t.Fatalf("a stream end for HTTP %d", c.status)
 			}
-			switch op {
-			case 0:
-				_, err = k.ListAgents(ctx)
-			case 1:
-				_, err = k.SendMessage(ctx, "elastic-ai-agent", OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c", Blocking: true})
-			case 5:
-				_, err = k.GetConversation(ctx, "a2a-c")
-			}
-		default:
-			dialect := V03
-			if op == 3 {
-				dialect = V10
-			}
-			a, aerr := NewA2A(A2AConfig{Endpoint: base, Dialect: dialect, Credential: fuzzToken, HTTPClient: hc, MaxResponseBytes: 1 << 20})
-			if aerr != nil {
-				t.Fatal(aerr)
-			}
-			if op == 4 {
-				err = a.Stream(ctx, OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c"}, func(StreamEvent) bool { return true })
-				if err == errStreamCut {
-					if c.status/100 != 2 {
-						t.Fatalf("a stream end for HTTP %d", c.status)
-					}
-					return
-				}
-			} else {
-				_, err = a.Send(ctx, OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c"}, false)
-			}
+			return
 		}
 		if ctx.Err() != nil {
 			t.Fatalf("%s did not return within 10s", fuzzOps[op])
@@ -314,6 +285,42 @@ func FuzzClassifyResponse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzCall makes the request of fuzzOps[op] to base. streamEnded is true
+// for a stream that ended before its final event.
+func fuzzCall(ctx context.Context, t *testing.T, op uint8, base string, hc *http.Client) (streamEnded bool, err error) {
+	t.Helper()
+	switch op {
+	case 0, 1, 5:
+		k, kerr := NewKibana(KibanaConfig{URL: base, APIKey: fuzzKey, HTTPClient: hc, Retries: -1, MaxResponseBytes: 1 << 20})
+		if kerr != nil {
+			t.Fatal(kerr)
+		}
+		switch op {
+		case 0:
+			_, err = k.ListAgents(ctx)
+		case 1:
+			_, err = k.SendMessage(ctx, "elastic-ai-agent", OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c", Blocking: true})
+		case 5:
+			_, err = k.GetConversation(ctx, "a2a-c")
+		}
+		return false, err
+	}
+	dialect := V03
+	if op == 3 {
+		dialect = V10
+	}
+	a, aerr := NewA2A(A2AConfig{Endpoint: base, Dialect: dialect, Credential: fuzzToken, HTTPClient: hc, MaxResponseBytes: 1 << 20})
+	if aerr != nil {
+		t.Fatal(aerr)
+	}
+	if op == 4 {
+		err = a.Stream(ctx, OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c"}, func(StreamEvent) bool { return true })
+		return err == errStreamCut, err
+	}
+	_, err = a.Send(ctx, OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c"}, false)
+	return false, err
 }
 
 func containsKind(ks []Kind, k Kind) bool {

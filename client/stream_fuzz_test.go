@@ -164,54 +164,7 @@ func FuzzStream(f *testing.F) {
 		}
 
 		// The reference: refSSE's events through the JSON-RPC rules.
-		events, capped := refSSE(rt.sent, max)
-		var want []StreamEvent
-		wantErr := "end"
-		if capped {
-			wantErr = "cap"
-		}
-	events:
-		for _, e := range events {
-			if strings.TrimSpace(e.data) == "" {
-				continue
-			}
-			switch {
-			case !gjson.Valid(e.data):
-				wantErr = "protocol"
-				break events
-			case e.event == "error" && !gjson.Get(e.data, "error").Exists():
-				wantErr = "rpc"
-				break events
-			}
-			doc := gjson.Parse(e.data)
-			if er := doc.Get("error"); er.Exists() && er.Type != gjson.Null {
-				wantErr = "rpc"
-				break
-			}
-			if id := doc.Get("id"); id.Exists() && id.Type != gjson.Null && id.String() != rt.reqID {
-				wantErr = "protocol"
-				break
-			}
-			res := doc.Get("result")
-			if !res.Exists() {
-				wantErr = "protocol"
-				break
-			}
-			ev := parseEvent(res)
-			if ev.Kind == "" {
-				continue // not a kind the caller knows
-			}
-			want = append(want, ev)
-			if len(want)-1 == int(stopAt) {
-				wantErr = "nil"
-				break
-			}
-			if ev.Kind == "message" || ev.Final {
-				wantErr = "nil"
-				break
-			}
-		}
-
+		want, wantErr := refStream(rt.sent, rt.reqID, max, stopAt)
 		if len(got) != len(want) {
 			t.Fatalf("%d events passed on, want %d (err %v)\n got %+v\nwant %+v", len(got), len(want), err, got, want)
 		}
@@ -251,6 +204,60 @@ func FuzzStream(f *testing.F) {
 			}
 		}
 	})
+}
+
+// refStream is what Stream should pass on of a body sent with request id
+// reqID, and how it should end: "nil" (an ending event, or the callback
+// stopped at stopAt), "end" (the body ended), "cap", "protocol" or "rpc".
+func refStream(sent []byte, reqID string, max int, stopAt uint8) ([]StreamEvent, string) {
+	events, capped := refSSE(sent, max)
+	var want []StreamEvent
+	wantErr := "end"
+	if capped {
+		wantErr = "cap"
+	}
+events:
+	for _, e := range events {
+		if strings.TrimSpace(e.data) == "" {
+			continue
+		}
+		switch {
+		case !gjson.Valid(e.data):
+			wantErr = "protocol"
+			break events
+		case e.event == "error" && !gjson.Get(e.data, "error").Exists():
+			wantErr = "rpc"
+			break events
+		}
+		doc := gjson.Parse(e.data)
+		if er := doc.Get("error"); er.Exists() && er.Type != gjson.Null {
+			wantErr = "rpc"
+			break
+		}
+		if id := doc.Get("id"); id.Exists() && id.Type != gjson.Null && id.String() != reqID {
+			wantErr = "protocol"
+			break
+		}
+		res := doc.Get("result")
+		if !res.Exists() {
+			wantErr = "protocol"
+			break
+		}
+		ev := parseEvent(res)
+		if ev.Kind == "" {
+			continue // not a kind the caller knows
+		}
+		want = append(want, ev)
+		if len(want)-1 == int(stopAt) {
+			wantErr = "nil"
+			break
+		}
+		if ev.Kind == "message" || ev.Final {
+			wantErr = "nil"
+			break
+		}
+	}
+	return want, wantErr
 }
 
 func sameEvent(a, b StreamEvent) bool {

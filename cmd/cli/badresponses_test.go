@@ -56,8 +56,8 @@ func body(contentType, b string) http.HandlerFunc {
 
 const proxyHTML = "<html><head><title>502 Bad Gateway</title></head><body><h1>502 Bad Gateway</h1></body></html>"
 
-// TestBadResponses: every kind of bad answer gets its documented exit code
-// and a one-line error with a hint; nothing panics.
+// TestBadResponses: every kind of bad answer to a read gets its documented
+// exit code and a one-line error with a hint; nothing panics.
 func TestBadResponses(t *testing.T) {
 	t.Parallel()
 	huge := func(chunked bool) http.HandlerFunc {
@@ -129,7 +129,12 @@ func TestBadResponses(t *testing.T) {
 			checkOneLineError(t, r, tt.code, tt.message)
 		})
 	}
+}
 
+// TestBadResponsesToSend: a send refused gets the code of the refusal; an
+// answer lost behind a proxy is followed, never failed.
+func TestBadResponsesToSend(t *testing.T) {
+	t.Parallel()
 	rpc := func(code int) http.HandlerFunc {
 		return body("application/json", fmt.Sprintf(`{"jsonrpc":"2.0","id":null,"error":{"code":%d,"message":"error %d"}}`, code, code))
 	}

@@ -308,6 +308,13 @@ func TestSendSync(t *testing.T) {
 			t.Errorf("stderr %q", r.stderr)
 		}
 	})
+}
+
+// TestSendSyncOutcomes: what send prints for each outcome that is not a
+// plain reply.
+func TestSendSyncOutcomes(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
 	t.Run("agent fails", func(t *testing.T) {
 		t.Parallel()
 		r := newHarness(t, sim).run("send", "flaky-agent", "hi")

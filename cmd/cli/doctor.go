@@ -292,6 +292,14 @@ func (a *App) checkKibana(ctx context.Context, s *config.Settings, timeout time.
 		enabled.Status, enabled.Hint = checkWarn, "no agents in this space: check KIBANA_SPACE_ID"
 	}
 	release, kdoc = a.checkRelease(ctx, s, k)
+	cards = checkCards(ctx, k, agents, timeout)
+	return out()
+}
+
+// checkCards reads the cards of the first ten agents: their protocol and
+// whether they stream.
+func checkCards(ctx context.Context, k *client.Kibana, agents []client.Agent, timeout time.Duration) check {
+	cards := check{Name: "agent cards"}
 	cards.Status = checkPass
 	var notes []string
 	for i, ag := range agents {
@@ -319,7 +327,7 @@ func (a *App) checkKibana(ctx context.Context, s *config.Settings, timeout time.
 	} else {
 		cards.Detail = strings.Join(notes, "; ")
 	}
-	return out()
+	return cards
 }
 
 // checkRelease reads Kibana's status afresh (refreshing the cached answer

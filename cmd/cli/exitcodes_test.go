@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/a2a-courier/a2a-courier/client"
 )
 
 // helpExitCodes reads exitCodeTable: code → meaning, continuation lines
@@ -89,5 +91,25 @@ func TestExitCodeTablesAgree(t *testing.T) {
 	}
 	if !strings.Contains(help["9"], "retry_after_seconds") || !strings.Contains(skill["9"], "busy") {
 		t.Errorf("exit 9: help %q, SKILL.md %q", help["9"], skill["9"])
+	}
+}
+
+// TestEveryKindIsReported: the one table from a kind of remote failure to
+// its report has a row for every kind the client knows, with a code of the
+// exit code table and a hint (but for the unexpected).
+func TestEveryKindIsReported(t *testing.T) {
+	t.Parallel()
+	for k := client.KindUnexpected; !strings.HasPrefix(k.String(), "kind("); k++ {
+		row, ok := kindReports[k]
+		if !ok {
+			t.Errorf("no row for kind %s", k)
+			continue
+		}
+		if row.exit < ExitUnexpected || row.exit > ExitBusy || row.hint == "" && k != client.KindUnexpected && k != client.KindBadRequest {
+			t.Errorf("kind %s: exit %d, hint %q", k, row.exit, row.hint)
+		}
+		if ce := fromClientError(&client.Error{Kind: k, Op: "op"}); ce.code == "" || ce.exit != exitFor(k, 0, 0) {
+			t.Errorf("kind %s: %+v", k, ce)
+		}
 	}
 }

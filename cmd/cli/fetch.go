@@ -439,34 +439,10 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		}
 		return err
 	}
-	conv, err := k.GetConversation(ctx, client.ConversationIDForContext(opts.contextID))
-	var out client.Outcome
-	found := false
-	switch {
-	case err == nil:
-		if local != nil && local.MessageSHA256 != "" {
-			out, found = conv.Outcome(local.MessageSHA256, local.RoundsBefore, local.FreshContext)
-		} else {
-			out, found = conv.Outcome("", 0, true)
-		}
-		out.Reply, out.Reason = k.RedactText(out.Reply), k.RedactText(out.Reason)
-	case client.IsKind(err, client.KindNotFound):
-		if local == nil && !isUUID(opts.contextID) {
-			// a2a-courier, Kibana and the SDK clients all make UUIDs: an
-			// unknown id of another form is far likelier a wrong handle
-			// than a run still going, and waiting for it would be endless.
-			hint := "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
-			if rest, ok := strings.CutPrefix(opts.contextID, "a2a-"); ok && isUUID(rest) {
-				hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier fetch " + rest + "), or read it with a2a-courier show " + opts.contextID
-			}
-			return &cliError{exit: ExitNotFound, code: "not_found", err: err,
-				message: "Kibana has no conversation for context " + opts.contextID + " in space " + space + ", and this machine no record of it",
-				hint:    hint + "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"}
-		}
-	default:
+	conv, out, found, err := a.readConversation(ctx, k, opts.contextID, local, space)
+	if err != nil {
 		return err
 	}
-
 	if !found && out.Malformed() != "" {
 		return &cliError{exit: ExitUnexpected, code: "protocol",
 			message: "the round Kibana stored for context " + opts.contextID + " cannot be read: " + out.Malformed(),
@@ -475,22 +451,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	// taskNote says what Kibana's task said, when it was asked.
 	taskNote := ""
 	if !found && sameKibana && local.TaskID != "" && local.State != store.Queued && (local.Path == courier.PathTask || local.Target.NonBlocking) {
-		// Kibana 9.6's task is the authority on a Task Manager run: it
-		// alone sees a failure, which the conversation never shows.
-		o := client.DeliverOptions{AgentID: local.Agent, Message: client.OutgoingMessage{ContextID: local.ContextID},
-			InputSHA256: local.MessageSHA256, RoundsBefore: local.RoundsBefore, FreshContext: local.FreshContext}
-		tout, state, final, terr := k.ReadTask(ctx, o, local.TaskID)
-		switch {
-		case terr != nil:
-			taskNote = "reading its task " + local.TaskID + " failed: " + oneLineErr(terr)
-		case final:
-			out, found = tout, true
-		default:
-			taskNote = "Kibana's task " + local.TaskID + " is " + nonEmptyStr(state, "in an unknown state")
-			if state == "completed" {
-				taskNote += ", with no text and no round stored yet (a confirmation prompt?)"
-			}
-		}
+		out, found, taskNote = readKibanaTask(ctx, k, local)
 	}
 	rec := local
 	if rec == nil {
@@ -502,40 +463,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		}
 	}
 	if !found {
-		if rec.State.Terminal() && rec.State != store.Expired || rec.State == store.Queued {
-			// A task never sent has nothing on the server: its record says
-			// where it stands (and result revives its worker).
-			return a.reportRecord(rec, opts.maxChars, st)
-		}
-		shown := *rec
-		if shown.State == store.Expired {
-			shown.State = store.Working
-		}
-		shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (failed runs are not stored), or the contextId may be wrong"
-		if local == nil {
-			shown.Reason += " or belong to another space (KIBANA_SPACE_ID)"
-		}
-		if conv != nil && local != nil && local.FreshContext && (local.Target.NonBlocking || courier.ReleaseAborts(local.Target)) {
-			// Kibana 9.6 creates the conversation of a new context when
-			// the message arrives: it has this one.
-			shown.Reason = "Kibana has the message (the conversation was created when it arrived) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 keeps no failed run in the conversation)"
-		}
-		if taskNote != "" {
-			shown.Reason += "; " + taskNote
-		}
-		if local == nil {
-			shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
-		}
-		if a.printer().json {
-			doc := recordDoc(&shown)
-			doc.Resume = "a2a-courier fetch " + opts.contextID
-			a.printer().writeJSON(doc)
-			return exitWith(ExitStillRunning)
-		}
-		a.printer().info("no reply stored on the server for context %s in space %s yet.", opts.contextID, space)
-		a.printer().info("%s.", shown.Reason)
-		a.printer().info("look again later: a2a-courier fetch %s", opts.contextID)
-		return exitWith(ExitStillRunning)
+		return a.reportNotStored(opts, rec, local, conv, space, taskNote, st)
 	}
 	result := *rec
 	result.State = store.State(out.State)
@@ -559,6 +487,101 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	}
 	a.writeFetched(st, local, &result)
 	return a.reportRecord(&result, opts.maxChars, st)
+}
+
+// readConversation reads the conversation of a context and the outcome of
+// its round: the local record's, by its hash and round count, else the
+// first. A conversation Kibana does not have is no error (conv nil), but
+// for an id that cannot be a2a-courier's.
+func (a *App) readConversation(ctx context.Context, k *client.Kibana, contextID string, local *store.Record, space string) (*client.Conversation, client.Outcome, bool, error) {
+	conv, err := k.GetConversation(ctx, client.ConversationIDForContext(contextID))
+	switch {
+	case err == nil:
+		var out client.Outcome
+		found := false
+		if local != nil && local.MessageSHA256 != "" {
+			out, found = conv.Outcome(local.MessageSHA256, local.RoundsBefore, local.FreshContext)
+		} else {
+			out, found = conv.Outcome("", 0, true)
+		}
+		out.Reply, out.Reason = k.RedactText(out.Reply), k.RedactText(out.Reason)
+		return conv, out, found, nil
+	case !client.IsKind(err, client.KindNotFound):
+		return nil, client.Outcome{}, false, err
+	case local == nil && !isUUID(contextID):
+		// a2a-courier, Kibana and the SDK clients all make UUIDs: an
+		// unknown id of another form is far likelier a wrong handle than a
+		// run still going, and waiting for it would be endless.
+		hint := "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
+		if rest, ok := strings.CutPrefix(contextID, "a2a-"); ok && isUUID(rest) {
+			hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier fetch " + rest + "), or read it with a2a-courier show " + contextID
+		}
+		return nil, client.Outcome{}, false, &cliError{exit: ExitNotFound, code: "not_found", err: err,
+			message: "Kibana has no conversation for context " + contextID + " in space " + space + ", and this machine no record of it",
+			hint:    hint + "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"}
+	}
+	return nil, client.Outcome{}, false, nil
+}
+
+// readKibanaTask asks Kibana's task of a local record (tasks/get): on 9.6
+// it is the authority on a Task Manager run, and alone sees a failure,
+// which the conversation never shows. note says what the task said when
+// it has no outcome.
+func readKibanaTask(ctx context.Context, k *client.Kibana, local *store.Record) (out client.Outcome, found bool, note string) {
+	o := client.DeliverOptions{AgentID: local.Agent, Message: client.OutgoingMessage{ContextID: local.ContextID},
+		InputSHA256: local.MessageSHA256, RoundsBefore: local.RoundsBefore, FreshContext: local.FreshContext}
+	tout, state, final, err := k.ReadTask(ctx, o, local.TaskID)
+	switch {
+	case err != nil:
+		return out, false, "reading its task " + local.TaskID + " failed: " + oneLineErr(err)
+	case final:
+		return tout, true, ""
+	}
+	note = "Kibana's task " + local.TaskID + " is " + nonEmptyStr(state, "in an unknown state")
+	if state == "completed" {
+		note += ", with no text and no round stored yet (a confirmation prompt?)"
+	}
+	return out, false, note
+}
+
+// reportNotStored reports a context whose reply Kibana does not have (yet):
+// exit 8, with what may be going on, or the local record of a task not
+// sent or final.
+func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv *client.Conversation, space, taskNote string, st *store.Store) error {
+	if rec.State.Terminal() && rec.State != store.Expired || rec.State == store.Queued {
+		// A task never sent has nothing on the server: its record says
+		// where it stands (and result revives its worker).
+		return a.reportRecord(rec, opts.maxChars, st)
+	}
+	shown := *rec
+	if shown.State == store.Expired {
+		shown.State = store.Working
+	}
+	shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (failed runs are not stored), or the contextId may be wrong"
+	if local == nil {
+		shown.Reason += " or belong to another space (KIBANA_SPACE_ID)"
+	}
+	if conv != nil && local != nil && local.FreshContext && (local.Target.NonBlocking || courier.ReleaseAborts(local.Target)) {
+		// Kibana 9.6 creates the conversation of a new context when the
+		// message arrives: it has this one.
+		shown.Reason = "Kibana has the message (the conversation was created when it arrived) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 keeps no failed run in the conversation)"
+	}
+	if taskNote != "" {
+		shown.Reason += "; " + taskNote
+	}
+	if local == nil {
+		shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
+	}
+	if a.printer().json {
+		doc := recordDoc(&shown)
+		doc.Resume = "a2a-courier fetch " + opts.contextID
+		a.printer().writeJSON(doc)
+		return exitWith(ExitStillRunning)
+	}
+	a.printer().info("no reply stored on the server for context %s in space %s yet.", opts.contextID, space)
+	a.printer().info("%s.", shown.Reason)
+	a.printer().info("look again later: a2a-courier fetch %s", opts.contextID)
+	return exitWith(ExitStillRunning)
 }
 
 // writeFetched writes an outcome fetch read from the server into the local

@@ -74,7 +74,6 @@ func withPeers(t *testing.T, h *harness, peers map[string]string) {
 func TestFetchGenericAgent(t *testing.T) {
 	t.Parallel()
 	js := interoptest.StartJS(t)
-	gos := interoptest.StartGo(t)
 	slow := js.URL(interoptest.MountV1, interoptest.AgentSlow)
 
 	t.Run("newest task, or the one holding the record's message", func(t *testing.T) {
@@ -183,6 +182,16 @@ func TestFetchGenericAgent(t *testing.T) {
 			t.Fatalf("%+v", d)
 		}
 	})
+
+}
+
+// TestFetchGenericAgentRefusals: a context with no task, credentials
+// resolved as send resolves them, and a 0.3 agent that cannot list tasks.
+func TestFetchGenericAgentRefusals(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	gos := interoptest.StartGo(t)
+	slow := js.URL(interoptest.MountV1, interoptest.AgentSlow)
 
 	t.Run("nothing in the context", func(t *testing.T) {
 		t.Parallel()

@@ -25,10 +25,13 @@ import (
 // connection), so the default path there is blocking:false and tasks/get.
 // Each must bring back the run's reply (or failed, exit 6) with one run.
 
-var releaseModes = []struct {
+// releaseMode is a Kibana release and the path sends take there by default.
+type releaseMode struct {
 	version agentbuildertest.Version
 	path    string // the default path sends take
-}{
+}
+
+var releaseModes = []releaseMode{
 	{agentbuildertest.V95, courier.PathBlocking},
 	{agentbuildertest.V96, courier.PathTask},
 	{agentbuildertest.VServerless, courier.PathTask},
@@ -83,223 +86,265 @@ func TestE2ERecoveryAcrossReleases(t *testing.T) {
 		t.Logf("time from the run's end to the outcome recorded:\n%s", strings.Join(times.rows, "\n"))
 	})
 	for _, m := range releaseModes {
-		mode := string(m.version)
-		t.Run(mode, func(t *testing.T) {
+		t.Run(string(m.version), func(t *testing.T) {
 			t.Parallel()
-			checkDoc := func(t *testing.T, d taskDoc, sim *agentbuildertest.Server, reply string) {
-				t.Helper()
-				if d.State != "completed" || d.Reply == nil || *d.Reply != reply {
-					t.Fatalf("%+v", d)
-				}
-				if n := sim.Runs(d.ContextID); n != 1 {
-					t.Errorf("%d runs, want 1", n)
-				}
-				if d.Path != m.path || d.KibanaVersion == "" {
-					t.Errorf("path %q (want %q), kibana %q %q", d.Path, m.path, d.KibanaVersion, d.KibanaFlavor)
-				}
-			}
-			t.Run("proxy cut, send", func(t *testing.T) {
-				t.Parallel()
-				sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
-				p := newProc(t, sim)
-				defer p.waitWorkersExit()
-				r := p.run("send", "audit-agent", "cut", "--poll-interval", "200ms", "--json")
-				r.expect(t, ExitOK)
-				d := decodeTask(t, r.stdout)
-				checkDoc(t, d, sim, "Report for cut: 14 escalations.")
-				times.endToRecord(t, mode, "proxy cut, send", sim, p.store(), d.ContextID)
-			})
-			t.Run("proxy cut, send-async", func(t *testing.T) {
-				t.Parallel()
-				sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
-				p := newProc(t, sim)
-				defer p.waitWorkersExit()
-				r := p.run("send-async", "audit-agent", "cut async", "--poll-interval", "200ms")
-				r.expect(t, ExitOK)
-				ctxID := strings.TrimSpace(r.stdout)
-				r = p.run("result", ctxID, "--wait", "--timeout", "30s", "--json")
-				r.expect(t, ExitOK)
-				checkDoc(t, decodeTask(t, r.stdout), sim, "Report for cut async: 14 escalations.")
-				times.endToRecord(t, mode, "proxy cut, send-async", sim, p.store(), ctxID)
-			})
-			t.Run("idle close", func(t *testing.T) {
-				t.Parallel()
-				sim := releaseSim(t, m.version, agentbuildertest.Faults{IdleCloseAfter: 500 * time.Millisecond})
-				p := newProc(t, sim)
-				defer p.waitWorkersExit()
-				r := p.run("send", "audit-agent", "idle", "--poll-interval", "200ms", "--json")
-				r.expect(t, ExitOK)
-				d := decodeTask(t, r.stdout)
-				checkDoc(t, d, sim, "Report for idle: 14 escalations.")
-				times.endToRecord(t, mode, "idle close", sim, p.store(), d.ContextID)
-			})
-			t.Run("the caller's own --timeout", func(t *testing.T) {
-				t.Parallel()
-				sim := releaseSim(t, m.version, agentbuildertest.Faults{})
-				p := newProc(t, sim)
-				defer p.waitWorkersExit()
-				r := p.run("send", "audit-agent", "impatient", "--timeout", "700ms", "--poll-interval", "200ms", "--json")
-				r.expect(t, ExitStillRunning)
-				d := decodeTask(t, r.stdout)
-				if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait" {
-					t.Fatalf("%+v", d)
-				}
-				r = p.run("result", d.ContextID, "--wait", "--timeout", "30s", "--json")
-				r.expect(t, ExitOK)
-				checkDoc(t, decodeTask(t, r.stdout), sim, "Report for impatient: 14 escalations.")
-				times.endToRecord(t, mode, "the caller's own --timeout", sim, p.store(), d.ContextID)
-			})
-			t.Run("worker killed", func(t *testing.T) {
-				t.Parallel()
-				sim := releaseSim(t, m.version, agentbuildertest.Faults{})
-				p := newProc(t, sim)
-				defer p.waitWorkersExit()
-				r := p.run("send-async", "audit-agent", "kill the worker", "--poll-interval", "200ms")
-				r.expect(t, ExitOK)
-				ctxID := strings.TrimSpace(r.stdout)
-				st := p.store()
-				waitUntil(t, "the worker to send", 10*time.Second, func() bool {
-					rec, err := st.Load(ctxID)
-					// On the task path, the task's id is what the next
-					// worker follows.
-					return err == nil && rec.State == store.Working && (m.path != courier.PathTask || rec.TaskID != "")
-				})
-				pids := workerPIDs(t, p.env["A2A_COURIER_STATE_DIR"])
-				if len(pids) != 1 {
-					t.Fatalf("workers %v", pids)
-				}
-				syscall.Kill(pids[0], syscall.SIGKILL)
-				waitUntil(t, "the lock to be freed", 5*time.Second, func() bool { return !st.Locked(ctxID) })
-				r = p.run("result", ctxID, "--wait", "--timeout", "30s", "--json")
-				r.expect(t, ExitOK)
-				checkDoc(t, decodeTask(t, r.stdout), sim, "Report for kill the worker: 14 escalations.")
-				if rec, _ := st.Load(ctxID); rec.Workers != 2 {
-					t.Errorf("%d workers took it, want 2", rec.Workers)
-				}
-				times.endToRecord(t, mode, "worker killed", sim, st, ctxID)
-			})
-			t.Run("agent fails after the cut", func(t *testing.T) {
-				t.Parallel()
-				sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 300 * time.Millisecond})
-				p := newProc(t, sim)
-				defer p.waitWorkersExit()
-				p.env["A2A_COURIER_MAX_WAIT"] = "6s"
-				start := time.Now()
-				r := p.run("send", "slow-flaky", "fail late", "--poll-interval", "200ms", "--json")
-				d := decodeTask(t, r.stdout)
-				if n := sim.Runs(d.ContextID); n != 1 {
-					t.Errorf("%d runs, want 1", n)
-				}
-				if m.path == courier.PathTask {
-					// tasks/get says failed: at once, with its reason.
-					r.expect(t, ExitTaskFailed)
-					if d.State != "failed" || !strings.Contains(d.Reason, "model provider timed out") || d.Error == nil {
-						t.Fatalf("%+v", d)
-					}
-					times.add(mode, "agent fails after the cut (to exit 6)", time.Since(start)-slowFlaky.RunTime)
-					return
-				}
-				// 9.5 stores no failed run and has no task to ask: after
-				// the cut nothing can tell a failure from a long run, and
-				// the record says so when the maximum wait ends.
-				r.expect(t, ExitStillRunning)
-				if d.State != "expired" || !strings.Contains(d.Reason, "store no failed run") {
-					t.Fatalf("%+v", d)
-				}
-			})
-			if m.path == courier.PathTask {
-				// The control: with non_blocking false the same cut takes
-				// the run with it, as the source says, and the texts say
-				// so; a wait while the connection holds is still a wait.
-				t.Run("control: non_blocking false", func(t *testing.T) {
+			for _, sc := range releaseScenarios(m) {
+				t.Run(sc.name, func(t *testing.T) {
 					t.Parallel()
-					sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
-					p := newProc(t, sim)
-					defer p.waitWorkersExit()
-					p.env["A2A_COURIER_NON_BLOCKING"] = "false"
-					p.env["A2A_COURIER_MAX_WAIT"] = "3s"
-					r := p.run("send", "audit-agent", "cut and lost", "--poll-interval", "200ms", "--json")
-					d := decodeTask(t, r.stdout)
-					if n := sim.Runs(d.ContextID); n != 1 || d.Path != courier.PathBlocking {
-						t.Fatalf("%d runs, path %q", n, d.Path)
-					}
-					if m.version == agentbuildertest.VServerless {
-						r.expect(t, ExitTaskFailed) // the aborted run's round says so
-						if d.State != "canceled" || !strings.Contains(d.Reason, "Kibana aborted the run") {
-							t.Fatalf("%+v", d)
-						}
-					} else {
-						r.expect(t, ExitStillRunning)
-						if d.State != "expired" || !strings.Contains(d.Reason, "most likely ended without a reply") {
-							t.Fatalf("%+v", d)
-						}
-						r = p.run("result", d.ContextID)
-						r.expect(t, ExitStillRunning)
-						if !strings.Contains(r.stderr, "most likely ended without a reply") || strings.Contains(r.stderr, "nothing is lost") {
-							t.Errorf("text: %q", r.stderr)
-						}
-					}
-					// A worker holding the open POST: a short wait is a wait.
-					quiet := releaseSim(t, m.version, agentbuildertest.Faults{})
-					q := newProc(t, quiet)
-					defer q.waitWorkersExit()
-					q.env["A2A_COURIER_NON_BLOCKING"] = "false"
-					r = q.run("send-async", "audit-agent", "held", "--poll-interval", "200ms")
-					ctxID := strings.TrimSpace(r.stdout)
-					r = q.run("result", ctxID, "--wait", "--timeout", "500ms")
-					r.expect(t, ExitStillRunning)
-					if !strings.Contains(r.stderr, "Nothing is lost") || strings.Contains(r.stderr, "never come") {
-						t.Errorf("a wait shown as a loss: %q", r.stderr)
-					}
-					q.run("result", ctxID, "--wait", "--timeout", "30s").expect(t, ExitOK)
+					sc.run(t, m, &times)
 				})
 			}
-			t.Run("fetch from an empty state dir", func(t *testing.T) {
-				t.Parallel()
-				sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
-				a := newProc(t, sim)
-				defer a.waitWorkersExit()
-				r := a.run("send-async", "audit-agent", "elsewhere", "--poll-interval", "200ms")
-				r.expect(t, ExitOK)
-				ctxID := strings.TrimSpace(r.stdout)
-				b := newProc(t, sim) // another machine
-				// While the run goes on, fetch says so, honestly.
-				r = b.run("fetch", ctxID, "--json")
-				r.expect(t, ExitStillRunning)
-				if d := decodeTask(t, r.stdout); d.State != "working" || d.Reply != nil || !strings.Contains(d.Reason, "may still be going") {
-					t.Errorf("while running: %+v", d)
-				}
-				waitUntil(t, "the run to end", 10*time.Second, func() bool { _, ok := sim.CompletedAt(ctxID); return ok })
-				r = b.run("fetch", ctxID, "--json")
-				r.expect(t, ExitOK)
-				if d := decodeTask(t, r.stdout); d.State != "completed" || *d.Reply != "Report for elsewhere: 14 escalations." {
-					t.Errorf("after: %+v", d)
-				}
-				a.run("result", ctxID, "--wait", "--timeout", "30s").expect(t, ExitOK)
-				if n := sim.Runs(ctxID); n != 1 {
-					t.Errorf("%d runs", n)
-				}
-				// A run that failed: Serverless's rounds keep it, 9.6 and
-				// 9.5 keep nothing.
-				r = a.run("send", "flaky-agent", "fails", "--json")
-				r.expect(t, ExitTaskFailed)
-				failed := decodeTask(t, r.stdout).ContextID
-				r = b.run("fetch", failed, "--json")
-				d := decodeTask(t, r.stdout)
-				if m.version == agentbuildertest.VServerless {
-					r.expect(t, ExitTaskFailed)
-					if d.State != "failed" || !strings.Contains(d.Reason, "No complete response") {
-						t.Errorf("failed run, fetched: %+v", d)
-					}
-				} else {
-					r.expect(t, ExitStillRunning)
-					if d.State != "working" || !strings.Contains(d.Reason, "failed") {
-						t.Errorf("failed run, fetched: %+v", d)
-					}
-				}
-			})
 		})
 	}
+}
+
+// releaseScenario is one way a run's connection or process ends.
+type releaseScenario struct {
+	name string
+	run  func(t *testing.T, m releaseMode, times *recoveryTimes)
+}
+
+func releaseScenarios(m releaseMode) []releaseScenario {
+	sc := []releaseScenario{
+		{"proxy cut, send", releaseProxyCutSend},
+		{"proxy cut, send-async", releaseProxyCutSendAsync},
+		{"idle close", releaseIdleClose},
+		{"the caller's own --timeout", releaseOwnTimeout},
+		{"worker killed", releaseWorkerKilled},
+		{"agent fails after the cut", releaseAgentFailsAfterCut},
+		{"fetch from an empty state dir", releaseFetchElsewhere},
+	}
+	if m.path == courier.PathTask {
+		sc = append(sc, releaseScenario{"control: non_blocking false", releaseControlBlocking})
+	}
+	return sc
+}
+
+// checkReleaseDoc checks a recovered task: the reply, one run, the path of
+// the release.
+func checkReleaseDoc(t *testing.T, m releaseMode, d taskDoc, sim *agentbuildertest.Server, reply string) {
+	t.Helper()
+	if d.State != "completed" || d.Reply == nil || *d.Reply != reply {
+		t.Fatalf("%+v", d)
+	}
+	if n := sim.Runs(d.ContextID); n != 1 {
+		t.Errorf("%d runs, want 1", n)
+	}
+	if d.Path != m.path || d.KibanaVersion == "" {
+		t.Errorf("path %q (want %q), kibana %q %q", d.Path, m.path, d.KibanaVersion, d.KibanaFlavor)
+	}
+}
+
+// releaseProxyCutSend: a proxy cuts a blocking send: send reads the reply back.
+func releaseProxyCutSend(t *testing.T, m releaseMode, times *recoveryTimes) {
+	mode := string(m.version)
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send", "audit-agent", "cut", "--poll-interval", "200ms", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	checkReleaseDoc(t, m, d, sim, "Report for cut: 14 escalations.")
+	times.endToRecord(t, mode, "proxy cut, send", sim, p.store(), d.ContextID)
+}
+
+// releaseProxyCutSendAsync: a proxy cuts the worker's send: result --wait has the reply.
+func releaseProxyCutSendAsync(t *testing.T, m releaseMode, times *recoveryTimes) {
+	mode := string(m.version)
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send-async", "audit-agent", "cut async", "--poll-interval", "200ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	r = p.run("result", ctxID, "--wait", "--timeout", "30s", "--json")
+	r.expect(t, ExitOK)
+	checkReleaseDoc(t, m, decodeTask(t, r.stdout), sim, "Report for cut async: 14 escalations.")
+	times.endToRecord(t, mode, "proxy cut, send-async", sim, p.store(), ctxID)
+}
+
+// releaseIdleClose: Kibana's idle close ends the connection: the reply is read back.
+func releaseIdleClose(t *testing.T, m releaseMode, times *recoveryTimes) {
+	mode := string(m.version)
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{IdleCloseAfter: 500 * time.Millisecond})
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send", "audit-agent", "idle", "--poll-interval", "200ms", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	checkReleaseDoc(t, m, d, sim, "Report for idle: 14 escalations.")
+	times.endToRecord(t, mode, "idle close", sim, p.store(), d.ContextID)
+}
+
+// releaseOwnTimeout: send's own --timeout hands the task to a worker (exit 8), which brings the reply.
+func releaseOwnTimeout(t *testing.T, m releaseMode, times *recoveryTimes) {
+	mode := string(m.version)
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{})
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send", "audit-agent", "impatient", "--timeout", "700ms", "--poll-interval", "200ms", "--json")
+	r.expect(t, ExitStillRunning)
+	d := decodeTask(t, r.stdout)
+	if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait" {
+		t.Fatalf("%+v", d)
+	}
+	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s", "--json")
+	r.expect(t, ExitOK)
+	checkReleaseDoc(t, m, decodeTask(t, r.stdout), sim, "Report for impatient: 14 escalations.")
+	times.endToRecord(t, mode, "the caller's own --timeout", sim, p.store(), d.ContextID)
+}
+
+// releaseWorkerKilled: the worker is killed mid-run: the next one reads the reply, sending nothing.
+func releaseWorkerKilled(t *testing.T, m releaseMode, times *recoveryTimes) {
+	mode := string(m.version)
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{})
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	r := p.run("send-async", "audit-agent", "kill the worker", "--poll-interval", "200ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	st := p.store()
+	waitUntil(t, "the worker to send", 10*time.Second, func() bool {
+		rec, err := st.Load(ctxID)
+		// On the task path, the task's id is what the next
+		// worker follows.
+		return err == nil && rec.State == store.Working && (m.path != courier.PathTask || rec.TaskID != "")
+	})
+	pids := workerPIDs(t, p.env["A2A_COURIER_STATE_DIR"])
+	if len(pids) != 1 {
+		t.Fatalf("workers %v", pids)
+	}
+	syscall.Kill(pids[0], syscall.SIGKILL)
+	waitUntil(t, "the lock to be freed", 5*time.Second, func() bool { return !st.Locked(ctxID) })
+	r = p.run("result", ctxID, "--wait", "--timeout", "30s", "--json")
+	r.expect(t, ExitOK)
+	checkReleaseDoc(t, m, decodeTask(t, r.stdout), sim, "Report for kill the worker: 14 escalations.")
+	if rec, _ := st.Load(ctxID); rec.Workers != 2 {
+		t.Errorf("%d workers took it, want 2", rec.Workers)
+	}
+	times.endToRecord(t, mode, "worker killed", sim, st, ctxID)
+}
+
+// releaseAgentFailsAfterCut: a run that fails after the cut: failed at once on the task path, expired on 9.5.
+func releaseAgentFailsAfterCut(t *testing.T, m releaseMode, times *recoveryTimes) {
+	mode := string(m.version)
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 300 * time.Millisecond})
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	p.env["A2A_COURIER_MAX_WAIT"] = "6s"
+	start := time.Now()
+	r := p.run("send", "slow-flaky", "fail late", "--poll-interval", "200ms", "--json")
+	d := decodeTask(t, r.stdout)
+	if n := sim.Runs(d.ContextID); n != 1 {
+		t.Errorf("%d runs, want 1", n)
+	}
+	if m.path == courier.PathTask {
+		// tasks/get says failed: at once, with its reason.
+		r.expect(t, ExitTaskFailed)
+		if d.State != "failed" || !strings.Contains(d.Reason, "model provider timed out") || d.Error == nil {
+			t.Fatalf("%+v", d)
+		}
+		times.add(mode, "agent fails after the cut (to exit 6)", time.Since(start)-slowFlaky.RunTime)
+		return
+	}
+	// 9.5 stores no failed run and has no task to ask: after
+	// the cut nothing can tell a failure from a long run, and
+	// the record says so when the maximum wait ends.
+	r.expect(t, ExitStillRunning)
+	if d.State != "expired" || !strings.Contains(d.Reason, "store no failed run") {
+		t.Fatalf("%+v", d)
+	}
+}
+
+// releaseFetchElsewhere: fetch from another machine, while the run goes on and after it.
+func releaseFetchElsewhere(t *testing.T, m releaseMode, times *recoveryTimes) {
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
+	a := newProc(t, sim)
+	defer a.waitWorkersExit()
+	r := a.run("send-async", "audit-agent", "elsewhere", "--poll-interval", "200ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	b := newProc(t, sim) // another machine
+	// While the run goes on, fetch says so, honestly.
+	r = b.run("fetch", ctxID, "--json")
+	r.expect(t, ExitStillRunning)
+	if d := decodeTask(t, r.stdout); d.State != "working" || d.Reply != nil || !strings.Contains(d.Reason, "may still be going") {
+		t.Errorf("while running: %+v", d)
+	}
+	waitUntil(t, "the run to end", 10*time.Second, func() bool { _, ok := sim.CompletedAt(ctxID); return ok })
+	r = b.run("fetch", ctxID, "--json")
+	r.expect(t, ExitOK)
+	if d := decodeTask(t, r.stdout); d.State != "completed" || *d.Reply != "Report for elsewhere: 14 escalations." {
+		t.Errorf("after: %+v", d)
+	}
+	a.run("result", ctxID, "--wait", "--timeout", "30s").expect(t, ExitOK)
+	if n := sim.Runs(ctxID); n != 1 {
+		t.Errorf("%d runs", n)
+	}
+	// A run that failed: Serverless's rounds keep it, 9.6 and
+	// 9.5 keep nothing.
+	r = a.run("send", "flaky-agent", "fails", "--json")
+	r.expect(t, ExitTaskFailed)
+	failed := decodeTask(t, r.stdout).ContextID
+	r = b.run("fetch", failed, "--json")
+	d := decodeTask(t, r.stdout)
+	if m.version == agentbuildertest.VServerless {
+		r.expect(t, ExitTaskFailed)
+		if d.State != "failed" || !strings.Contains(d.Reason, "No complete response") {
+			t.Errorf("failed run, fetched: %+v", d)
+		}
+	} else {
+		r.expect(t, ExitStillRunning)
+		if d.State != "working" || !strings.Contains(d.Reason, "failed") {
+			t.Errorf("failed run, fetched: %+v", d)
+		}
+	}
+}
+
+// releaseControlBlocking is the control on the task path: with
+// non_blocking false the same cut takes the run with it, as the source
+// says, and the texts say so; a wait while the connection holds is still a
+// wait.
+func releaseControlBlocking(t *testing.T, m releaseMode, _ *recoveryTimes) {
+	sim := releaseSim(t, m.version, agentbuildertest.Faults{ProxyCutAfter: 500 * time.Millisecond})
+	p := newProc(t, sim)
+	defer p.waitWorkersExit()
+	p.env["A2A_COURIER_NON_BLOCKING"] = "false"
+	p.env["A2A_COURIER_MAX_WAIT"] = "3s"
+	r := p.run("send", "audit-agent", "cut and lost", "--poll-interval", "200ms", "--json")
+	d := decodeTask(t, r.stdout)
+	if n := sim.Runs(d.ContextID); n != 1 || d.Path != courier.PathBlocking {
+		t.Fatalf("%d runs, path %q", n, d.Path)
+	}
+	if m.version == agentbuildertest.VServerless {
+		r.expect(t, ExitTaskFailed) // the aborted run's round says so
+		if d.State != "canceled" || !strings.Contains(d.Reason, "Kibana aborted the run") {
+			t.Fatalf("%+v", d)
+		}
+	} else {
+		r.expect(t, ExitStillRunning)
+		if d.State != "expired" || !strings.Contains(d.Reason, "most likely ended without a reply") {
+			t.Fatalf("%+v", d)
+		}
+		r = p.run("result", d.ContextID)
+		r.expect(t, ExitStillRunning)
+		if !strings.Contains(r.stderr, "most likely ended without a reply") || strings.Contains(r.stderr, "nothing is lost") {
+			t.Errorf("text: %q", r.stderr)
+		}
+	}
+	// A worker holding the open POST: a short wait is a wait.
+	quiet := releaseSim(t, m.version, agentbuildertest.Faults{})
+	q := newProc(t, quiet)
+	defer q.waitWorkersExit()
+	q.env["A2A_COURIER_NON_BLOCKING"] = "false"
+	r = q.run("send-async", "audit-agent", "held", "--poll-interval", "200ms")
+	ctxID := strings.TrimSpace(r.stdout)
+	r = q.run("result", ctxID, "--wait", "--timeout", "500ms")
+	r.expect(t, ExitStillRunning)
+	if !strings.Contains(r.stderr, "Nothing is lost") || strings.Contains(r.stderr, "never come") {
+		t.Errorf("a wait shown as a loss: %q", r.stderr)
+	}
+	q.run("result", ctxID, "--wait", "--timeout", "30s").expect(t, ExitOK)
 }
 
 // TestKibanaPathDecision: the release decides the path (GET /api/status,

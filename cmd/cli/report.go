@@ -548,6 +548,14 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		}
 		return exitWith(code)
 	}
+	a.printRecord(rec, doc, code)
+	return exitWith(code)
+}
+
+// printRecord prints a record's outcome for people: the reply on stdout, or
+// the state it is in, with the command that goes on, on stderr.
+func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
+	pr := a.printer()
 	switch {
 	case rec.State == store.Completed:
 		if *doc.Reply == "" {
@@ -587,7 +595,6 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 	default:
 		a.printError(recordError(rec))
 	}
-	return exitWith(code)
 }
 
 func exitWith(code int) error {

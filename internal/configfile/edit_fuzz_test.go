@@ -92,39 +92,49 @@ func FuzzConfigEdit(f *testing.F) {
 		} else if got == nil || !sameData(got, val) {
 			t.Fatalf("%v does not read back as %q:\n%s", path, val.Value, e.Out)
 		}
-		others := func(d *Doc) map[string]any {
-			out := map[string]any{}
-			if top := d.top(); top != nil {
-				for i := 0; i+1 < len(top.Content); i += 2 {
-					if k := top.Content[i].Value; !strings.EqualFold(k, path[0]) && k != "<<" {
-						var v any
-						top.Content[i+1].Decode(&v)
-						out[k] = v
-					}
-				}
-			}
-			return out
-		}
-		if a, b := others(d), others(d2); !reflect.DeepEqual(a, b) {
+		if a, b := otherKeys(d, path[0]), otherKeys(d2, path[0]); !reflect.DeepEqual(a, b) {
 			t.Fatalf("other keys changed: %v -> %v", a, b)
 		}
 		if e.Rewritten == "" {
-			var comments []string
-			for _, l := range strings.Split(string(src), "\n") {
-				if strings.HasPrefix(strings.TrimSpace(l), "#") {
-					comments = append(comments, strings.TrimRight(l, "\r"))
-				}
-			}
-			rest := strings.Split(string(e.Out), "\n")
-			for _, c := range comments {
-				for len(rest) > 0 && strings.TrimRight(rest[0], "\r") != c {
-					rest = rest[1:]
-				}
-				if len(rest) == 0 {
-					t.Fatalf("comment line %q is lost:\n%s", c, e.Out)
-				}
-				rest = rest[1:]
-			}
+			checkCommentsKept(t, src, e.Out)
 		}
 	})
+}
+
+// otherKeys decodes the top-level keys of d other than edited (and merge
+// keys).
+func otherKeys(d *Doc, edited string) map[string]any {
+	out := map[string]any{}
+	if top := d.top(); top != nil {
+		for i := 0; i+1 < len(top.Content); i += 2 {
+			if k := top.Content[i].Value; !strings.EqualFold(k, edited) && k != "<<" {
+				var v any
+				top.Content[i+1].Decode(&v)
+				out[k] = v
+			}
+		}
+	}
+	return out
+}
+
+// checkCommentsKept checks that every comment line of src is in out, in
+// order.
+func checkCommentsKept(t *testing.T, src, out []byte) {
+	t.Helper()
+	var comments []string
+	for _, l := range strings.Split(string(src), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(l), "#") {
+			comments = append(comments, strings.TrimRight(l, "\r"))
+		}
+	}
+	rest := strings.Split(string(out), "\n")
+	for _, c := range comments {
+		for len(rest) > 0 && strings.TrimRight(rest[0], "\r") != c {
+			rest = rest[1:]
+		}
+		if len(rest) == 0 {
+			t.Fatalf("comment line %q is lost:\n%s", c, out)
+		}
+		rest = rest[1:]
+	}
 }
