@@ -979,3 +979,21 @@ func hangingAgent(t *testing.T) *httptest.Server {
 	t.Cleanup(card.Close)
 	return card
 }
+
+// TestReleaseBuildHasNoSimulator: without a simulator (the release build),
+// demo and dev-server keep their names and help, and say how to get one.
+func TestReleaseBuildHasNoSimulator(t *testing.T) {
+	t.Parallel()
+	for _, command := range []string{"demo", "dev-server"} {
+		var out, errb strings.Builder
+		code := Run(context.Background(), &Process{Args: []string{command}, Stdout: &out, Stderr: &errb})
+		if code != ExitUsage || out.String() != "" || !strings.Contains(errb.String(), "leaves out") ||
+			!strings.Contains(errb.String(), "go run -tags simulator ./cmd/a2a-courier "+command) {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q", command, code, out.String(), errb.String())
+		}
+		out.Reset()
+		if code := Run(context.Background(), &Process{Args: []string{command, "--help"}, Stdout: &out}); code != ExitOK || !strings.Contains(out.String(), "simulator") {
+			t.Errorf("%s --help: exit %d, %q", command, code, out.String())
+		}
+	}
+}

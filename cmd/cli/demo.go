@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
-	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/simulator"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -33,9 +33,12 @@ and show.
 
 Nothing leaves the machine and no configuration is needed: the demo uses a
 temporary state directory and the simulator's demo API key. Each command
-is printed before it runs; its stdout and stderr are what you would see.`,
+is printed before it runs; its stdout and stderr are what you would see.
+
+The simulator is test code, which the release build (go build, go
+install) leaves out: build it in with -tags simulator.`,
 		Example: `  a2a-courier demo
-  go run ./cmd/a2a-courier demo`,
+  go run -tags simulator ./cmd/a2a-courier demo`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if app.jsonOut {
@@ -50,7 +53,13 @@ is printed before it runs; its stdout and stderr are what you would see.`,
 
 func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 	pr := a.printer()
-	sim := agentbuildertest.NewServer(agentbuildertest.DemoOptions())
+	if a.p.Simulator == nil {
+		return noSimulator("demo")
+	}
+	sim, err := a.p.Simulator("127.0.0.1:0", simulator.Config{})
+	if err != nil {
+		return err
+	}
 	defer sim.Close()
 	dir, err := os.MkdirTemp("", "a2a-courier-demo-")
 	if err != nil {
@@ -66,8 +75,8 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 		os.RemoveAll(dir)
 	}()
 	env := map[string]string{
-		"KIBANA_URL":                sim.URL,
-		"KIBANA_API_KEY":            agentbuildertest.DemoAPIKey,
+		"KIBANA_URL":                sim.URL(),
+		"KIBANA_API_KEY":            sim.APIKey(),
 		"KIBANA_SPACE_ID":           "",
 		"A2A_COURIER_STATE_DIR":     stateDir,
 		"A2A_COURIER_POLL_INTERVAL": "1s",
@@ -97,7 +106,7 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 		return strings.TrimSpace(out.String()), code
 	}
 
-	say(fmt.Sprintf("Kibana Agent Builder simulator on %s (Kibana %s), three demo agents.", sim.URL, agentbuildertest.DefaultVersion))
+	say(fmt.Sprintf("Kibana Agent Builder simulator on %s (Kibana %s), three demo agents.", sim.URL(), sim.Version()))
 	say("In real use, KIBANA_URL and KIBANA_API_KEY point at your Kibana.")
 
 	say("\n1. Which agents are there?")
@@ -110,9 +119,9 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 	run("", "send", "elastic-ai-agent", "Which indices hold web logs?")
 
 	say("\n4. A proxy cuts the connection after 1s of a 3s run: send reads the reply back from the conversation store.")
-	sim.SetFaults(agentbuildertest.Faults{ProxyCutAfter: time.Second})
+	sim.SetProxyCut(time.Second)
 	run("Count last week's failed logins by user.", "send", "audit-agent", "-")
-	sim.SetFaults(agentbuildertest.Faults{})
+	sim.SetProxyCut(0)
 
 	say("\n5. A long analysis in the background: send-async returns the contextId at once; a detached worker does the rest.")
 	ctxID, code := run("", "send-async", "audit-agent", "Analyse the last 30 days of high-risk operations")
@@ -164,7 +173,7 @@ func (a *App) childProcess(args []string, env map[string]string, stdin string, s
 			}
 			return out
 		},
-		Executable: a.p.Executable, Now: a.p.Now, HTTPClient: a.p.HTTPClient, ExtraFile: a.p.ExtraFile,
+		Executable: a.p.Executable, Now: a.p.Now, HTTPClient: a.p.HTTPClient, ExtraFile: a.p.ExtraFile, Simulator: a.p.Simulator,
 	}
 }
 

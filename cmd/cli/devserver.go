@@ -1,17 +1,17 @@
 package cli
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/simulator"
 )
 
 type devServerOptions struct {
@@ -48,7 +48,10 @@ flaky-agent) and accepts the demo API key. stdout carries the settings to
 export; with --json, {"url","api_key","version"}. It runs until interrupted.
 
 Test hooks outside Kibana's API: GET /__sim/runs[?context_id=] counts runs,
-GET and PUT /__sim/faults read and replace the faults (JSON).`,
+GET and PUT /__sim/faults read and replace the faults (JSON).
+
+The simulator is test code, which the release build (go build, go
+install) leaves out: build it in with -tags simulator.`,
 		Example: `  a2a-courier dev-server --addr 127.0.0.1:5601
   a2a-courier dev-server --proxy-cut-after 30s --version 9.2
   a2a-courier dev-server --config sim.yaml --json`,
@@ -74,84 +77,100 @@ GET and PUT /__sim/faults read and replace the faults (JSON).`,
 }
 
 func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
-	var o agentbuildertest.Options
-	if opts.config != "" {
-		b, _, err := boundedfile.Read(opts.config, config.MaxFileBytes)
-		if err != nil {
-			if ce := config.UnreadableFileError("simulator config", err, "pass a regular YAML file of a few KB"); ce != nil {
-				return ce
-			}
-			return usageErr("pass a readable YAML file", "%v", err)
-		}
-		o, err = agentbuildertest.LoadOptions(bytes.NewReader(b))
-		if err != nil {
-			return usageErr("see docs/simulator.md for the format", "%v", err)
-		}
-	} else {
-		o = agentbuildertest.DemoOptions()
+	if a.p.Simulator == nil {
+		return noSimulator("dev-server")
 	}
-	fl := cmd.Flags()
-	if fl.Changed("version") {
-		o.Version = agentbuildertest.Version(opts.version)
-	}
-	if fl.Changed("data-file") {
-		o.DataFile = opts.dataFile
-	}
-	if fl.Changed("precreate-empty") {
-		o.PrecreateEmpty = opts.precreate
-	}
-	if fl.Changed("streaming") {
-		o.Streaming = &opts.streaming
-	}
-	if fl.Changed("proxy-cut-after") {
-		o.Faults.ProxyCutAfter = opts.proxyCut
-	}
-	if fl.Changed("idle-close-after") {
-		o.Faults.IdleCloseAfter = opts.idleClose
-	}
-	if fl.Changed("response-delay") {
-		o.Faults.ResponseDelay = opts.responseDelay
-	}
-	if fl.Changed("extra-run-time") {
-		o.Faults.ExtraRunTime = opts.extraRunTime
-	}
-	if fl.Changed("fail-runs") {
-		o.Faults.FailRuns = opts.failRuns
+	cfg, err := devServerConfig(cmd, opts)
+	if err != nil {
+		return err
 	}
 	pr := a.printer()
 	if opts.verbose {
-		o.Logf = func(format string, args ...any) { pr.logf("sim: "+format, args...) }
+		cfg.Logf = func(format string, args ...any) { pr.logf("sim: "+format, args...) }
 	}
-	if err := o.Validate(); err != nil {
-		return usageErr("see docs/simulator.md", "%v", err)
-	}
-	srv, err := agentbuildertest.Listen(opts.addr, o)
-	if err != nil {
-		return usageErr("choose another --addr", "cannot listen on %s: %v", opts.addr, err)
+	srv, err := a.p.Simulator(opts.addr, cfg)
+	var cerr *simulator.ConfigError
+	var lerr *simulator.ListenError
+	switch {
+	case errors.As(err, &lerr):
+		return usageErr("choose another --addr", "cannot listen on %s: %v", opts.addr, lerr.Err)
+	case errors.As(err, &cerr) && cerr.Format:
+		return usageErr("see docs/simulator.md for the format", "%v", cerr.Err)
+	case errors.As(err, &cerr):
+		return usageErr("see docs/simulator.md", "%v", cerr.Err)
+	case err != nil:
+		return err
 	}
 	if host, _, err := net.SplitHostPort(srv.Addr()); err == nil && !isLoopback(host) {
 		pr.warn("listening on %s, beyond loopback: the test routes /__sim/* have no authentication", srv.Addr())
 	}
-	if len(o.Keys) == 0 {
+	key := srv.APIKey()
+	if key == "" {
 		pr.warn("no keys configured: every request will get 401 (add keys: to the config file)")
 	}
-	version := string(o.Version)
-	if version == "" {
-		version = string(agentbuildertest.DefaultVersion)
-	}
-	key := ""
-	if len(o.Keys) > 0 {
-		key = o.Keys[0].APIKey
-	}
 	if pr.json {
-		pr.writeJSON(map[string]string{"url": srv.URL, "api_key": key, "version": version})
+		pr.writeJSON(map[string]string{"url": srv.URL(), "api_key": key, "version": srv.Version()})
 	} else {
-		pr.payload(fmt.Sprintf("export KIBANA_URL=%s\nexport KIBANA_API_KEY=%s", srv.URL, key))
-		pr.info("Agent Builder simulator (Kibana %s) on %s, %d agent(s); Ctrl-C stops it", version, srv.URL, len(o.Agents))
+		pr.payload(fmt.Sprintf("export KIBANA_URL=%s\nexport KIBANA_API_KEY=%s", srv.URL(), key))
+		pr.info("Agent Builder simulator (Kibana %s) on %s, %d agent(s); Ctrl-C stops it", srv.Version(), srv.URL(), srv.Agents())
 	}
 	<-cmd.Context().Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
 	return nil
+}
+
+// devServerConfig is the simulator's configuration: the --config file, and
+// the flags given.
+func devServerConfig(cmd *cobra.Command, opts *devServerOptions) (simulator.Config, error) {
+	var cfg simulator.Config
+	if opts.config != "" {
+		b, _, err := boundedfile.Read(opts.config, config.MaxFileBytes)
+		if err != nil {
+			if ce := config.UnreadableFileError("simulator config", err, "pass a regular YAML file of a few KB"); ce != nil {
+				return cfg, ce
+			}
+			return cfg, usageErr("pass a readable YAML file", "%v", err)
+		}
+		cfg.YAML = b
+	}
+	fl := cmd.Flags()
+	set := func(name string) bool { return fl.Changed(name) }
+	if set("version") {
+		cfg.Version = &opts.version
+	}
+	if set("data-file") {
+		cfg.DataFile = &opts.dataFile
+	}
+	if set("precreate-empty") {
+		cfg.PrecreateEmpty = &opts.precreate
+	}
+	if set("streaming") {
+		cfg.Streaming = &opts.streaming
+	}
+	for _, d := range []struct {
+		name string
+		from *time.Duration
+		to   **time.Duration
+	}{
+		{"proxy-cut-after", &opts.proxyCut, &cfg.ProxyCutAfter}, {"idle-close-after", &opts.idleClose, &cfg.IdleCloseAfter},
+		{"response-delay", &opts.responseDelay, &cfg.ResponseDelay}, {"extra-run-time", &opts.extraRunTime, &cfg.ExtraRunTime},
+	} {
+		if set(d.name) {
+			*d.to = d.from
+		}
+	}
+	if set("fail-runs") {
+		cfg.FailRuns = &opts.failRuns
+	}
+	return cfg, nil
+}
+
+// noSimulator is the answer of demo and dev-server in a release build: the
+// simulator is test code, and the binary users install does not carry it.
+func noSimulator(command string) error {
+	return usageErr("build it in: go run -tags simulator github.com/a2a-courier/a2a-courier/cmd/a2a-courier@latest "+command+
+		" (or, in a checkout, go run -tags simulator ./cmd/a2a-courier "+command+")",
+		"%s runs the built-in Agent Builder simulator, which this build of a2a-courier leaves out (a release build)", command)
 }

@@ -13,16 +13,18 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/simulator/agentbuilder"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// TestMain lets this test binary stand in for the a2a-courier binary: a
-// worker spawned by a test runs the real Main.
+// TestMain lets this test binary stand in for the a2a-courier binary built
+// with the simulator: a worker or a dev-server a test starts runs the real
+// Main.
 func TestMain(m *testing.M) {
 	if os.Getenv("A2A_COURIER_TEST_MAIN") == "1" {
-		os.Exit(Main())
+		os.Exit(Main(agentbuilder.Start))
 	}
 	os.Exit(m.Run())
 }
@@ -141,6 +143,7 @@ func (h *harness) runCtx(ctx context.Context, args ...string) result {
 		},
 		Executable: func() (string, error) { return os.Args[0], nil },
 		Now:        time.Now,
+		Simulator:  agentbuilder.Start,
 	}
 	code := Run(ctx, p)
 	return result{stdout: out.String(), stderr: errb.String(), code: code}

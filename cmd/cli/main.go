@@ -24,6 +24,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/simulator"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -52,10 +53,14 @@ type Process struct {
 	// ExtraFile returns an inherited file by descriptor number (the worker
 	// reads its credential from descriptor 3).
 	ExtraFile func(fd uintptr) *os.File
+	// Simulator starts the Agent Builder simulator for demo and dev-server;
+	// nil in a release build, which does not carry it (cmd/a2a-courier).
+	Simulator simulator.Start
 }
 
 // Main runs the program with the real process and returns its exit code.
-func Main() int {
+// sim is the simulator demo and dev-server run (nil: none).
+func Main(sim simulator.Start) int {
 	// SIGINT, SIGTERM and SIGHUP (a closed terminal) cancel the command's
 	// context, with the signal as its cause: a waiting send hands its task
 	// to a worker (or, on Ctrl-C before anything was sent, drops it), a
@@ -86,6 +91,7 @@ func Main() int {
 		Executable: os.Executable,
 		Now:        time.Now,
 		ExtraFile:  func(fd uintptr) *os.File { return os.NewFile(fd, "inherited") },
+		Simulator:  sim,
 	}
 	return Run(ctx, p)
 }

@@ -65,7 +65,7 @@ var (
 	encodings = flag.String("encodings", "gzip,identity", "encodings for the show section: gzip (as Kibana sends) and/or identity")
 	cutAfter  = flag.Duration("cut-after", time.Second, "when the simulated proxy cuts a running send, in the recovery section")
 	binFlag   = flag.String("bin", "", "measure this a2a-courier binary instead of building ./cmd/a2a-courier with CGO_ENABLED=0 (to compare builds)")
-	simFlag   = flag.String("sim", "", "run the simulator (dev-server) from this binary instead of the one measured, so that two builds meet the same server")
+	simFlag   = flag.String("sim", "", "run the simulator (dev-server) from this binary instead of a -tags simulator build of the checkout, so that two builds meet the same server")
 )
 
 // Targets of tracker issue 8, on this machine.
@@ -145,11 +145,19 @@ func run() (code int) {
 		build.Stderr = os.Stderr
 		check(build.Run())
 	}
-	b.simBin = b.bin
 	if *simFlag != "" {
 		abs, err := filepath.Abs(*simFlag)
 		check(err)
 		b.simBin = abs
+	} else {
+		// The release binary carries no simulator: dev-server runs from a
+		// build with it, the same code otherwise.
+		progress("building the simulator (go build -tags simulator)")
+		b.simBin = filepath.Join(dir, "a2a-courier-sim")
+		build := exec.Command("go", "build", "-tags", "simulator", "-o", b.simBin, "./cmd/a2a-courier")
+		build.Env = append(os.Environ(), "CGO_ENABLED=0")
+		build.Stderr = os.Stderr
+		check(build.Run())
 	}
 
 	fmt.Printf("# a2a-courier benchmark\n\n")
