@@ -18,6 +18,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -713,7 +714,7 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 		e.Kind = KindBadRequest
 	case code >= 500:
 		e.Kind = KindServer
-		if notFoundText.MatchString(e.Message) {
+		if notFoundText().MatchString(e.Message) {
 			// Kibana 9.2 answers an unknown agent with a 500.
 			e.Kind = KindNotFound
 		}
@@ -726,7 +727,16 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 	return e
 }
 
-var notFoundText = regexp.MustCompile(`(?i)\b(agent|conversation)\b[^.]*\bnot found\b`)
+// The patterns error bodies are read with, compiled the first time one is
+// read: a command that meets no error pays nothing for them at start.
+var (
+	notFoundText = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(agent|conversation)\b[^.]*\bnot found\b`)
+	})
+	titleRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`) })
+	h1RE    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)<h1[^>]*>(.*?)</h1>`) })
+	tagRE   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?s)<[^>]*>`) })
+)
 
 // maxRetryAfter bounds a server's Retry-After hint, in either form.
 const maxRetryAfter = 24 * time.Hour
@@ -754,12 +764,6 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-var (
-	titleRE = regexp.MustCompile(`(?is)<title[^>]*>(.*?)</title>`)
-	h1RE    = regexp.MustCompile(`(?is)<h1[^>]*>(.*?)</h1>`)
-	tagRE   = regexp.MustCompile(`(?s)<[^>]*>`)
-)
-
 // serverMessage pulls a short explanation out of an error body: Kibana's
 // {"message"}, a JSON-RPC error, an HTML page's title, or plain text.
 func serverMessage(resp *http.Response, body []byte) string {
@@ -780,9 +784,9 @@ func serverMessage(resp *http.Response, body []byte) string {
 	}
 	text := string(body[:min(len(body), 64<<10)])
 	if looksHTML(text) {
-		for _, re := range []*regexp.Regexp{titleRE, h1RE} {
+		for _, re := range []*regexp.Regexp{titleRE(), h1RE()} {
 			if m := re.FindStringSubmatch(text); m != nil {
-				if t := oneLine(tagRE.ReplaceAllString(m[1], " "), 200); t != "" {
+				if t := oneLine(tagRE().ReplaceAllString(m[1], " "), 200); t != "" {
 					return t + " (an HTML page, likely from a proxy)"
 				}
 			}

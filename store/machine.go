@@ -19,11 +19,18 @@ import (
 //
 // completed, failed, rejected, canceled and input_required are final: a new
 // message of the context is a new record (the old one is archived).
-var moves = map[State][]State{
-	Queued:  {Sending, Canceled, Failed, Rejected, Expired},
-	Sending: {Working, Queued, Completed, Failed, Rejected, Canceled, InputRequired, Expired},
-	Working: {Queued, Completed, Failed, Rejected, Canceled, InputRequired, Expired},
-	Expired: {Completed, Failed, Rejected, Canceled, InputRequired},
+func moves(from State) []State {
+	switch from {
+	case Queued:
+		return []State{Sending, Canceled, Failed, Rejected, Expired}
+	case Sending:
+		return []State{Working, Queued, Completed, Failed, Rejected, Canceled, InputRequired, Expired}
+	case Working:
+		return []State{Queued, Completed, Failed, Rejected, Canceled, InputRequired, Expired}
+	case Expired:
+		return []State{Completed, Failed, Rejected, Canceled, InputRequired}
+	}
+	return nil
 }
 
 // ErrIllegalMove means an update tried a move the state machine does not
@@ -36,7 +43,7 @@ func CanMove(from, to State) bool {
 	if from == to {
 		return from.Known()
 	}
-	for _, s := range moves[from] {
+	for _, s := range moves(from) {
 		if s == to {
 			return true
 		}

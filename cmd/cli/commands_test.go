@@ -997,3 +997,30 @@ func TestReleaseBuildHasNoSimulator(t *testing.T) {
 		}
 	}
 }
+
+// TestInvokedCommand: the command a command line runs is told before the
+// flags are parsed, so that only it is built; anything else builds the
+// whole tree.
+func TestInvokedCommand(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"version"}, "version"},
+		{[]string{"--json", "send", "agent", "hi"}, "send"},
+		{[]string{"--profile", "send", "result", "x"}, "result"}, // a flag's value is not the command
+		{[]string{"--profile=prod", "config", "show"}, "config"},
+		{[]string{"--space", "s", "--kibana-url", "u", "--api-key-file", "f", "--token-file", "t", "fetch", "x"}, "fetch"},
+		{[]string{"help", "send"}, ""},
+		{[]string{"completion", "bash"}, ""},
+		{[]string{"sned", "x"}, ""}, // unknown: the whole tree suggests the nearest
+		{[]string{"--version"}, ""},
+		{[]string{"--", "send"}, ""},
+		{nil, ""},
+	} {
+		if got := invokedCommand(tt.args); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.args, got, tt.want)
+		}
+	}
+}

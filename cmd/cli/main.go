@@ -56,24 +56,15 @@ type Process struct {
 	// Simulator starts the Agent Builder simulator for demo and dev-server;
 	// nil in a release build, which does not carry it (cmd/a2a-courier).
 	Simulator simulator.Start
+	// WatchSignals, when set, is called as a command that may wait starts:
+	// from then on a signal cancels the context Run was given.
+	WatchSignals func()
 }
 
 // Main runs the program with the real process and returns its exit code.
 // sim is the simulator demo and dev-server run (nil: none).
 func Main(sim simulator.Start) int {
-	// SIGINT, SIGTERM and SIGHUP (a closed terminal) cancel the command's
-	// context, with the signal as its cause: a waiting send hands its task
-	// to a worker (or, on Ctrl-C before anything was sent, drops it), a
-	// worker leaves its tasks for the next one. A second signal kills the
-	// process.
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	go func() {
-		sig := <-sigs
-		cancel(&signalError{sig})
-		signal.Stop(sigs)
-	}()
 	p := &Process{
 		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
 		StdinTTY:  term.IsTerminal(os.Stdin.Fd()),
@@ -86,14 +77,31 @@ func Main(sim simulator.Start) int {
 			}
 			return w
 		},
-		LookupEnv:  os.LookupEnv,
-		Environ:    os.Environ,
-		Executable: os.Executable,
-		Now:        time.Now,
-		ExtraFile:  func(fd uintptr) *os.File { return os.NewFile(fd, "inherited") },
-		Simulator:  sim,
+		LookupEnv:    os.LookupEnv,
+		Environ:      os.Environ,
+		Executable:   os.Executable,
+		Now:          time.Now,
+		ExtraFile:    func(fd uintptr) *os.File { return os.NewFile(fd, "inherited") },
+		Simulator:    sim,
+		WatchSignals: func() { watchSignals(cancel) },
 	}
 	return Run(ctx, p)
+}
+
+// watchSignals makes SIGINT, SIGTERM and SIGHUP (a closed terminal)
+// cancel the command's context, with the signal as its cause: a waiting
+// send hands its task to a worker (or, on Ctrl-C before anything was sent,
+// drops it), a worker leaves its tasks for the next one. A second signal
+// kills the process. Only a command that may wait pays for it (a goroutine,
+// and the runtime's signal thread): version does not.
+func watchSignals(cancel context.CancelCauseFunc) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go func() {
+		sig := <-sigs
+		cancel(&signalError{sig})
+		signal.Stop(sigs)
+	}()
 }
 
 // signalError is the cause of a context a signal canceled.
@@ -112,7 +120,7 @@ func userInterrupted(ctx context.Context) bool {
 func Run(ctx context.Context, p *Process) int {
 	p.fillDefaults()
 	app := &App{p: p}
-	root := newRootCmd(app)
+	root := newRootCmd(app, invokedCommand(p.Args))
 	root.SetArgs(p.Args)
 	root.SetIn(p.Stdin)
 	root.SetOut(p.Stdout) // --help is the payload asked for
@@ -258,7 +266,66 @@ func versionString() string {
 	return v
 }
 
-func newRootCmd(app *App) *cobra.Command {
+// commandSpec is one command of the tree: its name, and how it is built.
+// human marks a command for people, which the skill leaves out.
+type commandSpec struct {
+	name  string
+	human bool
+	build func(*App) *cobra.Command
+}
+
+// commandSpecs is the command tree, in the order --help lists it.
+func commandSpecs() []commandSpec {
+	return []commandSpec{
+		{"discover", false, newDiscoverCmd},
+		{"get-card", false, newGetCardCmd},
+		{"send", false, newSendCmd},
+		{"send-async", false, newSendAsyncCmd},
+		{"result", false, newResultCmd},
+		{"fetch", false, newFetchCmd},
+		{"cancel", false, newCancelCmd},
+		{"history", false, newHistoryCmd},
+		{"show", false, newShowCmd},
+		{"doctor", false, newDoctorCmd},
+		{"config", false, newConfigCmd},
+		{"skill", true, newSkillCmd},
+		{"version", true, newVersionCmd},
+		{"demo", true, newDemoCmd},
+		{"dev-server", true, newDevServerCmd},
+		{"worker", false, newWorkerCmd},
+	}
+}
+
+// invokedCommand is the command the arguments run, when it can be told
+// before they are parsed: the first word that is not a flag (or a root
+// flag's value). A command line runs faster when only its command is
+// built. "" means the whole tree: help, completion, an unknown command,
+// a flag alone (--version).
+func invokedCommand(args []string) string {
+	valued := map[string]bool{"--profile": true, "--kibana-url": true, "--space": true, "--api-key-file": true, "--token-file": true}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			return ""
+		case valued[a]:
+			i++
+		case strings.HasPrefix(a, "-"):
+		default:
+			for _, sc := range commandSpecs() {
+				if sc.name == a {
+					return a
+				}
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// newRootCmd builds the command tree: only the command named only, or
+// every command when only is "".
+func newRootCmd(app *App, only string) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "a2a-courier",
 		Short: "Hand work to remote A2A agents and bring back the final reply",
@@ -290,6 +357,9 @@ With --json, stdout carries exactly one JSON document, errors included.
 	// A wait of zero or less is a mistake, not "no time at all": say so
 	// before anything is asked of a server.
 	root.PersistentPreRunE = func(c *cobra.Command, _ []string) error {
+		if app.p.WatchSignals != nil && c.Name() != "version" {
+			app.p.WatchSignals()
+		}
 		for _, name := range []string{"timeout", "poll-interval", "max-wait"} {
 			if f := c.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "duration" {
 				if d, err := time.ParseDuration(f.Value.String()); err == nil && d <= 0 {
@@ -307,29 +377,19 @@ With --json, stdout carries exactly one JSON document, errors included.
 	pf.StringVar(&app.flags.APIKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (env KIBANA_API_KEY; never a flag value)")
 	pf.StringVar(&app.flags.TokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
 	root.SetFlagErrorFunc(flagError)
-	humanOnly := func(c *cobra.Command) *cobra.Command {
-		c.Annotations = map[string]string{"skill": "omit"}
-		return c
+	for _, sc := range commandSpecs() {
+		if only != "" && sc.name != only {
+			continue
+		}
+		c := sc.build(app)
+		if sc.human {
+			c.Annotations = map[string]string{"skill": "omit"}
+		}
+		root.AddCommand(c)
 	}
-	root.AddCommand(
-		newDiscoverCmd(app),
-		newGetCardCmd(app),
-		newSendCmd(app),
-		newSendAsyncCmd(app),
-		newResultCmd(app),
-		newFetchCmd(app),
-		newCancelCmd(app),
-		newHistoryCmd(app),
-		newShowCmd(app),
-		newDoctorCmd(app),
-		newConfigCmd(app),
-		humanOnly(newSkillCmd(app)),
-		humanOnly(newVersionCmd(app)),
-		humanOnly(newDemoCmd(app)),
-		humanOnly(newDevServerCmd(app)),
-		newWorkerCmd(app),
-	)
-	root.InitDefaultCompletionCmd()
+	if only == "" {
+		root.InitDefaultCompletionCmd()
+	}
 	groupCommands(app, root)
 	// Flag descriptions wrap at 80 columns, as the rest of the help does.
 	root.SetUsageTemplate(strings.NewReplacer(
@@ -467,7 +527,7 @@ func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
 func RootCommand() *cobra.Command {
 	p := &Process{}
 	p.fillDefaults()
-	return newRootCmd(&App{p: p})
+	return newRootCmd(&App{p: p}, "")
 }
 
 // commandName is the command's path without the program's name.
