@@ -11,6 +11,9 @@
 //
 // The sections (docs/performance.md has the targets):
 //
+//  0. start: a2a-courier version beside a minimal Go program (hello, world
+//     with fmt.Println) the bench builds the same way, started in turns,
+//     and the ratio of their medians;
 //  1. commands: each command's wall time and peak RSS, beside the time the
 //     same requests take from a minimal HTTP client in this process (the
 //     server's time), and the difference (the command's own overhead);
@@ -75,6 +78,9 @@ const (
 	targetFootprint      = 64 << 20
 	targetRecoveryAlive  = 100 * time.Millisecond
 	targetShowTimeFactor = 2.0
+	// targetStartFactor: a2a-courier version within this many times the
+	// start of a minimal Go program (tracker issue 14).
+	targetStartFactor = 1.6
 )
 
 type section struct {
@@ -83,6 +89,7 @@ type section struct {
 }
 
 var sections = []section{
+	{"start", benchStart},
 	{"commands", benchCommands},
 	{"async", benchSendAsync},
 	{"footprint", benchFootprint},
@@ -310,6 +317,58 @@ func (b *bench) timed(s *sim, stateDir string, args ...string) runResult {
 	d := time.Since(start)
 	ru := c.ProcessState.SysUsage().(*syscall.Rusage)
 	return runResult{wall: d, maxRSS: ru.Maxrss * 1024, stdout: strings.TrimSpace(out.String())}
+}
+
+// --- 0. start ---
+
+// minimalGo is the minimal Go program the start of the binary is compared
+// with.
+const minimalGo = `package main
+
+import "fmt"
+
+func main() { fmt.Println("hello, world") }
+`
+
+// benchStart compares the start of a2a-courier version with that of a
+// minimal Go program, built the same way (CGO_ENABLED=0), the two started
+// in turns so that both meet the same load.
+func benchStart(b *bench) {
+	dir := filepath.Join(b.dir, "minimal")
+	check(os.MkdirAll(dir, 0o755))
+	check(os.WriteFile(filepath.Join(dir, "main.go"), []byte(minimalGo), 0o644))
+	check(os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module minimal\n\ngo 1.26\n"), 0o644))
+	minimal := filepath.Join(dir, "minimal")
+	build := exec.Command("go", "build", "-o", minimal, ".")
+	build.Dir = dir
+	build.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	build.Stderr = os.Stderr
+	check(build.Run())
+	start := func(bin string, args ...string) time.Duration {
+		c := exec.Command(bin, args...)
+		c.Env = []string{"HOME=" + b.dir, "PATH=" + os.Getenv("PATH")}
+		t := time.Now()
+		check(c.Run())
+		return time.Since(t)
+	}
+	// Starts are short: ten times the runs, after ten warm-ups.
+	n := 10 * *runs
+	var courier, hello []time.Duration
+	for i := -10; i < n; i++ {
+		c, h := start(b.bin, "version"), start(minimal)
+		if i >= 0 {
+			courier, hello = append(courier, c), append(hello, h)
+		}
+	}
+	ratio := float64(median(courier)) / float64(median(hello))
+	fmt.Printf("## 0. Start\n\n")
+	fmt.Printf("`a2a-courier version` beside a minimal Go program (hello, world with fmt.Println, built the same way), "+
+		"each started %d times in turns after 10 warm-ups: wall time from exec to exit.\n\n", n)
+	fmt.Printf("| binary | wall (median) | wall p90 |\n|---|---|---|\n")
+	fmt.Printf("| a2a-courier version | %s | %s |\n", ms2(median(courier)), ms2(pct(courier, 90)))
+	fmt.Printf("| minimal Go program | %s | %s |\n\n", ms2(median(hello)), ms2(pct(hello, 90)))
+	fmt.Printf("Ratio of the medians: **%.2f×** (target ≤ %.1f×).\n\n", ratio, targetStartFactor)
+	b.target("start of version / a minimal Go program", fmt.Sprintf("%.2f×", ratio), ratio <= targetStartFactor)
 }
 
 // --- 1. commands ---
@@ -1116,6 +1175,7 @@ func verdict(ok bool) string {
 }
 
 func ms(d time.Duration) string  { return fmt.Sprintf("%.1f ms", float64(d.Microseconds())/1000) }
+func ms2(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d.Microseconds())/1000) }
 func sec(d time.Duration) string { return fmt.Sprintf("%.3f s", d.Seconds()) }
 func mib(n int64) string         { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 func kib(n int64) string         { return fmt.Sprintf("%.0f KiB", float64(n)/(1<<10)) }
