@@ -10,7 +10,8 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// engine is the task engine on the state directory, built once. The
+// engine is the task engine on the state directory, built once, by the
+// command's own goroutine (goroutines it starts are handed the engine). The
 // worker timing comes from the environment: a value that is not a
 // duration is reported when a worker is needed.
 func (a *App) engine() (*courier.Courier, error) {

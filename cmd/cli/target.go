@@ -107,7 +107,9 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	// The card says whether the agent streams, and proves the agent exists
 	// before any task is recorded. Kibana says a card may be reused for an
 	// hour: sends reuse it, get-card always asks. The release decides the
-	// path (kibanapath.go); it is read beside the card, and kept as well.
+	// path (courier.DecidePath); it is read beside the card, and kept as
+	// well. The engine is made here, before the reads share it.
+	caches := a.caches()
 	type serverAnswer struct {
 		info  client.ServerInfo
 		known bool
@@ -116,10 +118,10 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	sctx, stopStatus := context.WithCancel(ctx)
 	defer stopStatus()
 	go func() {
-		info, known := a.caches().KibanaServer(sctx, k, s.URL, af.freshCard)
+		info, known := caches.KibanaServer(sctx, k, s.URL, af.freshCard)
 		server <- serverAnswer{info, known}
 	}()
-	card, err := a.caches().KibanaCard(ctx, k, s.URL, s.APIKey, s.Space, name, af.freshCard, defaultReadTimeout)
+	card, err := caches.KibanaCard(ctx, k, s.URL, s.APIKey, s.Space, name, af.freshCard, defaultReadTimeout)
 	if err != nil {
 		stopStatus() // no send follows: the release does not matter
 		<-server
