@@ -97,7 +97,7 @@ func yamlDurations(doc []byte) map[[2]string]*yaml.Node {
 
 // FuzzReadConfigFile writes arbitrary YAML as the config file, readable by
 // its owner only (0600) or by everyone (0644), and reads it with
-// readConfigFile. It checks:
+// ReadFile. It checks:
 //
 //   - it never panics;
 //   - a failure is a *Error of code config (exit 2), a hint, and a one-line
