@@ -1,11 +1,8 @@
 package cli
 
 import (
-	"fmt"
 	"net/http"
-	"sync"
 
-	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -38,34 +35,9 @@ func (a *App) caches() *courier.Courier {
 	return &courier.Courier{HTTPClient: a.httpClients(), Now: a.p.Now, UserAgent: userAgent()}
 }
 
-// httpClients returns a function that gives one shared HTTP client per TLS
-// setting, the same for the whole process: send's card read and its POST
-// share a connection (one TLS handshake, not two), and a worker serving
-// many tasks reuses connections.
+// httpClients is the process's HTTP clients, one per TLS setting
+// (courier.HTTPClients), or the one Process gives.
 func (a *App) httpClients() func(store.Target) (*http.Client, error) {
-	a.clientsOnce.Do(func() { a.clients = a.newHTTPClients() })
+	a.clientsOnce.Do(func() { a.clients = courier.HTTPClients(a.p.HTTPClient) })
 	return a.clients
-}
-
-func (a *App) newHTTPClients() func(store.Target) (*http.Client, error) {
-	var mu sync.Mutex
-	cache := map[string]*http.Client{}
-	return func(t store.Target) (*http.Client, error) {
-		if a.p.HTTPClient != nil {
-			return a.p.HTTPClient, nil
-		}
-		key := fmt.Sprintf("%s\x00%v", t.CAFile, t.Insecure)
-		mu.Lock()
-		defer mu.Unlock()
-		if c := cache[key]; c != nil {
-			return c, nil
-		}
-		tlsCfg, err := client.TLSConfig(t.CAFile, t.Insecure)
-		if err != nil {
-			return nil, err
-		}
-		c := client.NewHTTPClient(tlsCfg)
-		cache[key] = c
-		return c, nil
-	}
 }

@@ -504,7 +504,7 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		if maxChars > 0 && maxChars < limit {
 			limit = maxChars
 		}
-		prefix, total, err := readPrefix(rec.ReplyFile, limit)
+		prefix, total, err := courier.ReadPrefix(rec.ReplyFile, limit)
 		if err != nil {
 			return fmt.Errorf("read the reply of task %s: %w", rec.ContextID, err)
 		}
@@ -516,7 +516,7 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		}
 		doc.ReplyChars, doc.ReplyFile = total, rec.ReplyFile
 	} else if doc.Reply != nil && maxChars > 0 {
-		if cut, file, total, err := cutText("reply", *doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
+		if cut, file, total, err := courier.CutText("reply", *doc.Reply, maxChars, rec.ContextID, st); err == nil && file != "" {
 			doc.Reply = &cut
 			doc.ReplyTruncated = true
 			doc.ReplyChars = total

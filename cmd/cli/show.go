@@ -1,21 +1,18 @@
 package cli
 
 import (
-	"bufio"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -357,7 +354,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		return exitWith(ExitStillRunning)
 	}
 	reply := opts.redact(roundReply(r, state))
-	cut, file, total, err := cutText("reply", reply, opts.maxChars, roundFileName(convID, number, ""), st)
+	cut, file, total, err := courier.CutText("reply", reply, opts.maxChars, roundFileName(convID, number, ""), st)
 	if err != nil {
 		return err
 	}
@@ -409,7 +406,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 		var err error
 		var file string
 		var total int
-		if rd.Input, file, total, err = cutText("input", r.Input, opts.maxChars, roundFileName(convID, number, ".input"), st); err != nil {
+		if rd.Input, file, total, err = courier.CutText("input", r.Input, opts.maxChars, roundFileName(convID, number, ".input"), st); err != nil {
 			cutErr = err
 			return false
 		}
@@ -418,7 +415,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 		}
 		if state == roundDone || state == roundAwaiting {
 			var reply string
-			if reply, file, total, err = cutText("reply", opts.redact(roundReply(r, state)), opts.maxChars, roundFileName(convID, number, ""), st); err != nil {
+			if reply, file, total, err = courier.CutText("reply", opts.redact(roundReply(r, state)), opts.maxChars, roundFileName(convID, number, ""), st); err != nil {
 				cutErr = err
 				return false
 			}
@@ -482,63 +479,6 @@ func roundFileName(convID string, round int, suffix string) string {
 		name = fmt.Sprintf("conversation-%s.round-%d%s", hex.EncodeToString(sum[:8]), round, suffix)
 	}
 	return name
-}
-
-// cutText shortens text to maxChars characters (runes), saving the whole
-// text in a private file (0600) of the state directory named in the
-// marker. It returns the text to print, the file ("" when nothing was cut)
-// and the length of the whole text in characters. maxChars 0 cuts nothing.
-func cutText(what, text string, maxChars int, name string, st *store.Store) (string, string, int, error) {
-	if maxChars <= 0 || len(text) <= maxChars {
-		return text, "", 0, nil
-	}
-	total := utf8.RuneCountInString(text)
-	if total <= maxChars {
-		return text, "", 0, nil
-	}
-	end, count := 0, 0
-	for i := range text {
-		if count == maxChars {
-			end = i
-			break
-		}
-		count++
-	}
-	if st == nil {
-		return "", "", 0, fmt.Errorf("cannot save the whole %s: the state directory is not available", what)
-	}
-	file, err := st.WriteReply(name, text)
-	if err != nil {
-		return "", "", 0, fmt.Errorf("save the whole %s: %w", what, err)
-	}
-	marker := fmt.Sprintf("\n[… %s cut at %d of %d characters; the whole %s is in %s]", what, maxChars, total, what, file)
-	return text[:end] + marker, file, total, nil
-}
-
-// readPrefix reads the first n characters of a text file and counts its
-// characters (Unicode code points), reading it once, a piece at a time.
-func readPrefix(path string, n int) (string, int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", 0, err
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	var b strings.Builder
-	total := 0
-	for {
-		c, _, err := r.ReadRune()
-		if err == io.EOF {
-			return b.String(), total, nil
-		}
-		if err != nil {
-			return "", 0, err
-		}
-		if total < n {
-			b.WriteRune(c)
-		}
-		total++
-	}
 }
 
 func plural(n int, word string) string {

@@ -2,7 +2,9 @@ package courier
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -91,6 +93,33 @@ func (e *RecordWriteError) Error() string {
 }
 
 func (e *RecordWriteError) Unwrap() error { return e.Err }
+
+// HTTPClients returns the HTTP client factory of a process: one shared
+// client per TLS setting, so that send's card read and its POST share a
+// connection (one TLS handshake, not two), and a worker serving many tasks
+// reuses connections. A given client (tests) replaces them all.
+func HTTPClients(given *http.Client) func(store.Target) (*http.Client, error) {
+	var mu sync.Mutex
+	cache := map[string]*http.Client{}
+	return func(t store.Target) (*http.Client, error) {
+		if given != nil {
+			return given, nil
+		}
+		key := fmt.Sprintf("%s\x00%v", t.CAFile, t.Insecure)
+		mu.Lock()
+		defer mu.Unlock()
+		if c := cache[key]; c != nil {
+			return c, nil
+		}
+		tlsCfg, err := client.TLSConfig(t.CAFile, t.Insecure)
+		if err != nil {
+			return nil, err
+		}
+		c := client.NewHTTPClient(tlsCfg)
+		cache[key] = c
+		return c, nil
+	}
+}
 
 // Kibana is the Agent Builder client of a stored target, with key.
 func (c *Courier) Kibana(t store.Target, key client.Secret) (*client.Kibana, error) {

@@ -199,39 +199,6 @@ func (r *run) endCanceled(why string) {
 	r.audit()
 }
 
-// Replies kept in the record, and cut in output.
-const (
-	// maxRecordReply is the largest reply kept in the record itself; a
-	// larger one goes to a file of its own in $STATE/replies/ (0600), named
-	// by the record, so that a record stays small to read, write and list.
-	maxRecordReply = 4 << 20
-	// SpilledReplyCut is how much of a reply kept in a file the output
-	// shows, unless --max-chars asks for less: the rest is in the file the
-	// marker names.
-	SpilledReplyCut = 1 << 20
-)
-
-// KeepReply puts a reply in the record, or in its own file when it is over
-// maxRecordReply (st nil: the reply stays in the record, shown once and
-// kept nowhere).
-func KeepReply(st *store.Store, x *store.Record, reply string) error {
-	x.ReplyFile, x.ReplyBytes = "", 0
-	if len(reply) <= maxRecordReply {
-		x.Reply = reply
-		return nil
-	}
-	if st == nil {
-		x.Reply = reply // shown once, kept nowhere
-		return nil
-	}
-	file, err := st.WriteReply(x.ContextID, reply)
-	if err != nil {
-		return err
-	}
-	x.Reply, x.ReplyFile, x.ReplyBytes = "", file, len(reply)
-	return nil
-}
-
 // MarkCanceled ends a task canceled with the cancel command, with the
 // reason that says what became of its run.
 func MarkCanceled(x *store.Record, now time.Time) {
