@@ -430,9 +430,8 @@ func TestEveryCommandAndFlagIsDocumented(t *testing.T) {
 	walk(root)
 }
 
-// TestConfigSecretInACaseVariantKey: the config's decoding folds keys that
-// differ only in case and keeps one value, so the permission check reads
-// the YAML itself.
+// TestConfigSecretInACaseVariantKey: viper folds keys that differ only in
+// case and keeps one value, so the permission check reads the YAML itself.
 // Found by FuzzReadConfigFile.
 func TestConfigSecretInACaseVariantKey(t *testing.T) {
 	t.Parallel()

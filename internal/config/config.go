@@ -1,6 +1,6 @@
 // Package config resolves a command's configuration: flag > environment >
 // config file (the profile) > default, each value with where it came from.
-// The config file is read here (decode.go) and nowhere else; editing it
+// The config file is read here, with viper, and nowhere else; editing it
 // is internal/configfile's. It reads the environment through the lookup it
 // is given, never the process's, and returns typed errors with a hint.
 package config

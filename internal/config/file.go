@@ -1,11 +1,16 @@
 package config
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
 	"io/fs"
+	"reflect"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
@@ -18,8 +23,8 @@ const (
 	MaxSecretFileBytes = 64 << 10
 )
 
-// ReadFile reads the config file (decodeFile), the one place it is read.
-// A missing file is no error. A file that holds an API key or a
+// ReadFile reads the config file with viper, the one place viper is
+// used. A missing file is no error. A file that holds an API key or a
 // token must be readable by its owner alone.
 func ReadFile(path string) (*File, error) {
 	raw, fi, err := boundedfile.Read(path, MaxFileBytes)
@@ -34,11 +39,13 @@ func ReadFile(path string) (*File, error) {
 			return nil, configErr("run: chmod 600 "+path, "config file %s holds %s (%s) but other users can read it (mode %04o)", path, what, where, mode)
 		}
 	}
-	cf, err := decodeFile(raw)
-	switch {
-	case err != nil && strings.HasPrefix(err.Error(), "While parsing config"):
+	v := viper.New()
+	v.SetConfigType("yaml")
+	if err := v.ReadConfig(bytes.NewReader(raw)); err != nil {
 		return nil, configErr("fix the YAML, or move the file away", "config file %s: %s", path, oneLineErr(err))
-	case err != nil:
+	}
+	cf := &File{}
+	if err := v.UnmarshalExact(cf, viper.DecodeHook(durationHook)); err != nil {
 		hint := "known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout, non_blocking}, peers.<name>.{url, token_env, token_file, token, protocol, no_stream, ca_cert, insecure}"
 		if strings.Contains(err.Error(), errNotDuration.Error()) {
 			hint = "write positive durations with a unit, such as 20s, 5m or 1h30m"
@@ -55,16 +62,32 @@ func ReadFile(path string) (*File, error) {
 
 var errNotDuration = errors.New("is not a positive duration")
 
+// durationHook decodes the config file's durations: only a Go duration
+// string ("20s"), only a positive one, as config set takes them. Viper's
+// own decoding took a bare number as nanoseconds ("poll_interval: 20"
+// polled every 20ns) and let negative durations through.
+func durationHook(from, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	if s, ok := data.(string); ok {
+		if d, err := time.ParseDuration(strings.TrimSpace(s)); err == nil && d > 0 {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("%s %w such as 20s or 5m", oneLine(fmt.Sprintf("%q", fmt.Sprint(data)), 40), errNotDuration)
+}
+
 // secretIn says what credential a YAML document keeps and where: a key
 // api_key or token, in any case and at any depth, with a value. It reads
-// the document itself, not its decoding: decodeFile folds keys that
+// the document itself, not viper's reading of it: viper folds keys that
 // differ only in case into one and keeps one of their values, so a secret
 // that anyone reading the file sees can be missing from the decoded
 // config.
 func secretIn(doc []byte) (what, where string) {
 	var root yaml.Node
 	if yaml.Unmarshal(doc, &root) != nil {
-		return "", "" // decodeFile will not read it either
+		return "", "" // viper will not read it either
 	}
 	seen := map[*yaml.Node]bool{}
 	var walk func(n *yaml.Node, path []string) bool
