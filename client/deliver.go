@@ -170,16 +170,31 @@ func (k *Kibana) settleTask(ctx context.Context, o DeliverOptions, res *SendResu
 	wait := 250 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		conv, err := k.GetConversation(ctx, convID)
+		unreadable := ""
 		if err == nil {
-			if cout, ok := findOutcome(conv, o); ok {
+			cout, ok := findOutcome(conv, o)
+			if ok {
 				cout.TaskID = taskID
 				emit(Event{Kind: EventReply, Message: "the reply was read from conversation " + convID})
 				return cout, true
 			}
+			unreadable = cout.Malformed()
+		}
+		if errors.Is(err, ErrReplyTooLarge) {
+			unreadable = "the conversation is larger than the " + byteSize(k.maxCV) + " cap"
 		}
 		switch {
 		case ctx.Err() != nil:
 			return Outcome{}, false
+		case unreadable != "" && strings.TrimSpace(out.Reply) != "":
+			// The round cannot be read, but the task holds the answer.
+			emit(Event{Kind: EventReply, Message: "the conversation of task " + taskID + " cannot be read (" + unreadable + "); the reply is the task's own text"})
+			return out, true
+		case unreadable != "" && (attempt == 3 || err != nil):
+			// Kibana says the run completed, and there is no way to read
+			// what it answered: lost, never an empty completed reply.
+			return Outcome{Err: errors.Join(ErrRoundUnreadable, &Error{Kind: KindProtocol, Op: "read conversation " + convID,
+				StatusCode: 200, Processed: true, Message: "task " + taskID + " completed, but its reply cannot be read: " + unreadable})}, true
 		case attempt == 3 || err != nil && IsKind(err, KindAuth, KindForbidden):
 			// The round may be projected a moment after the execution
 			// ends; past that, the task's own text is the reply. A task
@@ -264,6 +279,10 @@ func (k *Kibana) ReadTask(ctx context.Context, o DeliverOptions, taskID string) 
 		return Outcome{}, "", false, err
 	}
 	out, final = k.settleTask(ctx, o, res, taskID, func(Event) {})
+	if final && !out.Final() {
+		// The task ended, but its reply cannot be read.
+		return Outcome{}, res.State, false, out.Err
+	}
 	out.Reply, out.Reason = k.RedactText(out.Reply), k.RedactText(out.Reason)
 	return out, res.State, final, nil
 }
@@ -408,8 +427,14 @@ func findOutcome(conv *Conversation, o DeliverOptions) (Outcome, bool) {
 }
 
 // maxMalformedReads is how many reads of a round no Kibana would write are
-// made before the task ends on it.
+// made, once no connection may bring the answer, before the task ends on
+// it.
 const maxMalformedReads = 3
+
+// ErrRoundUnreadable means the conversation holds a round for the message
+// in a shape no Kibana writes, read again and again: its outcome cannot be
+// read, so the task is lost (Outcome.Err, with no state).
+var ErrRoundUnreadable = errors.New("the round stored for the message cannot be read")
 
 func roundOutcome(r Round) (Outcome, bool) {
 	if r.Malformed != "" {

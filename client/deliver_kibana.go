@@ -373,13 +373,17 @@ func (d *kibanaDelivery) judgeConversation(conv *Conversation) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	// Not an answer: read again (a proxy's glitch, a document being
-	// rewritten), then say what it is.
-	d.malformedReads++
+	// rewritten). Once no open connection can bring the answer either, a
+	// round that stays unreadable leaves nothing to read the outcome from:
+	// the task is lost, not failed (nothing says the run failed) and not
+	// completed.
 	perr := &Error{Kind: KindProtocol, Op: "read conversation " + d.convID, StatusCode: 200, Processed: true,
 		Message: "the round stored for this message is not a Kibana round: " + why}
+	if !d.postOpen {
+		d.malformedReads++
+	}
 	if d.malformedReads >= maxMalformedReads {
-		return Outcome{State: StateFailed, Err: perr, Via: "conversation", HTTPStatus: 200,
-			Reason: "the run ended, but the round Kibana stored for it cannot be read (" + why + "): no reply can be kept"}, true
+		return Outcome{Err: errors.Join(ErrRoundUnreadable, perr)}, true
 	}
 	d.lastErr = perr
 	d.emit(Event{Kind: EventPollError, Message: "the stored round is not a Kibana round; reading again", Err: perr})

@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -159,8 +160,9 @@ func TestDeliverTaskPath(t *testing.T) {
 }
 
 // TestNonsenseRoundIsNotAnAnswer: after a cut, a round in a shape no Kibana
-// writes is read again, then reported as a protocol error: never a
-// completed task with an empty reply.
+// writes is read again, then the task is lost with a protocol error (its
+// outcome cannot be read): never a completed task with an empty reply, and
+// not a failure nothing showed. While the POST is open it is only read.
 func TestNonsenseRoundIsNotAnAnswer(t *testing.T) {
 	t.Parallel()
 	for i, round := range []string{`1`, `"x"`, `[]`, `{}`, `null`, `{"input":{"message":"q"}}`, `{"input":{"message":"q"},"response":{"message":7}}`} {
@@ -174,7 +176,7 @@ func TestNonsenseRoundIsNotAnAnswer(t *testing.T) {
 			sim.PutConversation("", "a2a-"+ctxID, "forever", "svc-a2a", "planted", time.Now(), json.RawMessage(round))
 			k := simClient(t, sim, testKey, "")
 			out := k.Deliver(context.Background(), deliverOpts("forever", ctxID, "q"))
-			if out.State != StateFailed || KindOf(out.Err) != KindProtocol || !strings.Contains(out.Reason, "cannot be read") || out.Reply != "" {
+			if out.Final() || !errors.Is(out.Err, ErrRoundUnreadable) || KindOf(out.Err) != KindProtocol || out.Reply != "" {
 				t.Fatalf("%+v", out)
 			}
 			if sim.Runs(ctxID) != 1 {
@@ -226,6 +228,47 @@ func TestDeliverTaskReadFailures(t *testing.T) {
 			defer mu.Unlock()
 			if !strings.Contains(strings.Join(messages, "\n"), tc.event) {
 				t.Errorf("events %q", messages)
+			}
+		})
+	}
+}
+
+// TestTaskPathUnreadableConversation: on the task path, a completed task
+// whose conversation cannot be read (a round in no Kibana shape, a
+// conversation over its cap) gives the task's own text, or, with none, ends
+// lost: never an empty completed reply, never a read every 5 s for hours.
+func TestTaskPathUnreadableConversation(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, agent, reply string
+		lost               bool
+	}{
+		{"the task has the text", "echo", "Echo: q", false},
+		// A run stopped on a confirmation prompt: completed, no text.
+		{"the task has no text", "asks", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+			k := simClient(t, sim, testKey, "")
+			o := deliverOpts(tc.agent, "c-unread-"+strings.ReplaceAll(tc.name, " ", "-"), "q")
+			o.NonBlocking = true
+			o.OnEvent = func(e Event) {
+				if e.Kind == "task" {
+					// From now on the conversation is a scalar round.
+					sim.SetFaults(agentbuildertest.Faults{Statuses: []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteConversation, Status: 200,
+						Body: `{"id":"a2a-x","rounds":[7]}`}}})
+				}
+			}
+			out := k.Deliver(context.Background(), o)
+			if tc.lost {
+				if out.Final() || !errors.Is(out.Err, ErrRoundUnreadable) {
+					t.Fatalf("%+v", out)
+				}
+				return
+			}
+			if out.State != StateCompleted || out.Reply != tc.reply || out.Via != "task" {
+				t.Fatalf("%+v", out)
 			}
 		})
 	}

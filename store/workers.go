@@ -84,6 +84,12 @@ func (s *Store) AcquireWorker(identity string, t WorkerTiming) (*WorkerLock, err
 		path := s.workerLockPath(identity, slot)
 		l, err := tryLock(path)
 		if errors.Is(err, ErrLocked) {
+			// Looking (Workers, Locked) takes the lock for an instant: one
+			// more try, a moment later, tells a probe from a worker.
+			time.Sleep(probeRetry)
+			l, err = tryLock(path)
+		}
+		if errors.Is(err, ErrLocked) {
 			if info, ok := s.workerInfo(identity, slot); !ok || !info.Stale(s.now(), t.StaleAfter) {
 				return nil, ErrLocked
 			}
@@ -106,6 +112,10 @@ func (s *Store) AcquireWorker(identity string, t WorkerTiming) (*WorkerLock, err
 	}
 	return nil, ErrWorkersStalled
 }
+
+// probeRetry is how long a worker that finds a slot's lock taken waits
+// before it looks once more: a probe holds a lock for microseconds.
+const probeRetry = 20 * time.Millisecond
 
 // Workers returns the identity's held worker locks, by slot.
 func (s *Store) Workers(identity string) []WorkerInfo {

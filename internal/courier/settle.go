@@ -33,6 +33,9 @@ const (
 	endRefused
 	// endTooLarge: the conversation is larger than is read, and only grows.
 	endTooLarge
+	// endUnreadable: the round stored for the message stayed in a shape no
+	// Kibana writes, once nothing else could bring the answer.
+	endUnreadable
 	// endStuck: nothing more can be read (a page that is not the server's,
 	// a request it refuses).
 	endStuck
@@ -59,6 +62,8 @@ func (r *run) ending(ctx, dctx context.Context, out client.Outcome) ending {
 		return endRefused
 	case errors.Is(out.Err, client.ErrReplyTooLarge):
 		return endTooLarge
+	case errors.Is(out.Err, client.ErrRoundUnreadable):
+		return endUnreadable
 	}
 	return endStuck
 }
@@ -111,7 +116,12 @@ func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Reco
 	case endTooLarge:
 		// The conversation is larger than a2a-courier reads, and it only
 		// grows: no reply can ever be read back, here or by fetch.
-		r.expire(out, "the conversation is larger than a2a-courier reads (256 MiB): its reply cannot be read back: "+OneLine(out.Err), true)
+		r.expire(out, "the conversation is larger than a2a-courier reads: its reply cannot be read back: "+OneLine(out.Err), true)
+		r.c.logf("%s: lost: %v", r.id, out.Err)
+	case endUnreadable:
+		// The run ended (a round is stored), but what it answered cannot be
+		// read: lost, not failed (nothing says it failed).
+		r.expire(out, "the run ended, but the round Kibana stored for it cannot be read: "+OneLine(out.Err), true)
 		r.c.logf("%s: lost: %v", r.id, out.Err)
 	default:
 		// End it rather than leave it open for ever.
