@@ -42,6 +42,15 @@ type Outcome struct {
 	HTTPStatus int
 	// TaskID is the server's task id, when it gave one.
 	TaskID string
+	// Parts are the structured answer of a generic A2A agent: the
+	// Message's parts (Source SourceMessage), or the task's artifacts'
+	// parts (SourceArtifact, in order, chunks joined) then its status
+	// message's (SourceStatus), files decoded and data as sent. Reply is
+	// their text: for a completed task, the artifacts' text followed by
+	// the status message's when the artifacts do not already end with it.
+	// Kibana's outcomes carry parts only when a stream brought them (the
+	// data part of a confirmation prompt).
+	Parts []ReplyPart
 
 	notSent bool
 	// malformed says why the round found for the message is not a round
@@ -64,14 +73,21 @@ func (o Outcome) NotSent() bool { return o.notSent }
 // Event is progress worth telling a person or a log about.
 type Event struct {
 	// Kind is "sent", "written", "task", "connection_lost", "poll",
-	// "poll_error", "reply", "stream_unsupported", or "reply_too_large":
-	// the server answered the send, but its answer was over the size cap
-	// (Err wraps ErrReplyTooLarge); the outcome is read another way.
+	// "poll_error", "reply", "stream_unsupported", "progress", or
+	// "reply_too_large": the server answered the send, but its answer was
+	// over the size cap (Err wraps ErrReplyTooLarge); the outcome is read
+	// another way. A "progress" event carries, in Message, the text of a
+	// status message the task sent while still going ("Calling tool
+	// X..."), once per status (a stream's update, or a poll that shows a
+	// new one); its text has the credential redacted.
 	Kind    string
 	Message string
 	Err     error
-	// TaskID is the server's task id, on events of Kind "task".
+	// TaskID is the server's task id, on events of Kind "task" (and
+	// "progress", once known).
 	TaskID string
+	// State is the task's state on "progress" events ("working").
+	State string
 }
 
 // DeliverOptions describes one delivery.
@@ -122,6 +138,11 @@ func HashText(text string) string {
 // never sends twice. It returns when an outcome is final or ctx ends.
 func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	defer func() { out = k.t.scrubOutcome(out) }()
+	if o.Send {
+		if err := textOnly("send message to agent "+o.AgentID, o.Message); err != nil {
+			return rejectedOutcome(err)
+		}
+	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 20 * time.Second
 	}
@@ -183,6 +204,11 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 					if id != "" && id != streamTask && ValidID(id) {
 						streamTask = id
 						emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
+					}
+				}, func(ev StreamEvent) {
+					// "Calling tool X...", a tool's progress, reasoning.
+					if strings.TrimSpace(ev.Text) != "" {
+						emit(Event{Kind: "progress", Message: k.t.redactText(ev.Text), TaskID: streamTask, State: ev.State})
 					}
 				})
 				switch {

@@ -29,7 +29,8 @@ type A2ADeliverOptions struct {
 	// PollInterval is the time between tasks/get calls.
 	PollInterval time.Duration
 	// OnEvent, if set, receives progress; an event of Kind "task" carries
-	// the server's task id as soon as it is known.
+	// the server's task id as soon as it is known, one of Kind "progress"
+	// the text of each status message the task sends while it goes on.
 	OnEvent func(Event)
 }
 
@@ -75,6 +76,19 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 			emit(Event{Kind: "task", TaskID: id, Message: "the server named the task " + id})
 		}
 	}
+	// progress passes on a status message of a task still going, once:
+	// a stream's update, then the same status read by a poll, is one.
+	lastProgress := ""
+	progress := func(state, text, ts string) {
+		if strings.TrimSpace(text) == "" || finalState(state) {
+			return
+		}
+		if key := state + "\x00" + ts + "\x00" + text; key != lastProgress {
+			lastProgress = key
+			emit(Event{Kind: "progress", Message: c.t.redactText(text), TaskID: taskID, State: state})
+		}
+	}
+	onStatus := func(ev StreamEvent) { progress(ev.State, ev.Text, ev.Timestamp) }
 	var gotConn atomic.Bool
 	traced := httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(httptrace.GotConnInfo) { gotConn.Store(true) },
@@ -96,7 +110,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 			// after it (an error event, a broken read) is never a refusal.
 			accepted := false
 			out, final, err := c.follow(traced, guard, func(fn func(StreamEvent) bool) error { return c.Stream(traced, o.Message, fn) }, &acc,
-				func(id string) { accepted = true; noteTask(id) })
+				func(id string) { accepted = true; noteTask(id) }, onStatus)
 			if final {
 				return out
 			}
@@ -117,15 +131,17 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 				lastErr = err
 				emit(Event{Kind: "connection_lost", Message: "the answer was lost; following the task", Err: err})
 			case res.Kind == "message":
-				return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}
+				out, _ := res.outcome("reply")
+				return out
 			default:
 				noteTask(res.TaskID)
 				if guard.stale(res.State, res.Text, res.Timestamp) {
 					break
 				}
-				if out, ok := taskOutcome(res.State, res.Text, "reply", res.TaskID); ok {
+				if out, ok := res.outcome("reply"); ok {
 					return out
 				}
+				progress(res.State, res.StatusText, res.Timestamp)
 			}
 		}
 	}
@@ -178,13 +194,13 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 		}
 		if o.Streaming && subscribeTries < 3 {
 			subscribeTries++
-			out, final, err := c.follow(ctx, guard, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask)
+			out, final, err := c.follow(ctx, guard, func(fn func(StreamEvent) bool) error { return c.Subscribe(ctx, taskID, fn) }, &acc, noteTask, onStatus)
 			if final {
 				if out.State == StateCompleted {
 					// Chunks sent while no stream was open are not sent
 					// again: the task itself holds the whole reply.
-					if res, err := c.GetTask(ctx, taskID); err == nil && res.State == "completed" && res.Text != "" {
-						out.Reply = res.Text
+					if res, err := c.GetTask(ctx, taskID); err == nil && res.State == "completed" && hasArtifacts(res) {
+						out.Reply, out.Parts = res.Text, res.Parts
 					}
 				}
 				return out
@@ -209,13 +225,18 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 		res, err := c.GetTask(ctx, taskID)
 		switch {
 		case err == nil:
-			if res.State == "completed" && res.Text == "" {
-				res.Text = acc.String()
+			if res.State == "completed" && !hasArtifacts(res) && !acc.empty() {
+				// A server that keeps no artifacts in the task: the
+				// chunks a stream brought are the reply.
+				res = res.withArtifacts(&acc)
 			}
 			if guard.stale(res.State, res.Text, res.Timestamp) {
 				emit(Event{Kind: "poll", Message: "task " + taskID + " has not taken the answer in yet"})
-			} else if out, ok := taskOutcome(res.State, res.Text, "task", taskID); ok {
+			} else if out, ok := res.outcome("task"); ok {
+				out.TaskID = taskID
 				return out
+			} else {
+				progress(res.State, res.StatusText, res.Timestamp)
 			}
 			emit(Event{Kind: "poll", Message: "task " + taskID + " is " + res.State})
 		case taskNotFound(err):
@@ -279,7 +300,9 @@ func (g *staleGuard) stale(state, text, ts string) bool {
 
 // follow reads one stream into acc and reports the outcome if the stream
 // reached one. Interrupted states the guard calls stale are passed over.
-func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string)) (Outcome, bool, error) {
+// onStatus, if set, is given each status of the task while it goes on (a
+// status update, or a task snapshot, not final).
+func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string), onStatus func(StreamEvent)) (Outcome, bool, error) {
 	var out Outcome
 	final := false
 	err := open(func(ev StreamEvent) bool {
@@ -290,23 +313,27 @@ func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(Stre
 		noteTask(ev.TaskID)
 		switch ev.Kind {
 		case "message":
-			out, final = Outcome{State: StateCompleted, Reply: ev.Text, Via: "stream", HTTPStatus: 200, TaskID: ev.TaskID}, true
+			out, final = Outcome{State: StateCompleted, Reply: ev.Text, Via: "stream", HTTPStatus: 200, TaskID: ev.TaskID,
+				Parts: replyParts(SourceMessage, ev.Parts)}, true
 			return false
 		case "task":
 			acc.reset(ev.Artifacts)
 		case "artifact":
-			acc.apply(ev.Artifact.ID, ev.Append, ev.Artifact.Text)
+			acc.apply(ev.Artifact, ev.Append)
 			return true
 		}
 		if finalState(ev.State) {
 			text := ev.Text
 			if ev.State == "completed" {
-				if a := acc.String(); a != "" {
-					text = a
-				}
+				text = composeAnswer(acc.String(), ev.Text)
 			}
-			out, final = taskOutcome(ev.State, text, "stream", ev.TaskID)
+			if out, final = taskOutcome(ev.State, text, "stream", ev.TaskID); final {
+				out.Parts = append(acc.replyParts(), replyParts(SourceStatus, ev.Parts)...)
+			}
 			return false
+		}
+		if onStatus != nil {
+			onStatus(ev)
 		}
 		return true
 	})
@@ -314,6 +341,16 @@ func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(Stre
 		return out, true, nil
 	}
 	return Outcome{}, false, err
+}
+
+// hasArtifacts reports whether a task read holds artifacts with parts.
+func hasArtifacts(r *SendResult) bool {
+	for _, p := range r.Parts {
+		if p.Source == SourceArtifact {
+			return true
+		}
+	}
+	return false
 }
 
 // taskOutcome maps a task state to an outcome; ok is false while the task
