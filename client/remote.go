@@ -93,10 +93,14 @@ type ResolveOptions struct {
 	Binding Binding
 }
 
-// ResolveAgent is ResolveAgentWith with only a User-Agent: the card
-// chooses the binding.
+// ResolveAgent is ResolveAgentWith for a caller that speaks JSON-RPC only
+// (it does not pass RemoteAgent.Binding on to A2AConfig): the card's
+// JSON-RPC interface, and a card that offers none (HTTP+JSON only, gRPC
+// only) is refused as before bindings existed, saying what it offers.
+// Callers that pass the binding on use ResolveAgentWith, which takes an
+// HTTP+JSON-only agent too.
 func ResolveAgent(ctx context.Context, hc *http.Client, rawURL, userAgent string) (*RemoteAgent, error) {
-	return ResolveAgentWith(ctx, hc, rawURL, ResolveOptions{UserAgent: userAgent})
+	return resolve(ctx, hc, rawURL, ResolveOptions{UserAgent: userAgent, Binding: BindingJSONRPC}, true)
 }
 
 // ResolveAgentWith fetches the agent card at or below rawURL and chooses
@@ -109,6 +113,12 @@ func ResolveAgent(ctx context.Context, hc *http.Client, rawURL, userAgent string
 // offers only gRPC (or HTTP+JSON of A2A 0.3) is refused, saying so.
 // Cards are public: no credential is sent for them.
 func ResolveAgentWith(ctx context.Context, hc *http.Client, rawURL string, o ResolveOptions) (*RemoteAgent, error) {
+	return resolve(ctx, hc, rawURL, o, false)
+}
+
+// resolve is ResolveAgentWith; legacy words a refusal for a caller that
+// never chose a binding.
+func resolve(ctx context.Context, hc *http.Client, rawURL string, o ResolveOptions, legacy bool) (*RemoteAgent, error) {
 	locs, err := CardLocations(rawURL)
 	if err != nil {
 		return nil, &Error{Kind: KindBadRequest, Op: "get agent card", Message: err.Error()}
@@ -123,7 +133,11 @@ func ResolveAgentWith(ctx context.Context, hc *http.Client, rawURL string, o Res
 	for i, loc := range locs {
 		card, err := fetchCard(ctx, hc, loc, o.UserAgent)
 		if err == nil {
-			return chooseInterface(card, loc, o.Binding)
+			ra, err := chooseInterface(card, loc, o.Binding)
+			if err != nil && legacy {
+				return nil, legacyRefusal(card, loc)
+			}
+			return ra, err
 		}
 		lastErr = err
 		if !IsKind(err, KindNotFound) || i == len(locs)-1 {
@@ -232,6 +246,17 @@ func chooseInterface(card Card, cardURL string, prefer Binding) (*RemoteAgent, e
 	ra.Moved = !sameOriginLoose(ep, cu)
 	ra.Auth = cardAuth(card)
 	return ra, nil
+}
+
+// legacyRefusal is ResolveAgent's refusal of a card with no JSON-RPC
+// interface.
+func legacyRefusal(card Card, cardURL string) error {
+	usable, offered := cardInterfaces(card)
+	msg := noInterfaceMessage("", false, offered)
+	if len(usable) > 0 {
+		msg = "the card offers no JSON-RPC interface of A2A 0.3 or 1.x (it offers " + oneLine(strings.Join(offered, ", "), 200) + "); HTTP+JSON is not spoken here"
+	}
+	return &Error{Kind: KindProtocol, Op: "read agent card " + cardURL, Message: msg}
 }
 
 // noInterfaceMessage says why a card gives nothing to speak to.

@@ -43,7 +43,7 @@ var jsWays = []jsWay{
 // failing unless the card chose the way's dialect and binding.
 func (w jsWay) connect(t *testing.T, ctx context.Context, srv *interoptest.Server, agent string, cred Secret) *A2A {
 	t.Helper()
-	ra, err := ResolveAgent(ctx, nil, srv.URL(w.mount, agent), "test")
+	ra, err := ResolveAgentWith(ctx, nil, srv.URL(w.mount, agent), ResolveOptions{UserAgent: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +110,7 @@ func TestRESTBindingDeliver(t *testing.T) {
 
 	t.Run("card", func(t *testing.T) {
 		t.Parallel()
-		ra, err := ResolveAgent(ctx, nil, js.URL(interoptest.MountREST, interoptest.AgentSlow), "test")
+		ra, err := ResolveAgentWith(ctx, nil, js.URL(interoptest.MountREST, interoptest.AgentSlow), ResolveOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -331,7 +331,7 @@ func TestRESTBindingDeliver(t *testing.T) {
 
 	t.Run("tenant", func(t *testing.T) {
 		t.Parallel()
-		ra, err := ResolveAgent(ctx, nil, js.URL(interoptest.MountREST, interoptest.AgentSlow), "test")
+		ra, err := ResolveAgentWith(ctx, nil, js.URL(interoptest.MountREST, interoptest.AgentSlow), ResolveOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,9 +707,23 @@ func TestResolveAgentBindings(t *testing.T) {
 		}
 	}
 
+	// ResolveAgent, for callers that speak JSON-RPC only, refuses an
+	// HTTP+JSON-only card as before, and still takes the others.
+	restOnly := js.URL(interoptest.MountREST, interoptest.AgentEcho)
+	_, err := ResolveAgent(ctx, nil, restOnly, "test")
+	if ce := (*Error)(nil); !errors.As(err, &ce) || ce.Message != "the card offers no JSON-RPC interface of A2A 0.3 or 1.x (it offers HTTP+JSON 1.0); HTTP+JSON is not spoken here" {
+		t.Errorf("ResolveAgent, HTTP+JSON only: %v", err)
+	}
+	if _, err := ResolveAgent(ctx, nil, srv.URL+"/grpc", "test"); err == nil || !strings.Contains(err.Error(), "gRPC is not supported") {
+		t.Errorf("ResolveAgent, gRPC only: %v", err)
+	}
+	if ra, err := ResolveAgent(ctx, nil, srv.URL+"/both", "test"); err != nil || ra.Binding != BindingJSONRPC || ra.Endpoint != srv.URL+"/both/rpc" {
+		t.Errorf("ResolveAgent, both: %+v %v", ra, err)
+	}
+
 	// --protocol 0.3 on an HTTP+JSON-only agent: not offered, and then
 	// spoken over JSON-RPC (0.3 has no HTTP+JSON here).
-	ra, err := ResolveAgent(ctx, nil, js.URL(interoptest.MountREST, interoptest.AgentEcho), "test")
+	ra, err := ResolveAgentWith(ctx, nil, restOnly, ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
