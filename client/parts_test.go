@@ -256,3 +256,21 @@ func TestOutcomePartsAreScrubbed(t *testing.T) {
 		t.Errorf("%+v", out)
 	}
 }
+
+// TestKibanaRefusesParts: Agent Builder takes text only; a send with parts
+// is refused before anything is sent.
+func TestKibanaRefusesParts(t *testing.T) {
+	t.Parallel()
+	k, err := NewKibana(KibanaConfig{URL: "http://127.0.0.1:1", APIKey: "a2V5OnNlY3JldA=="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c", Parts: []Part{DataPart(json.RawMessage(`{}`))}}
+	if _, err := k.SendMessage(t.Context(), "agent", m); !errors.Is(err, ErrTextOnly) || !IsKind(err, KindBadRequest) {
+		t.Errorf("SendMessage: %v", err)
+	}
+	out := k.Deliver(t.Context(), DeliverOptions{AgentID: "agent", Message: m, Send: true})
+	if out.State != StateRejected || !errors.Is(out.Err, ErrTextOnly) || out.NotSent() {
+		t.Errorf("Deliver: %+v", out)
+	}
+}

@@ -140,7 +140,8 @@ func TestRESTBindingDeliver(t *testing.T) {
 		t.Run(fmt.Sprintf("task streaming=%v", streaming), func(t *testing.T) {
 			t.Parallel()
 			var log deliveryLog
-			out := deliver(ctx, connect(t, interoptest.AgentSlow), newMsg("chunks=3 delay=40ms"), streaming, &log)
+			// Slow enough for a poll every 50 ms to see it working.
+			out := deliver(ctx, connect(t, interoptest.AgentSlow), newMsg("chunks=3 delay=150ms"), streaming, &log)
 			if out.State != StateCompleted || out.Reply != slowAnswer3 || out.TaskID == "" {
 				t.Fatalf("%+v (events %v)", out, log.kinds())
 			}
@@ -424,7 +425,8 @@ func TestRESTBindingDeliver(t *testing.T) {
 		t.Cleanup(proxy.Close)
 		base := strings.Replace(js.URL(interoptest.MountREST, interoptest.AgentSlow), js.Origin, proxy.URL, 1)
 		c, _ := NewA2A(A2AConfig{Endpoint: base, Dialect: V10, Binding: BindingREST})
-		res, err := c.Send(ctx, newMsg("chunks=3 delay=50ms"), true)
+		// Long enough to be still running when the subscription opens.
+		res, err := c.Send(ctx, newMsg("chunks=3 delay=300ms"), true)
 		if err != nil {
 			t.Fatal(err)
 		}

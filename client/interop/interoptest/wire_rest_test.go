@@ -309,14 +309,20 @@ func testRESTNonBlocking(t *testing.T, rt restTarget) {
 	if v1State(t, task) != "submitted" {
 		t.Fatalf("returnImmediately: %s", task.Raw)
 	}
+	rt.waitState(t, AgentSlow, task.Get("id").String(), "completed")
+}
+
+// waitState reads a task until it is in state.
+func (rt restTarget) waitState(t *testing.T, agent, id, state string) {
+	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		got := rt.do(t, http.MethodGet, AgentSlow, "/tasks/"+task.Get("id").String(), nil).ok(t)
-		if v1State(t, got) == "completed" {
-			break
+		got := rt.do(t, http.MethodGet, agent, "/tasks/"+id, nil).ok(t)
+		if v1State(t, got) == state {
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("never completed: %s", got.Raw)
+			t.Fatalf("never %s: %s", state, got.Raw)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -422,7 +428,8 @@ func testRESTUnknownTask(t *testing.T, rt restTarget) {
 
 func testRESTSubscribe(t *testing.T, rt restTarget) {
 	for _, method := range []string{http.MethodPost, http.MethodGet} {
-		task := target{ver: V10}.mustTask(t, rt.do(t, http.MethodPost, AgentSlow, "/message:send", restMsg("chunks=4 delay=50ms", "", "", ptr(false))).ok(t))
+		// Slow enough to be running when the subscription opens.
+		task := target{ver: V10}.mustTask(t, rt.do(t, http.MethodPost, AgentSlow, "/message:send", restMsg("chunks=4 delay=200ms", "", "", ptr(false))).ok(t))
 		id := task.Get("id").String()
 		var body any
 		if method == http.MethodPost {
@@ -473,6 +480,7 @@ func testRESTListTasks(t *testing.T, rt restTarget) {
 	}
 	ask := target{ver: V10}.mustTask(t, rt.do(t, http.MethodPost, AgentSlow, "/message:send", restMsg("chunks=100 delay=100ms", "", ctxID, ptr(false))).ok(t))
 	defer rt.do(t, http.MethodPost, AgentSlow, "/tasks/"+ask.Get("id").String()+":cancel", map[string]any{})
+	rt.waitState(t, AgentSlow, ask.Get("id").String(), "working")
 	list := func(q url.Values) gjson.Result {
 		q.Set("contextId", ctxID)
 		return rt.do(t, http.MethodGet, AgentSlow, "/tasks?"+q.Encode(), nil).ok(t)
