@@ -23,17 +23,57 @@ type SendResult struct {
 	State string
 	// Timestamp is the task status's timestamp, as sent.
 	Timestamp string
+	// Parts are the answer's parts: a Message's (SourceMessage), or a
+	// task's artifacts' (SourceArtifact, in order, chunks joined) then its
+	// status message's (SourceStatus). Kibana's message/send answers carry
+	// none.
+	Parts []ReplyPart
+	// StatusText is the text of a task's status message, and ArtifactText
+	// that of its artifacts (one artifact a line). Text is, for a
+	// completed task, the whole answer of the two (see Outcome.Reply);
+	// for a task in another state, StatusText.
+	StatusText   string
+	ArtifactText string
 }
 
 // Outcome maps the result to an outcome as a delivery does: a Message is
-// the final reply; a task's state gives the outcome (its artifacts, or its
+// the final reply; a task's state gives the outcome (its artifacts and its
 // status message, as the reply, the question or the reason). ok is false
 // while the task is still going.
 func (r *SendResult) Outcome() (Outcome, bool) {
+	return r.outcome("task")
+}
+
+func (r *SendResult) outcome(via string) (Outcome, bool) {
 	if r.Kind == "message" {
-		return Outcome{State: StateCompleted, Reply: r.Text, Via: "reply", HTTPStatus: 200, TaskID: r.TaskID}, true
+		if via == "task" {
+			via = "reply"
+		}
+		return Outcome{State: StateCompleted, Reply: r.Text, Via: via, HTTPStatus: 200, TaskID: r.TaskID, Parts: r.Parts}, true
 	}
-	return taskOutcome(r.State, r.Text, "task", r.TaskID)
+	o, ok := taskOutcome(r.State, r.Text, via, r.TaskID)
+	if ok {
+		o.Parts = r.Parts
+	}
+	return o, ok
+}
+
+// withArtifacts returns r with the artifacts of acc (chunks a stream
+// brought) in place of its own, for a task read without them.
+func (r *SendResult) withArtifacts(acc *artifacts) *SendResult {
+	out := *r
+	var status []ReplyPart
+	for _, p := range r.Parts {
+		if p.Source == SourceStatus {
+			status = append(status, p)
+		}
+	}
+	out.ArtifactText = acc.String()
+	out.Parts = append(acc.replyParts(), status...)
+	if out.State == "completed" {
+		out.Text = composeAnswer(out.ArtifactText, out.StatusText)
+	}
+	return &out
 }
 
 // AgentErrorPrefix starts the text of a reply that reports an agent failure

@@ -12,7 +12,9 @@ import (
 	"net/url"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,8 +25,11 @@ import (
 type A2AConfig struct {
 	Endpoint string
 	Dialect  Dialect
-	Tenant   string
-	Auth     Auth
+	// Binding is BindingJSONRPC (also "") or BindingREST, which A2A 1.0
+	// only has.
+	Binding Binding
+	Tenant  string
+	Auth    Auth
 	// Credential is sent as Auth says; with no Auth header it is not sent.
 	Credential       Secret
 	HTTPClient       *http.Client
@@ -35,13 +40,18 @@ type A2AConfig struct {
 	ReadBudget *ReadBudget
 }
 
-// A2A is a JSON-RPC client of one A2A agent, in dialect 0.3 or 1.0.
+// A2A is a client of one A2A agent, in dialect 0.3 or 1.0, over JSON-RPC
+// or (1.0 only) HTTP+JSON. Every method works the same over either
+// binding, errors included (see restError).
 type A2A struct {
 	t       *transport
 	dialect Dialect
+	binding Binding
 	tenant  string
 	// pageSize is the ListTasks page size (tests make it small).
 	pageSize int
+	// plainJSON: the server refused application/a2a+json (HTTP+JSON).
+	plainJSON atomic.Bool
 }
 
 // NewA2A returns a client for cfg.
@@ -53,6 +63,15 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 	u.Fragment = ""
 	if cfg.Dialect != V03 && cfg.Dialect != V10 {
 		return nil, fmt.Errorf("unknown A2A dialect %q", cfg.Dialect)
+	}
+	binding := cfg.Binding.orDefault()
+	switch {
+	case binding != BindingJSONRPC && binding != BindingREST:
+		return nil, fmt.Errorf("unknown A2A binding %q: use jsonrpc or rest", cfg.Binding)
+	case binding == BindingREST && cfg.Dialect != V10:
+		// A2A 0.3's REST binding is another wire format (the gRPC
+		// proto's JSON, under /v1).
+		return nil, fmt.Errorf("the HTTP+JSON binding is spoken in A2A 1.0 only, not %s", cfg.Dialect)
 	}
 	hc := cfg.HTTPClient
 	if hc == nil {
@@ -76,11 +95,16 @@ func NewA2A(cfg A2AConfig) (*A2A, error) {
 		}
 		t.authName, t.authValue, t.secret = a.Header, Secret(a.Prefix+cfg.Credential.Reveal()), cfg.Credential
 	}
-	return &A2A{t: t, dialect: cfg.Dialect, tenant: cfg.Tenant, pageSize: taskPageSize}, nil
+	return &A2A{t: t, dialect: cfg.Dialect, binding: binding, tenant: cfg.Tenant, pageSize: taskPageSize}, nil
 }
 
 // Dialect returns the protocol version spoken.
 func (c *A2A) Dialect() Dialect { return c.dialect }
+
+// Binding returns the protocol binding spoken.
+func (c *A2A) Binding() Binding { return c.binding.orDefault() }
+
+func (c *A2A) rest() bool { return c.binding == BindingREST }
 
 func (c *A2A) method(v03, v10 string) string {
 	if c.dialect == V10 {
@@ -123,9 +147,15 @@ func rpcResult(op string, status int, body []byte, reqID string) (gjson.Result, 
 	return res, nil
 }
 
-func (c *A2A) messageParams(m OutgoingMessage, returnImmediately bool) any {
+// messageParams builds the params of a send (the body of POST
+// /message:send in HTTP+JSON, where the tenant goes in the path).
+func (c *A2A) messageParams(m OutgoingMessage, returnImmediately bool) (map[string]any, error) {
+	parts, err := encodeParts(c.dialect, m.Text, m.Parts)
+	if err != nil {
+		return nil, err
+	}
 	if c.dialect == V10 {
-		msg := map[string]any{"messageId": m.MessageID, "role": "ROLE_USER", "parts": []map[string]string{{"text": m.Text}}}
+		msg := map[string]any{"messageId": m.MessageID, "role": "ROLE_USER", "parts": parts}
 		if m.ContextID != "" {
 			msg["contextId"] = m.ContextID
 		}
@@ -133,13 +163,12 @@ func (c *A2A) messageParams(m OutgoingMessage, returnImmediately bool) any {
 			msg["taskId"] = m.TaskID
 		}
 		p := map[string]any{"message": msg, "configuration": map[string]any{"returnImmediately": returnImmediately}}
-		if c.tenant != "" {
+		if c.tenant != "" && !c.rest() {
 			p["tenant"] = c.tenant
 		}
-		return p
+		return p, nil
 	}
-	msg := map[string]any{"kind": "message", "role": "user", "messageId": m.MessageID,
-		"parts": []map[string]string{{"kind": "text", "text": m.Text}}}
+	msg := map[string]any{"kind": "message", "role": "user", "messageId": m.MessageID, "parts": parts}
 	if m.ContextID != "" {
 		msg["contextId"] = m.ContextID
 	}
@@ -148,7 +177,13 @@ func (c *A2A) messageParams(m OutgoingMessage, returnImmediately bool) any {
 	}
 	// blocking is always explicit: a2a-js takes a configuration without it
 	// as non-blocking.
-	return map[string]any{"message": msg, "configuration": map[string]any{"blocking": !returnImmediately}}
+	return map[string]any{"message": msg, "configuration": map[string]any{"blocking": !returnImmediately}}, nil
+}
+
+// badMessage is the error of a message that cannot be encoded: nothing
+// was sent.
+func badMessage(op string, err error) *Error {
+	return &Error{Kind: KindBadRequest, Op: op, Message: "the message cannot be sent: " + err.Error(), Err: err}
 }
 
 func (c *A2A) idParams(id string) any {
@@ -159,10 +194,24 @@ func (c *A2A) idParams(id string) any {
 	return p
 }
 
-// Send posts message/send (SendMessage) once; it is never retried.
+// Send posts message/send (SendMessage, POST /message:send) once; it is
+// never retried.
 func (c *A2A) Send(ctx context.Context, m OutgoingMessage, returnImmediately bool) (*SendResult, error) {
 	const op = "send message"
-	res, err := c.call(ctx, op, c.method("message/send", "SendMessage"), c.messageParams(m, returnImmediately), false)
+	p, err := c.messageParams(m, returnImmediately)
+	if err != nil {
+		return nil, badMessage(op, err)
+	}
+	var res gjson.Result
+	if c.rest() {
+		body, jerr := json.Marshal(p)
+		if jerr != nil {
+			return nil, badMessage(op, jerr)
+		}
+		res, err = c.restDo(ctx, op, http.MethodPost, "/message:send", nil, body, false)
+	} else {
+		res, err = c.call(ctx, op, c.method("message/send", "SendMessage"), p, false)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -173,27 +222,39 @@ func (c *A2A) Send(ctx context.Context, m OutgoingMessage, returnImmediately boo
 	return ev.result(), nil
 }
 
-// GetTask reads a task (tasks/get, GetTask).
+// GetTask reads a task (tasks/get, GetTask, GET /tasks/{id}).
 func (c *A2A) GetTask(ctx context.Context, id string) (*SendResult, error) {
-	return c.taskCall(ctx, "get task "+id, c.method("tasks/get", "GetTask"), id, true)
+	op := "get task " + id
+	if c.rest() {
+		return c.taskResult(op)(c.restDo(ctx, op, http.MethodGet, "/tasks/"+escapeSegment(id), nil, nil, true))
+	}
+	return c.taskResult(op)(c.call(ctx, op, c.method("tasks/get", "GetTask"), c.idParams(id), true))
 }
 
-// CancelTask asks the server to cancel a task (tasks/cancel, CancelTask).
+// CancelTask asks the server to cancel a task (tasks/cancel, CancelTask,
+// POST /tasks/{id}:cancel).
 func (c *A2A) CancelTask(ctx context.Context, id string) (*SendResult, error) {
-	return c.taskCall(ctx, "cancel task "+id, c.method("tasks/cancel", "CancelTask"), id, false)
+	op := "cancel task " + id
+	if c.rest() {
+		// An empty object, not an empty body: older a2a-go servers decode
+		// the body whatever the route.
+		return c.taskResult(op)(c.restDo(ctx, op, http.MethodPost, "/tasks/"+escapeSegment(id)+":cancel", nil, []byte("{}"), false))
+	}
+	return c.taskResult(op)(c.call(ctx, op, c.method("tasks/cancel", "CancelTask"), c.idParams(id), false))
 }
 
-// taskCall calls a method that takes a task id and answers with the task.
-func (c *A2A) taskCall(ctx context.Context, op, method, id string, idempotent bool) (*SendResult, error) {
-	res, err := c.call(ctx, op, method, c.idParams(id), idempotent)
-	if err != nil {
-		return nil, err
+// taskResult reads an answer that must be a task.
+func (c *A2A) taskResult(op string) func(gjson.Result, error) (*SendResult, error) {
+	return func(res gjson.Result, err error) (*SendResult, error) {
+		if err != nil {
+			return nil, err
+		}
+		ev := parseEvent(res)
+		if ev.Kind != "task" {
+			return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task", Processed: true}
+		}
+		return ev.result(), nil
 	}
-	ev := parseEvent(res)
-	if ev.Kind != "task" {
-		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task", Processed: true}
-	}
-	return ev.result(), nil
 }
 
 // ErrNoTaskList means the agent cannot list the tasks of a context: it
@@ -209,6 +270,8 @@ type TaskInfo struct {
 	State string
 	// Timestamp is the status's timestamp, as sent.
 	Timestamp string
+	// StatusText is the text of the task's status message.
+	StatusText string
 	// MessageIDs are the ids of the messages in the task's history, when
 	// the history was asked for.
 	MessageIDs []string
@@ -226,63 +289,163 @@ const (
 	taskHistoryLength = 100
 )
 
-// ContextTasks lists the tasks of a context with v1.0 ListTasks, following
-// the pages, newest first (by status timestamp; tasks without one last, in
-// the server's order). withHistory asks for each task's history (its
-// taskHistoryLength newest messages, historyPageSize tasks a page), to match
-// message ids; without it no history is sent. In v0.3, or when the server
-// has no ListTasks (JSON-RPC -32601 or -32004, HTTP 404 or 405), the error
-// wraps ErrNoTaskList.
-func (c *A2A) ContextTasks(ctx context.Context, contextID string, withHistory bool) ([]TaskInfo, error) {
-	if c.dialect != V10 {
-		return nil, ErrNoTaskList
+// TaskFilter selects the tasks ListTasks and Tasks show (A2A 1.0
+// ListTasks).
+type TaskFilter struct {
+	// ContextID keeps the tasks of one context; "" lists every task the
+	// server shows this caller.
+	ContextID string
+	// State keeps the tasks in one state: "submitted", "working",
+	// "input-required", "auth-required", "completed", "canceled",
+	// "failed" or "rejected" (a TASK_STATE_* name is accepted too); ""
+	// keeps every state. It is sent as ListTasks' status filter, and
+	// applied again to what comes back, for a server that ignores it.
+	State string
+	// HistoryLength asks for each task's newest messages (at most
+	// taskHistoryLength, 100); 0 asks for none.
+	HistoryLength int
+}
+
+// TaskPage is one page of a task listing.
+type TaskPage struct {
+	Tasks []TaskInfo
+	// NextPageToken asks for the next page; "" on the last.
+	NextPageToken string
+	// TotalSize is the number of tasks the filter matches, as the server
+	// counts them (0 when it does not say).
+	TotalSize int
+}
+
+// ListTasks reads one page of v1.0 ListTasks (GET /tasks over HTTP+JSON),
+// in the server's order (newest first for the SDKs): pageSize 1 to 100
+// (0 means 100, or 20 when history is asked for), pageToken "" for the
+// first page. In v0.3, or when the server has no ListTasks (JSON-RPC
+// -32601 or -32004, HTTP 404 or 405), the error wraps ErrNoTaskList.
+func (c *A2A) ListTasks(ctx context.Context, f TaskFilter, pageSize int, pageToken string) (TaskPage, error) {
+	op := "list tasks"
+	if f.ContextID != "" {
+		op += " of context " + f.ContextID
 	}
-	var out []TaskInfo
-	seen := map[string]bool{}
-	token := ""
-	for page := 0; page < maxTaskPages; page++ {
-		p := map[string]any{"contextId": contextID, "pageSize": c.pageSize, "historyLength": 0}
-		if withHistory {
-			p["pageSize"], p["historyLength"] = min(c.pageSize, historyPageSize), taskHistoryLength
+	if c.dialect != V10 {
+		return TaskPage{}, ErrNoTaskList
+	}
+	state := ""
+	if f.State != "" {
+		var err error
+		if state, err = restState(f.State); err != nil {
+			return TaskPage{}, &Error{Kind: KindBadRequest, Op: op, Message: err.Error()}
 		}
-		if token != "" {
-			p["pageToken"] = token
+	}
+	history := min(max(f.HistoryLength, 0), taskHistoryLength)
+	switch {
+	case pageSize == 0 && history > 0:
+		pageSize = min(c.pageSize, historyPageSize)
+	case pageSize == 0:
+		pageSize = c.pageSize
+	case pageSize < 1 || pageSize > 100:
+		return TaskPage{}, &Error{Kind: KindBadRequest, Op: op, Message: fmt.Sprintf("page size %d is outside 1 to 100", pageSize)}
+	}
+	var res gjson.Result
+	var err error
+	if c.rest() {
+		q := url.Values{"pageSize": {strconv.Itoa(pageSize)}, "historyLength": {strconv.Itoa(history)}}
+		if f.ContextID != "" {
+			q.Set("contextId", f.ContextID)
+		}
+		if state != "" {
+			q.Set("status", state)
+		}
+		if pageToken != "" {
+			q.Set("pageToken", pageToken)
+		}
+		res, err = c.restDo(ctx, op, http.MethodGet, "/tasks", q, nil, true)
+	} else {
+		p := map[string]any{"pageSize": pageSize, "historyLength": history}
+		if f.ContextID != "" {
+			p["contextId"] = f.ContextID
+		}
+		if state != "" {
+			p["status"] = state
+		}
+		if pageToken != "" {
+			p["pageToken"] = pageToken
 		}
 		if c.tenant != "" {
 			p["tenant"] = c.tenant
 		}
-		res, err := c.call(ctx, "list tasks of context "+contextID, "ListTasks", p, true)
-		if err != nil {
-			if noTaskList(err) {
-				return nil, errors.Join(ErrNoTaskList, err)
-			}
-			return nil, err
+		res, err = c.call(ctx, op, "ListTasks", p, true)
+	}
+	if err != nil {
+		if noTaskList(err) {
+			return TaskPage{}, errors.Join(ErrNoTaskList, err)
 		}
-		res.Get("tasks").ForEach(func(_, t gjson.Result) bool {
-			id := t.Get("id").String()
-			// A server that ignores the filter lists other contexts too.
-			if id == "" || seen[id] || t.Get("contextId").String() != contextID {
-				return true
+		return TaskPage{}, err
+	}
+	page := TaskPage{NextPageToken: res.Get("nextPageToken").String(), TotalSize: int(res.Get("totalSize").Int())}
+	wantState := ""
+	if state != "" {
+		wantState = v10States[state]
+	}
+	res.Get("tasks").ForEach(func(_, t gjson.Result) bool {
+		id := t.Get("id").String()
+		ti := TaskInfo{ID: id, ContextID: t.Get("contextId").String(), State: normState(t.Get("status.state")),
+			Timestamp: t.Get("status.timestamp").String(), StatusText: textOf(parseParts(t.Get("status.message.parts")), "\n")}
+		// A server that ignores a filter lists other contexts or states
+		// too.
+		if id == "" || f.ContextID != "" && ti.ContextID != f.ContextID || wantState != "" && ti.State != wantState {
+			return true
+		}
+		t.Get("history").ForEach(func(_, m gjson.Result) bool {
+			if mid := m.Get("messageId").String(); mid != "" {
+				ti.MessageIDs = append(ti.MessageIDs, mid)
 			}
-			seen[id] = true
-			ti := TaskInfo{ID: id, ContextID: contextID, State: normState(t.Get("status.state")), Timestamp: t.Get("status.timestamp").String()}
-			t.Get("history").ForEach(func(_, m gjson.Result) bool {
-				if mid := m.Get("messageId").String(); mid != "" {
-					ti.MessageIDs = append(ti.MessageIDs, mid)
-				}
-				return true
-			})
-			out = append(out, ti)
 			return true
 		})
-		next := res.Get("nextPageToken").String()
-		if next == "" || next == token {
+		page.Tasks = append(page.Tasks, ti)
+		return true
+	})
+	return page, nil
+}
+
+// Tasks lists the tasks a filter selects with v1.0 ListTasks, following
+// the pages (at most maxTaskPages), newest first (by status timestamp;
+// tasks without one last, in the server's order). Errors are ListTasks'.
+func (c *A2A) Tasks(ctx context.Context, f TaskFilter) ([]TaskInfo, error) {
+	var out []TaskInfo
+	seen := map[string]bool{}
+	token := ""
+	for page := 0; page < maxTaskPages; page++ {
+		p, err := c.ListTasks(ctx, f, 0, token)
+		if err != nil {
+			return nil, err
+		}
+		for _, t := range p.Tasks {
+			if !seen[t.ID] {
+				seen[t.ID] = true
+				out = append(out, t)
+			}
+		}
+		if p.NextPageToken == "" || p.NextPageToken == token {
 			break
 		}
-		token = next
+		token = p.NextPageToken
 	}
 	sortTasksNewestFirst(out)
 	return out, nil
+}
+
+// ContextTasks lists the tasks of a context (Tasks with the context as
+// filter). withHistory asks for each task's history (its
+// taskHistoryLength newest messages, historyPageSize tasks a page), to
+// match message ids; without it no history is sent. In v0.3, or when the
+// server has no ListTasks (JSON-RPC -32601 or -32004, HTTP 404 or 405),
+// the error wraps ErrNoTaskList.
+func (c *A2A) ContextTasks(ctx context.Context, contextID string, withHistory bool) ([]TaskInfo, error) {
+	f := TaskFilter{ContextID: contextID}
+	if withHistory {
+		f.HistoryLength = taskHistoryLength
+	}
+	return c.Tasks(ctx, f)
 }
 
 // sortTasksNewestFirst orders tasks by status timestamp, newest first; tasks
@@ -355,6 +518,8 @@ type StreamEvent struct {
 	Timestamp string
 	// Text is the message's text, or the status message's.
 	Text string
+	// Parts are the message's parts, or the status message's.
+	Parts []Part
 	// Artifacts holds a task snapshot's artifacts, in order.
 	Artifacts []Artifact
 	// Artifact is the chunk of an artifact update.
@@ -365,19 +530,29 @@ type StreamEvent struct {
 	Final bool
 }
 
-// Artifact is an artifact's id and text.
+// Artifact is an artifact (or a chunk of one): its id, name, text and
+// parts.
 type Artifact struct {
 	ID   string
-	Text string
+	Name string
+	// Text joins the text parts.
+	Text  string
+	Parts []Part
 }
 
 func (e *StreamEvent) result() *SendResult {
 	r := &SendResult{Kind: e.Kind, ContextID: e.ContextID, TaskID: e.TaskID, MessageID: e.MessageID, State: e.State, Text: e.Text, Timestamp: e.Timestamp}
+	if e.Kind == "message" {
+		r.Parts = replyParts(SourceMessage, e.Parts)
+		return r
+	}
 	if e.Kind == "task" {
 		var acc artifacts
 		acc.reset(e.Artifacts)
-		if t := acc.String(); t != "" && e.State == "completed" {
-			r.Text = t
+		r.StatusText, r.ArtifactText = e.Text, acc.String()
+		r.Parts = append(acc.replyParts(), replyParts(SourceStatus, e.Parts)...)
+		if e.State == "completed" {
+			r.Text = composeAnswer(r.ArtifactText, r.StatusText)
 		}
 	}
 	return r
@@ -417,44 +592,37 @@ func parseEvent(r gjson.Result) StreamEvent {
 	case "message":
 		ev.MessageID = body.Get("messageId").String()
 		ev.TaskID = body.Get("taskId").String()
-		ev.Text = partsText(body.Get("parts"), "\n")
+		ev.Parts = parseParts(body.Get("parts"))
+		ev.Text = textOf(ev.Parts, "\n")
 	case "task":
 		ev.TaskID = body.Get("id").String()
 		ev.State = normState(body.Get("status.state"))
 		ev.Timestamp = body.Get("status.timestamp").String()
-		ev.Text = partsText(body.Get("status.message.parts"), "\n")
+		ev.Parts = parseParts(body.Get("status.message.parts"))
+		ev.Text = textOf(ev.Parts, "\n")
 		body.Get("artifacts").ForEach(func(_, a gjson.Result) bool {
-			ev.Artifacts = append(ev.Artifacts, Artifact{ID: a.Get("artifactId").String(), Text: partsText(a.Get("parts"), "")})
+			ev.Artifacts = append(ev.Artifacts, parseArtifact(a))
 			return true
 		})
 	case "status":
 		ev.TaskID = body.Get("taskId").String()
 		ev.State = normState(body.Get("status.state"))
 		ev.Timestamp = body.Get("status.timestamp").String()
-		ev.Text = partsText(body.Get("status.message.parts"), "\n")
+		ev.Parts = parseParts(body.Get("status.message.parts"))
+		ev.Text = textOf(ev.Parts, "\n")
 		ev.Final = body.Get("final").Bool()
 	case "artifact":
 		ev.TaskID = body.Get("taskId").String()
-		a := body.Get("artifact")
-		ev.Artifact = Artifact{ID: a.Get("artifactId").String(), Text: partsText(a.Get("parts"), "")}
+		ev.Artifact = parseArtifact(body.Get("artifact"))
 		ev.Append = body.Get("append").Bool()
 		ev.LastChunk = body.Get("lastChunk").Bool()
 	}
 	return ev
 }
 
-// partsText joins the text parts of a part list: v0.3 {kind:"text",text},
-// v1.0 {text}. Data and file parts are skipped.
-func partsText(parts gjson.Result, sep string) string {
-	var texts []string
-	parts.ForEach(func(_, p gjson.Result) bool {
-		kind := p.Get("kind").String()
-		if t := p.Get("text"); t.Exists() && (kind == "" || kind == "text") {
-			texts = append(texts, t.String())
-		}
-		return true
-	})
-	return strings.Join(texts, sep)
+func parseArtifact(a gjson.Result) Artifact {
+	parts := parseParts(a.Get("parts"))
+	return Artifact{ID: a.Get("artifactId").String(), Name: a.Get("name").String(), Text: textOf(parts, ""), Parts: parts}
 }
 
 var v10States = map[string]string{
@@ -480,7 +648,11 @@ func normState(s gjson.Result) string {
 		}
 		return "unknown"
 	}
-	v := s.String()
+	return normStateName(s.String())
+}
+
+// normStateName reads a state name of either dialect.
+func normStateName(v string) string {
 	if m, ok := v10States[strings.ToUpper(v)]; ok {
 		return m
 	}
@@ -499,51 +671,77 @@ func finalState(s string) bool {
 	return false
 }
 
-// artifacts accumulates artifact chunks: append adds to the artifact with
-// the same id, a chunk without append replaces it.
+// artifacts accumulates artifact chunks: append adds the chunk's parts to
+// the artifact with the same id, a chunk without append replaces it.
 type artifacts struct {
 	order []string
-	text  map[string]*strings.Builder
+	byID  map[string]*Artifact
 }
 
 func (a *artifacts) reset(list []Artifact) {
-	a.order, a.text = nil, nil
+	a.order, a.byID = nil, nil
 	for _, x := range list {
-		a.apply(x.ID, false, x.Text)
+		a.apply(x, false)
 	}
 }
 
-func (a *artifacts) apply(id string, appendTo bool, text string) {
-	if a.text == nil {
-		a.text = map[string]*strings.Builder{}
+func (a *artifacts) apply(x Artifact, appendTo bool) {
+	if a.byID == nil {
+		a.byID = map[string]*Artifact{}
 	}
-	b, ok := a.text[id]
+	cur, ok := a.byID[x.ID]
 	if !ok {
-		b = &strings.Builder{}
-		a.text[id] = b
-		a.order = append(a.order, id)
+		cur = &Artifact{ID: x.ID}
+		a.byID[x.ID] = cur
+		a.order = append(a.order, x.ID)
 	}
 	if !appendTo {
-		b.Reset()
+		cur.Name, cur.Parts = "", nil
 	}
-	b.WriteString(text)
+	if cur.Name == "" {
+		cur.Name = x.Name
+	}
+	cur.Parts = append(cur.Parts, x.Parts...)
 }
 
+// String joins the text of the artifacts, one artifact a line.
 func (a *artifacts) String() string {
 	var parts []string
 	for _, id := range a.order {
-		if t := a.text[id].String(); t != "" {
+		if t := textOf(a.byID[id].Parts, ""); t != "" {
 			parts = append(parts, t)
 		}
 	}
 	return strings.Join(parts, "\n")
 }
 
-// Stream posts message/stream (SendStreamingMessage) once and calls fn for
-// each event of a known kind until the stream ends (EOF, a final flag, or
-// a terminal or interrupted state) or fn returns false. A server that
-// answers with plain JSON instead of a stream (an early error) is handled
-// too.
+// empty reports whether no artifact holds a part.
+func (a *artifacts) empty() bool {
+	for _, id := range a.order {
+		if len(a.byID[id].Parts) > 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// replyParts lists the artifacts' parts, in order.
+func (a *artifacts) replyParts() []ReplyPart {
+	var out []ReplyPart
+	for _, id := range a.order {
+		x := a.byID[id]
+		for _, p := range x.Parts {
+			out = append(out, ReplyPart{Part: p, Source: SourceArtifact, ArtifactID: x.ID, ArtifactName: x.Name})
+		}
+	}
+	return out
+}
+
+// Stream posts message/stream (SendStreamingMessage, POST
+// /message:stream) once and calls fn for each event of a known kind until
+// the stream ends (EOF, a final flag, or a terminal or interrupted state)
+// or fn returns false. A server that answers with plain JSON instead of a
+// stream (an early error) is handled too.
 func (c *A2A) Stream(ctx context.Context, m OutgoingMessage, fn func(StreamEvent) bool) error {
 	return c.streamMessage(ctx, m, false, fn)
 }
@@ -553,33 +751,104 @@ func (c *A2A) Stream(ctx context.Context, m OutgoingMessage, fn func(StreamEvent
 // blocking:false stream on Task Manager, where tasks/get finds it and a
 // dropped connection does not end it.
 func (c *A2A) streamMessage(ctx context.Context, m OutgoingMessage, returnImmediately bool, fn func(StreamEvent) bool) error {
-	return c.stream(ctx, "stream message", c.method("message/stream", "SendStreamingMessage"), c.messageParams(m, returnImmediately), fn)
+	const op = "stream message"
+	p, err := c.messageParams(m, returnImmediately)
+	if err != nil {
+		return badMessage(op, err)
+	}
+	if c.rest() {
+		body, err := json.Marshal(p)
+		if err != nil {
+			return badMessage(op, err)
+		}
+		return c.restStream(ctx, op, http.MethodPost, "/message:stream", body, fn)
+	}
+	return c.stream(ctx, op, c.method("message/stream", "SendStreamingMessage"), p, fn)
 }
 
 // Subscribe follows a running task's events (tasks/resubscribe,
-// SubscribeToTask).
+// SubscribeToTask, POST /tasks/{id}:subscribe). Over HTTP+JSON, a server
+// that answers the POST with 405, or with a 404 that names no A2A error
+// (a route it does not have), is asked again with GET, as a2a.proto's
+// HTTP annotation has it: a subscription reads, so asking twice is safe.
 func (c *A2A) Subscribe(ctx context.Context, taskID string, fn func(StreamEvent) bool) error {
-	return c.stream(ctx, "subscribe to task "+taskID, c.method("tasks/resubscribe", "SubscribeToTask"), c.idParams(taskID), fn)
+	op := "subscribe to task " + taskID
+	if c.rest() {
+		path := "/tasks/" + escapeSegment(taskID) + ":subscribe"
+		err := c.restStream(ctx, op, http.MethodPost, path, []byte("{}"), fn)
+		var ce *Error
+		if errors.As(err, &ce) && ce.RPCCode == 0 && (ce.StatusCode == http.StatusMethodNotAllowed || ce.Kind == KindNotFound && ce.Reason == "") {
+			err = c.restStream(ctx, op, http.MethodGet, path, nil, fn)
+		}
+		return err
+	}
+	return c.stream(ctx, op, c.method("tasks/resubscribe", "SubscribeToTask"), c.idParams(taskID), fn)
 }
 
-func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func(StreamEvent) bool) (err error) {
-	defer func() { err = c.t.redact(err) }()
+// stream sends one JSON-RPC streaming request and reads its events.
+func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func(StreamEvent) bool) error {
 	body, id, err := encodeRPC(method, params)
 	if err != nil {
 		return &Error{Kind: KindUnexpected, Op: op, Err: err}
 	}
+	r := &request{op: op, method: http.MethodPost, body: body}
+	return c.events(ctx, op, r, func(status int, data []byte, event string) (gjson.Result, error) {
+		if event == "error" && !gjson.GetBytes(data, "error").Exists() {
+			return gjson.Result{}, &Error{Kind: KindRPC, Op: op, StatusCode: status, Message: oneLine(gjson.GetBytes(data, "message").String(), 300)}
+		}
+		return rpcResult(op, status, data, id)
+	}, fn)
+}
+
+// restStream sends one HTTP+JSON streaming request and reads its events:
+// each SSE data line is a StreamResponse ({"task"}, {"statusUpdate"}, …);
+// an error is an "event: error" whose data is the binding's error object,
+// or, before the first event, an HTTP error status.
+func (c *A2A) restStream(ctx context.Context, op, method, path string, body []byte, fn func(StreamEvent) bool) error {
+	r := &request{op: op, method: method, path: c.restPath(path), body: body}
+	if body != nil {
+		r.header = map[string]string{"Content-Type": c.restContentType()}
+	}
+	decode := func(status int, data []byte, event string) (gjson.Result, error) {
+		doc := gjson.ParseBytes(data)
+		if e := doc.Get("error"); e.IsObject() || event == "error" {
+			if !e.IsObject() {
+				e = doc
+			}
+			return gjson.Result{}, restBodyError(op, status, e)
+		}
+		return doc, nil
+	}
+	err := c.events(ctx, op, r, decode, fn)
+	if err != nil && body != nil && c.refusedMediaType(err) {
+		r.header = map[string]string{"Content-Type": c.restContentType()}
+		err = c.events(ctx, op, r, decode, fn)
+	}
+	return restError(err)
+}
+
+// events opens a streaming request and calls fn for each event of a
+// known kind until the stream ends (EOF, a final flag, or a terminal or
+// interrupted state), fn returns false, or decode fails. decode reads one
+// event's data (or the whole body of an answer that is not a stream) into
+// a result.
+func (c *A2A) events(ctx context.Context, op string, r *request, decode func(status int, data []byte, event string) (gjson.Result, error), fn func(StreamEvent) bool) (err error) {
+	defer func() { err = c.t.redact(err) }()
 	// No compression on a stream: a compressing server or proxy holds
 	// events (and keep-alives) back until a block fills, which delays the
 	// reply and lets idle timeouts cut the connection.
-	resp, err := c.t.open(ctx, &request{op: op, method: http.MethodPost, body: body,
-		header: map[string]string{"Accept": "text/event-stream", "Accept-Encoding": "identity"}})
+	if r.header == nil {
+		r.header = map[string]string{}
+	}
+	r.header["Accept"], r.header["Accept-Encoding"] = "text/event-stream", "identity"
+	resp, err := c.t.open(ctx, r)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
 	if !strings.Contains(strings.ToLower(resp.Header.Get("Content-Type")), "text/event-stream") {
-		// One JSON-RPC response instead of a stream: an error before the
-		// first event, or a server that does not stream.
+		// One answer instead of a stream: an error before the first
+		// event, or a server that does not stream.
 		l := c.t.budget.lease()
 		defer l.release()
 		data, err := readBody(ctx, resp, c.t.maxBody, l)
@@ -595,7 +864,7 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		if !gjson.ValidBytes(data) {
 			return &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: describeNonJSON(resp, data)}
 		}
-		res, err := rpcResult(op, resp.StatusCode, data, id)
+		res, err := decode(resp.StatusCode, data, "")
 		if err != nil {
 			return err
 		}
@@ -618,10 +887,7 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 		if !gjson.Valid(data) {
 			return false, &Error{Kind: KindProtocol, Op: op, StatusCode: resp.StatusCode, Message: "a stream event is not JSON"}
 		}
-		if event == "error" && !gjson.Get(data, "error").Exists() {
-			return false, &Error{Kind: KindRPC, Op: op, StatusCode: resp.StatusCode, Message: oneLine(gjson.Get(data, "message").String(), 300)}
-		}
-		res, err := rpcResult(op, resp.StatusCode, []byte(data), id)
+		res, err := decode(resp.StatusCode, []byte(data), event)
 		if err != nil {
 			return false, err
 		}

@@ -3,6 +3,7 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -408,12 +409,12 @@ func FuzzConversationRounds(f *testing.F) {
 			}
 			gotOut, gotOK := c.Outcome(sha, before, fresh)
 			wantOut, wantOK := refOutcome(want, sha, before, fresh)
-			if gotOK != wantOK || gotOut != wantOut {
+			if gotOK != wantOK || !reflect.DeepEqual(gotOut, wantOut) {
 				t.Fatalf("Outcome(round %d's input, %d, %v) = %+v %v, want %+v %v", k, before, fresh, gotOut, gotOK, wantOut, wantOK)
 			}
 			last, lastOK := c.Outcome("", 0, false)
 			wantLast, wantLastOK := refOutcome(want[n-1:], HashText(want[n-1].Input), 0, true)
-			if last != wantLast || lastOK != wantLastOK {
+			if !reflect.DeepEqual(last, wantLast) || lastOK != wantLastOK {
 				t.Fatalf("Outcome of the last round = %+v %v, want %+v %v", last, lastOK, wantLast, wantLastOK)
 			}
 		}

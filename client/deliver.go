@@ -40,6 +40,15 @@ type Outcome struct {
 	HTTPStatus int
 	// TaskID is the server's task id, when it gave one.
 	TaskID string
+	// Parts are the structured answer of a generic A2A agent: the
+	// Message's parts (Source SourceMessage), or the task's artifacts'
+	// parts (SourceArtifact, in order, chunks joined) then its status
+	// message's (SourceStatus), files decoded and data as sent. Reply is
+	// their text: for a completed task, the artifacts' text followed by
+	// the status message's when the artifacts do not already end with it.
+	// Kibana's outcomes carry parts only when a stream brought them (the
+	// data part of a confirmation prompt).
+	Parts []ReplyPart
 
 	notSent bool
 	// malformed says why the round found for the message is not a round
@@ -64,8 +73,11 @@ type Event struct {
 	Kind    EventKind
 	Message string
 	Err     error
-	// TaskID is the server's task id, on events of Kind "task".
+	// TaskID is the server's task id, on events of Kind "task" (and
+	// "progress", once known).
 	TaskID string
+	// State is the task's state on "progress" events ("working").
+	State string
 }
 
 // EventKind names an Event. The names are stable: logs and callers rely on
@@ -100,6 +112,11 @@ const (
 	// over the size cap (Err wraps ErrReplyTooLarge); the outcome is read
 	// another way.
 	EventReplyTooLarge EventKind = "reply_too_large"
+	// EventProgress: a status message the task sent while still going
+	// ("Calling tool X..."), in Message with the credential redacted, once
+	// per status (a stream's update, or a read that shows a new one); State
+	// is the task's state ("working"), TaskID the task once known.
+	EventProgress EventKind = "progress"
 	// EventBusy: the server refused the message for now (429, 503 with
 	// Retry-After) and it is sent again after a wait (Message says how
 	// long). Emitted by callers that send again, never by Deliver.

@@ -29,7 +29,8 @@ type A2ADeliverOptions struct {
 	// PollInterval is the time between tasks/get calls.
 	PollInterval time.Duration
 	// OnEvent, if set, receives progress; an event of Kind "task" carries
-	// the server's task id as soon as it is known.
+	// the server's task id as soon as it is known, one of Kind "progress"
+	// the text of each status message the task sends while it goes on.
 	OnEvent func(Event)
 }
 
@@ -90,6 +91,8 @@ type a2aDelivery struct {
 	acc     artifacts
 	lastErr error
 	gotConn atomic.Bool
+	// lastProgress is the status last passed on as progress.
+	lastProgress string
 }
 
 func (d *a2aDelivery) emit(e Event) {
@@ -107,6 +110,20 @@ func (d *a2aDelivery) noteTask(id string) {
 		d.emit(Event{Kind: EventTask, TaskID: id, Message: "the server named the task " + id})
 	}
 }
+
+// progress passes on a status message of a task still going, once: a
+// stream's update, then the same status read by a poll, is one.
+func (d *a2aDelivery) progress(state, text, ts string) {
+	if strings.TrimSpace(text) == "" || finalState(state) {
+		return
+	}
+	if key := state + "\x00" + ts + "\x00" + text; key != d.lastProgress {
+		d.lastProgress = key
+		d.emit(Event{Kind: EventProgress, Message: d.c.t.redactText(text), TaskID: d.taskID, State: state})
+	}
+}
+
+func (d *a2aDelivery) onStatus(ev StreamEvent) { d.progress(ev.State, ev.Text, ev.Timestamp) }
 
 // send sends the message, by stream when the card streams, else by
 // message/send. final is true with the outcome (the answer, or a refusal
@@ -127,7 +144,7 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 		// it (an error event, a broken read) is never a refusal.
 		accepted := false
 		out, final, err := d.c.follow(traced, d.guard, func(fn func(StreamEvent) bool) error { return d.c.Stream(traced, o.Message, fn) }, &d.acc,
-			func(id string) { accepted = true; d.noteTask(id) })
+			func(id string) { accepted = true; d.noteTask(id) }, d.onStatus)
 		if final {
 			return out, true
 		}
@@ -149,15 +166,17 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 		d.lastErr = err
 		d.emit(Event{Kind: EventConnectionLost, Message: "the answer was lost; following the task", Err: err})
 	case res.Kind == "message":
-		return Outcome{State: StateCompleted, Reply: res.Text, Via: "reply", HTTPStatus: 200, TaskID: res.TaskID}, true
+		out, _ := res.outcome("reply")
+		return out, true
 	default:
 		d.noteTask(res.TaskID)
 		if d.guard.stale(res.State, res.Text, res.Timestamp) {
 			break
 		}
-		if out, ok := taskOutcome(res.State, res.Text, "reply", res.TaskID); ok {
+		if out, ok := res.outcome("reply"); ok {
 			return out, true
 		}
+		d.progress(res.State, res.StatusText, res.Timestamp)
 	}
 	return Outcome{}, false
 }
@@ -244,13 +263,13 @@ func (d *a2aDelivery) followTask() Outcome {
 // refused is true when the server will not resubscribe (a finished task,
 // a server that does not): polling takes over.
 func (d *a2aDelivery) subscribe() (_ Outcome, final, refused bool) {
-	out, final, err := d.c.follow(d.ctx, d.guard, func(fn func(StreamEvent) bool) error { return d.c.Subscribe(d.ctx, d.taskID, fn) }, &d.acc, d.noteTask)
+	out, final, err := d.c.follow(d.ctx, d.guard, func(fn func(StreamEvent) bool) error { return d.c.Subscribe(d.ctx, d.taskID, fn) }, &d.acc, d.noteTask, d.onStatus)
 	if final {
 		if out.State == StateCompleted {
 			// Chunks sent while no stream was open are not sent again: the
 			// task itself holds the whole reply.
-			if res, err := d.c.GetTask(d.ctx, d.taskID); err == nil && res.State == "completed" && res.Text != "" {
-				out.Reply = res.Text
+			if res, err := d.c.GetTask(d.ctx, d.taskID); err == nil && res.State == "completed" && hasArtifacts(res) {
+				out.Reply, out.Parts = res.Text, res.Parts
 			}
 		}
 		return out, true, false
@@ -277,13 +296,18 @@ func (d *a2aDelivery) poll() (_ Outcome, final bool, err error) {
 	res, err := d.c.GetTask(d.ctx, d.taskID)
 	switch {
 	case err == nil:
-		if res.State == "completed" && res.Text == "" {
-			res.Text = d.acc.String()
+		if res.State == "completed" && !hasArtifacts(res) && !d.acc.empty() {
+			// A server that keeps no artifacts in the task: the chunks a
+			// stream brought are the reply.
+			res = res.withArtifacts(&d.acc)
 		}
 		if d.guard.stale(res.State, res.Text, res.Timestamp) {
 			d.emit(Event{Kind: EventPoll, Message: "task " + d.taskID + " has not taken the answer in yet"})
-		} else if out, ok := taskOutcome(res.State, res.Text, "task", d.taskID); ok {
+		} else if out, ok := res.outcome("task"); ok {
+			out.TaskID = d.taskID
 			return out, true, nil
+		} else {
+			d.progress(res.State, res.StatusText, res.Timestamp)
 		}
 		d.emit(Event{Kind: EventPoll, Message: "task " + d.taskID + " is " + res.State})
 	case taskNotFound(err):
@@ -337,7 +361,9 @@ func (g *staleGuard) stale(state, text, ts string) bool {
 
 // follow reads one stream into acc and reports the outcome if the stream
 // reached one. Interrupted states the guard calls stale are passed over.
-func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string)) (Outcome, bool, error) {
+// onStatus, if set, is given each status of the task while it goes on (a
+// status update, or a task snapshot, not final).
+func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string), onStatus func(StreamEvent)) (Outcome, bool, error) {
 	var out Outcome
 	final := false
 	err := open(func(ev StreamEvent) bool {
@@ -348,23 +374,27 @@ func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(Stre
 		noteTask(ev.TaskID)
 		switch ev.Kind {
 		case "message":
-			out, final = Outcome{State: StateCompleted, Reply: ev.Text, Via: "stream", HTTPStatus: 200, TaskID: ev.TaskID}, true
+			out, final = Outcome{State: StateCompleted, Reply: ev.Text, Via: "stream", HTTPStatus: 200, TaskID: ev.TaskID,
+				Parts: replyParts(SourceMessage, ev.Parts)}, true
 			return false
 		case "task":
 			acc.reset(ev.Artifacts)
 		case "artifact":
-			acc.apply(ev.Artifact.ID, ev.Append, ev.Artifact.Text)
+			acc.apply(ev.Artifact, ev.Append)
 			return true
 		}
 		if finalState(ev.State) {
 			text := ev.Text
 			if ev.State == "completed" {
-				if a := acc.String(); a != "" {
-					text = a
-				}
+				text = composeAnswer(acc.String(), ev.Text)
 			}
-			out, final = taskOutcome(ev.State, text, "stream", ev.TaskID)
+			if out, final = taskOutcome(ev.State, text, "stream", ev.TaskID); final {
+				out.Parts = append(acc.replyParts(), replyParts(SourceStatus, ev.Parts)...)
+			}
 			return false
+		}
+		if onStatus != nil {
+			onStatus(ev)
 		}
 		return true
 	})
@@ -372,6 +402,16 @@ func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(Stre
 		return out, true, nil
 	}
 	return Outcome{}, false, err
+}
+
+// hasArtifacts reports whether a task read holds artifacts with parts.
+func hasArtifacts(r *SendResult) bool {
+	for _, p := range r.Parts {
+		if p.Source == SourceArtifact {
+			return true
+		}
+	}
+	return false
 }
 
 // taskOutcome maps a task state to an outcome; ok is false while the task

@@ -19,6 +19,11 @@ import (
 // never sends twice. It returns when an outcome is final or ctx ends.
 func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	defer func() { out = k.t.scrubOutcome(out) }()
+	if o.Send {
+		if err := textOnly("send message to agent "+o.AgentID, o.Message); err != nil {
+			return rejectedOutcome(err)
+		}
+	}
 	if o.PollInterval <= 0 {
 		o.PollInterval = 20 * time.Second
 	}
@@ -155,6 +160,11 @@ func (d *kibanaDelivery) stream(tctx context.Context) (_ postResult, done bool) 
 		if id != "" && id != d.streamTask && ValidID(id) {
 			d.streamTask = id
 			d.emit(Event{Kind: EventTask, TaskID: id, Message: "the server named the task " + id})
+		}
+	}, func(ev StreamEvent) {
+		// "Calling tool X...", a tool's progress, reasoning.
+		if strings.TrimSpace(ev.Text) != "" {
+			d.emit(Event{Kind: EventProgress, Message: d.k.t.redactText(ev.Text), TaskID: d.streamTask, State: ev.State})
 		}
 	})
 	switch {

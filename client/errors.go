@@ -45,7 +45,10 @@ const (
 	// KindProtocol: a response that is not what the protocol promises:
 	// not JSON, truncated, missing fields, or larger than the size cap.
 	KindProtocol
-	// KindRPC: a JSON-RPC error object inside an HTTP 200 (RPCCode is set).
+	// KindRPC: an A2A error: a JSON-RPC error object inside an HTTP 200,
+	// or an HTTP+JSON error whose ErrorInfo reason names an A2A error
+	// (TASK_NOT_FOUND, …). RPCCode is set, to the error's JSON-RPC code in
+	// either binding; over HTTP+JSON StatusCode and Reason are set too.
 	KindRPC
 	// KindAgentFailed: the agent ran and failed; the reply said so.
 	KindAgentFailed
@@ -94,8 +97,10 @@ type Error struct {
 	Op string
 	// StatusCode is the HTTP status, 0 when no response arrived.
 	StatusCode int
-	// RPCCode is the JSON-RPC error code when Kind is KindRPC; also set when
-	// a JSON-RPC error object came with an HTTP error status.
+	// RPCCode is the JSON-RPC error code when Kind is KindRPC (over
+	// HTTP+JSON, the code of the A2A error its reason names: -32001 for
+	// TASK_NOT_FOUND); also set when a JSON-RPC error object came with an
+	// HTTP error status.
 	RPCCode int
 	// Reason is the reason of the google.rpc.ErrorInfo a v1.0 server puts
 	// in the error's data ("TASK_NOT_FOUND"), when there is one.
@@ -117,6 +122,9 @@ func (e *Error) Error() string {
 	b.WriteString(e.Op)
 	b.WriteString(": ")
 	switch {
+	case e.Kind == KindRPC && e.StatusCode >= 300 && e.Reason != "":
+		// An HTTP+JSON error: its status and reason are what came.
+		fmt.Fprintf(&b, "HTTP %d %s", e.StatusCode, e.Reason)
 	case e.Kind == KindRPC:
 		fmt.Fprintf(&b, "JSON-RPC error %d", e.RPCCode)
 	case e.StatusCode != 0:

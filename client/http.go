@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -909,6 +910,24 @@ func hideForms(s string, forms []string, cut bool) string {
 func (t *transport) scrubOutcome(out Outcome) Outcome {
 	out.Reply, out.Reason = t.redactText(out.Reply), t.redactText(out.Reason)
 	out.Err = t.redact(out.Err) // an agent's failure text, say, goes to the record
+	if len(out.Parts) > 0 && (t.authValue != "" || t.secret != "") {
+		// The parts' text and data go to screens and files too. A file's
+		// bytes are the agent's file: not rewritten.
+		parts := make([]ReplyPart, len(out.Parts))
+		for i, p := range out.Parts {
+			p.Text = t.redactText(p.Text)
+			if len(p.Data) > 0 {
+				if d := t.redactText(string(p.Data)); d != string(p.Data) {
+					if !validJSON(d) {
+						d = `"[redacted]"`
+					}
+					p.Data = json.RawMessage(d)
+				}
+			}
+			parts[i] = p
+		}
+		out.Parts = parts
+	}
 	return out
 }
 

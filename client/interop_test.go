@@ -98,7 +98,8 @@ func TestStreamCutIsResumedNotResent(t *testing.T) {
 				PollInterval: 100 * time.Millisecond,
 				OnEvent:      func(e Event) { events = append(events, string(e.Kind)) },
 			})
-			want := "chunk 1/8\nchunk 2/8\nchunk 3/8\nchunk 4/8\nchunk 5/8\nchunk 6/8\nchunk 7/8\nchunk 8/8\n"
+			// Every chunk, then the final status message: the whole answer.
+			want := "chunk 1/8\nchunk 2/8\nchunk 3/8\nchunk 4/8\nchunk 5/8\nchunk 6/8\nchunk 7/8\nchunk 8/8\ndone after 8 chunks"
 			if out.State != StateCompleted || out.Reply != want {
 				t.Fatalf("state %q reply %q (events %v, err %v)", out.State, out.Reply, events, out.Err)
 			}

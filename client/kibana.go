@@ -377,6 +377,8 @@ func (k *Kibana) AgentCard(ctx context.Context, agentID string) (Card, error) {
 
 // OutgoingMessage is one user message for message/send.
 type OutgoingMessage struct {
+	// Text is sent as the first part; with Parts and no Text, no text
+	// part is sent.
 	Text      string
 	MessageID string
 	ContextID string
@@ -385,6 +387,22 @@ type OutgoingMessage struct {
 	TaskID string
 	// Blocking is sent explicitly as configuration.blocking.
 	Blocking bool
+	// Parts follow the text: files (FilePart, FilePartFromPath) and data
+	// (DataPart), encoded as the dialect says. Generic A2A agents only:
+	// Agent Builder takes text, and a Kibana send with parts is refused
+	// before anything is sent (ErrTextOnly).
+	Parts []Part
+}
+
+// ErrTextOnly is wrapped by the error of a Kibana send whose message has
+// parts beside its text: Agent Builder agents take text only.
+var ErrTextOnly = errors.New("Agent Builder agents take text only: files and data parts are for generic A2A agents")
+
+func textOnly(op string, m OutgoingMessage) error {
+	if len(m.Parts) == 0 {
+		return nil
+	}
+	return &Error{Kind: KindBadRequest, Op: op, Message: ErrTextOnly.Error(), Err: ErrTextOnly}
 }
 
 // SendMessage posts message/send to the agent's A2A endpoint once. It never
@@ -393,6 +411,9 @@ func (k *Kibana) SendMessage(ctx context.Context, agentID string, m OutgoingMess
 	op := "send message to agent " + agentID
 	if err := CheckID("agent id", agentID); err != nil {
 		return nil, &Error{Kind: KindBadRequest, Op: op, Message: err.Error()}
+	}
+	if err := textOnly(op, m); err != nil {
+		return nil, err
 	}
 	body, reqID, err := encodeSendV03(m)
 	if err != nil {

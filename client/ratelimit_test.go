@@ -173,7 +173,8 @@ func TestA2ADeliverWaitsOutRateLimitedTaskReads(t *testing.T) {
 		t.Fatalf("start a task: %+v %v", res, err)
 	}
 	out := c.Deliver(ctx, A2ADeliverOptions{Message: msg, TaskID: res.TaskID, PollInterval: 50 * time.Millisecond})
-	if out.State != StateCompleted || out.Reply != "chunk 1/2\nchunk 2/2\n" {
+	// The whole answer: the artifact, then the final status message.
+	if out.State != StateCompleted || out.Reply != "chunk 1/2\nchunk 2/2\ndone after 2 chunks" {
 		t.Fatalf("got %+v", out)
 	}
 	got := reads.get()

@@ -34,13 +34,15 @@ type Auth struct {
 }
 
 // RemoteAgent is an A2A agent resolved from its card: where to send
-// JSON-RPC requests, in which dialect, and how to authenticate.
+// requests, in which dialect and binding, and how to authenticate.
 type RemoteAgent struct {
 	Card     Card
 	CardURL  string
 	Endpoint string
 	Dialect  Dialect
-	Tenant   string
+	// Binding is BindingJSONRPC or BindingREST (HTTP+JSON, A2A 1.0).
+	Binding Binding
+	Tenant  string
 	// Streaming is the card's capabilities.streaming.
 	Streaming bool
 	Auth      Auth
@@ -80,28 +82,62 @@ func CardLocations(rawURL string) ([]string, error) {
 	return []string{base + "/.well-known/agent-card.json", base + "/.well-known/agent.json"}, nil
 }
 
-// ResolveAgent fetches the agent card at or below rawURL and chooses how to
-// talk to the agent: A2A v1.0 when the card offers a JSON-RPC interface of
-// protocol 1.x, else v0.3 through the card's url (JSON-RPC). The choice
-// comes from the card, never from guesses. Cards are public: no credential
-// is sent for them.
+// ResolveOptions tune ResolveAgentWith.
+type ResolveOptions struct {
+	// UserAgent is sent with the card request.
+	UserAgent string
+	// Binding is the caller's choice of binding (a --binding flag, a
+	// peer's config): BindingJSONRPC ("jsonrpc"), BindingREST ("rest"), or
+	// "" to take the card's. A binding the card does not offer is an
+	// error; ParseBinding reads the user's spelling.
+	Binding Binding
+}
+
+// ResolveAgent is ResolveAgentWith for a caller that speaks JSON-RPC only
+// (it does not pass RemoteAgent.Binding on to A2AConfig): the card's
+// JSON-RPC interface, and a card that offers none (HTTP+JSON only, gRPC
+// only) is refused as before bindings existed, saying what it offers.
+// Callers that pass the binding on use ResolveAgentWith, which takes an
+// HTTP+JSON-only agent too.
 func ResolveAgent(ctx context.Context, hc *http.Client, rawURL, userAgent string) (*RemoteAgent, error) {
+	return resolve(ctx, hc, rawURL, ResolveOptions{UserAgent: userAgent, Binding: BindingJSONRPC}, true)
+}
+
+// ResolveAgentWith fetches the agent card at or below rawURL and chooses
+// how to talk to the agent, from the card, never from guesses: JSON-RPC
+// first, A2A v1.0 when the card offers a JSON-RPC interface of protocol
+// 1.x, else v0.3 through the card's url (or a JSON-RPC entry of
+// additionalInterfaces or supportedInterfaces); when the card offers no
+// JSON-RPC, its first HTTP+JSON interface of protocol 1.x (A2A 1.0 over
+// HTTP+JSON). o.Binding overrides the choice of binding. A card that
+// offers only gRPC (or HTTP+JSON of A2A 0.3) is refused, saying so.
+// Cards are public: no credential is sent for them.
+func ResolveAgentWith(ctx context.Context, hc *http.Client, rawURL string, o ResolveOptions) (*RemoteAgent, error) {
+	return resolve(ctx, hc, rawURL, o, false)
+}
+
+// resolve is ResolveAgentWith; legacy words a refusal for a caller that
+// never chose a binding.
+func resolve(ctx context.Context, hc *http.Client, rawURL string, o ResolveOptions, legacy bool) (*RemoteAgent, error) {
 	locs, err := CardLocations(rawURL)
 	if err != nil {
 		return nil, &Error{Kind: KindBadRequest, Op: "get agent card", Message: err.Error()}
+	}
+	if o.Binding != "" && o.Binding != BindingJSONRPC && o.Binding != BindingREST {
+		return nil, &Error{Kind: KindBadRequest, Op: "get agent card", Message: fmt.Sprintf("unknown A2A binding %q: use jsonrpc or rest", o.Binding)}
 	}
 	if hc == nil {
 		hc = NewHTTPClient(nil)
 	}
 	var lastErr error
 	for i, loc := range locs {
-		card, err := fetchCard(ctx, hc, loc, userAgent)
+		card, err := fetchCard(ctx, hc, loc, o.UserAgent)
 		if err == nil {
-			ra, err := chooseInterface(card, loc)
-			if err != nil {
-				return nil, err
+			ra, err := chooseInterface(card, loc, o.Binding)
+			if err != nil && legacy {
+				return nil, legacyRefusal(card, loc)
 			}
-			return ra, nil
+			return ra, err
 		}
 		lastErr = err
 		if !IsKind(err, KindNotFound) || i == len(locs)-1 {
@@ -132,49 +168,76 @@ func fetchCard(ctx context.Context, hc *http.Client, loc, userAgent string) (Car
 	return Card{Raw: resp.body}, nil
 }
 
-func chooseInterface(card Card, cardURL string) (*RemoteAgent, error) {
-	op := "read agent card " + cardURL
-	ra := &RemoteAgent{Card: card, CardURL: cardURL, Streaming: card.Get("capabilities.streaming").Bool()}
+// cardInterface is one interface of a card that the client can speak.
+type cardInterface struct {
+	url, tenant string
+	dialect     Dialect
+	binding     Binding
+}
+
+// cardInterfaces lists the interfaces of a card the client speaks, in the
+// order ResolveAgent prefers them (JSON-RPC 1.x, JSON-RPC 0.3 by the v0.3
+// fields, then by supportedInterfaces, then HTTP+JSON 1.x), and names
+// every interface it offers ("GRPC 1.0", "HTTP+JSON 0.3") for messages.
+func cardInterfaces(card Card) (usable []cardInterface, offered []string) {
+	var rest []cardInterface
+	var v03 []cardInterface
 	card.Get("supportedInterfaces").ForEach(func(_, i gjson.Result) bool {
 		binding := strings.ToUpper(i.Get("protocolBinding").String())
 		version := i.Get("protocolVersion").String()
-		if binding == "JSONRPC" && strings.HasPrefix(version, "1.") && i.Get("url").String() != "" {
-			ra.Endpoint, ra.Dialect, ra.Tenant = i.Get("url").String(), V10, i.Get("tenant").String()
-			return false
+		u := i.Get("url").String()
+		offered = append(offered, strings.TrimSpace(binding+" "+version))
+		if u == "" {
+			return true
+		}
+		x := cardInterface{url: u, tenant: i.Get("tenant").String()}
+		switch {
+		case binding == "JSONRPC" && strings.HasPrefix(version, "1."):
+			x.dialect, x.binding = V10, BindingJSONRPC
+			usable = append(usable, x)
+		case binding == "JSONRPC" && strings.HasPrefix(version, "0.3"):
+			x.dialect, x.binding = V03, BindingJSONRPC
+			v03 = append(v03, x)
+		case binding == "HTTP+JSON" && strings.HasPrefix(version, "1."):
+			x.dialect, x.binding = V10, BindingREST
+			rest = append(rest, x)
 		}
 		return true
 	})
-	if ra.Endpoint == "" {
-		if u := card.Get("url").String(); u != "" {
-			pt := strings.ToUpper(card.Get("preferredTransport").String())
-			if pt == "" || pt == "JSONRPC" {
-				ra.Endpoint, ra.Dialect = u, V03
-			}
+	if u := card.Get("url").String(); u != "" {
+		pt := strings.ToUpper(card.Get("preferredTransport").String())
+		offered = append(offered, strings.TrimSpace(nonEmpty(pt, "JSONRPC")+" "+card.Get("protocolVersion").String()))
+		if pt == "" || pt == "JSONRPC" {
+			usable = append(usable, cardInterface{url: u, dialect: V03, binding: BindingJSONRPC})
 		}
 	}
-	if ra.Endpoint == "" {
-		card.Get("additionalInterfaces").ForEach(func(_, i gjson.Result) bool {
-			if strings.ToUpper(i.Get("transport").String()) == "JSONRPC" && i.Get("url").String() != "" {
-				ra.Endpoint, ra.Dialect = i.Get("url").String(), V03
-				return false
-			}
-			return true
-		})
+	card.Get("additionalInterfaces").ForEach(func(_, i gjson.Result) bool {
+		t := strings.ToUpper(i.Get("transport").String())
+		offered = append(offered, strings.TrimSpace(t+" "+card.Get("protocolVersion").String()))
+		if t == "JSONRPC" && i.Get("url").String() != "" {
+			usable = append(usable, cardInterface{url: i.Get("url").String(), dialect: V03, binding: BindingJSONRPC})
+		}
+		return true
+	})
+	usable = append(append(usable, v03...), rest...)
+	return usable, offered
+}
+
+func chooseInterface(card Card, cardURL string, prefer Binding) (*RemoteAgent, error) {
+	op := "read agent card " + cardURL
+	ra := &RemoteAgent{Card: card, CardURL: cardURL, Streaming: card.Get("capabilities.streaming").Bool()}
+	usable, offered := cardInterfaces(card)
+	var pick *cardInterface
+	for i := range usable {
+		if prefer == "" || usable[i].binding == prefer {
+			pick = &usable[i]
+			break
+		}
 	}
-	if ra.Endpoint == "" {
-		// A v0.3 interface listed in supportedInterfaces (a2a-js cards list
-		// both versions there).
-		card.Get("supportedInterfaces").ForEach(func(_, i gjson.Result) bool {
-			if strings.ToUpper(i.Get("protocolBinding").String()) == "JSONRPC" && strings.HasPrefix(i.Get("protocolVersion").String(), "0.3") {
-				ra.Endpoint, ra.Dialect, ra.Tenant = i.Get("url").String(), V03, i.Get("tenant").String()
-				return false
-			}
-			return true
-		})
+	if pick == nil {
+		return nil, &Error{Kind: KindProtocol, Op: op, Message: noInterfaceMessage(prefer, len(usable) > 0, offered)}
 	}
-	if ra.Endpoint == "" {
-		return nil, &Error{Kind: KindProtocol, Op: op, Message: "the card offers no JSON-RPC interface of A2A 0.3 or 1.x (gRPC and HTTP+JSON are not supported)"}
-	}
+	ra.Endpoint, ra.Dialect, ra.Binding, ra.Tenant = pick.url, pick.dialect, pick.binding, pick.tenant
 	ep, err := url.Parse(ra.Endpoint)
 	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
 		return nil, &Error{Kind: KindProtocol, Op: op, Message: fmt.Sprintf("the card's endpoint %q is not an http(s) URL", ra.Endpoint)}
@@ -185,57 +248,107 @@ func chooseInterface(card Card, cardURL string) (*RemoteAgent, error) {
 	return ra, nil
 }
 
+// legacyRefusal is ResolveAgent's refusal of a card with no JSON-RPC
+// interface.
+func legacyRefusal(card Card, cardURL string) error {
+	usable, offered := cardInterfaces(card)
+	msg := noInterfaceMessage("", false, offered)
+	if len(usable) > 0 {
+		msg = "the card offers no JSON-RPC interface of A2A 0.3 or 1.x (it offers " + oneLine(strings.Join(offered, ", "), 200) + "); HTTP+JSON is not spoken here"
+	}
+	return &Error{Kind: KindProtocol, Op: "read agent card " + cardURL, Message: msg}
+}
+
+// noInterfaceMessage says why a card gives nothing to speak to.
+func noInterfaceMessage(prefer Binding, other bool, offered []string) string {
+	list := ""
+	if len(offered) > 0 {
+		list = " (it offers " + oneLine(strings.Join(offered, ", "), 200) + ")"
+	}
+	switch {
+	case prefer == BindingREST && other:
+		return "the card offers no HTTP+JSON interface of A2A 1.x" + list + "; drop the binding choice to use JSON-RPC"
+	case prefer == BindingJSONRPC && other:
+		return "the card offers no JSON-RPC interface of A2A 0.3 or 1.x" + list + "; drop the binding choice to use HTTP+JSON"
+	}
+	grpc := len(offered) > 0
+	for _, o := range offered {
+		grpc = grpc && strings.HasPrefix(o, "GRPC")
+	}
+	if grpc {
+		return "gRPC is not supported: the agent offers no JSON-RPC or HTTP+JSON interface" + list
+	}
+	return "the card offers no JSON-RPC interface of A2A 0.3 or 1.x, nor an HTTP+JSON interface of A2A 1.x" + list + " (gRPC, and HTTP+JSON of A2A 0.3, are not supported)"
+}
+
 // Use switches to dialect d (a --protocol the user gave). It takes the
-// card's JSON-RPC interface of that version when it offers one, and
-// reports whether it did; otherwise the card's endpoint is kept and spoken
-// to in d, as asked.
+// card's interface of that version in the current binding when it offers
+// one, else its JSON-RPC interface of that version (A2A 0.3 is not spoken
+// over HTTP+JSON), and reports whether it did; otherwise the card's
+// endpoint is kept and spoken to in d, as asked (over JSON-RPC for 0.3).
 func (r *RemoteAgent) Use(d Dialect) (offered bool) {
 	if r.Dialect == d {
 		return true
 	}
-	prefix := "1."
-	if d == V03 {
-		prefix = "0.3"
-	}
-	endpoint, tenant := "", ""
-	r.Card.Get("supportedInterfaces").ForEach(func(_, i gjson.Result) bool {
-		if strings.ToUpper(i.Get("protocolBinding").String()) == "JSONRPC" && strings.HasPrefix(i.Get("protocolVersion").String(), prefix) && i.Get("url").String() != "" {
-			endpoint, tenant = i.Get("url").String(), i.Get("tenant").String()
-			return false
-		}
-		return true
-	})
-	if endpoint == "" && d == V03 {
-		if u := r.Card.Get("url").String(); u != "" && r.Card.Get("protocolVersion").Exists() {
-			pt := strings.ToUpper(r.Card.Get("preferredTransport").String())
-			if pt == "" || pt == "JSONRPC" {
-				endpoint = u
-			}
-		}
-	}
-	if endpoint == "" && d == V03 {
-		r.Card.Get("additionalInterfaces").ForEach(func(_, i gjson.Result) bool {
-			if strings.ToUpper(i.Get("transport").String()) == "JSONRPC" && i.Get("url").String() != "" {
-				endpoint = i.Get("url").String()
-				return false
-			}
-			return true
-		})
+	x, ok := r.find(d, r.Binding.orDefault())
+	if !ok {
+		x, ok = r.find(d, BindingJSONRPC)
 	}
 	r.Dialect = d
-	if endpoint == "" {
+	if !ok {
+		if d == V03 {
+			r.Binding = BindingJSONRPC
+		}
 		return false
 	}
-	if ep, err := url.Parse(endpoint); err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
-		return false
-	}
-	r.Endpoint, r.Tenant = endpoint, tenant
-	if ep, err := url.Parse(endpoint); err == nil {
+	r.Endpoint, r.Tenant, r.Binding = x.url, x.tenant, x.binding
+	if ep, err := url.Parse(x.url); err == nil {
 		if cu, err := url.Parse(r.CardURL); err == nil {
 			r.Moved = !sameOriginLoose(ep, cu)
 		}
 	}
 	return true
+}
+
+// find looks for the card's interface of dialect d in binding b: in
+// supportedInterfaces, then for 0.3 JSON-RPC in a v0.3 card's url and
+// additionalInterfaces.
+func (r *RemoteAgent) find(d Dialect, b Binding) (cardInterface, bool) {
+	if b == BindingREST && d != V10 {
+		return cardInterface{}, false
+	}
+	prefix := "1."
+	if d == V03 {
+		prefix = "0.3"
+	}
+	var out cardInterface
+	r.Card.Get("supportedInterfaces").ForEach(func(_, i gjson.Result) bool {
+		if strings.ToUpper(i.Get("protocolBinding").String()) == b.CardName() && strings.HasPrefix(i.Get("protocolVersion").String(), prefix) && i.Get("url").String() != "" {
+			out = cardInterface{url: i.Get("url").String(), tenant: i.Get("tenant").String(), dialect: d, binding: b}
+			return false
+		}
+		return true
+	})
+	if out.url == "" && d == V03 {
+		if u := r.Card.Get("url").String(); u != "" && r.Card.Get("protocolVersion").Exists() {
+			if pt := strings.ToUpper(r.Card.Get("preferredTransport").String()); pt == "" || pt == "JSONRPC" {
+				out = cardInterface{url: u, dialect: V03, binding: BindingJSONRPC}
+			}
+		}
+	}
+	if out.url == "" && d == V03 {
+		r.Card.Get("additionalInterfaces").ForEach(func(_, i gjson.Result) bool {
+			if strings.ToUpper(i.Get("transport").String()) == "JSONRPC" && i.Get("url").String() != "" {
+				out = cardInterface{url: i.Get("url").String(), dialect: V03, binding: BindingJSONRPC}
+				return false
+			}
+			return true
+		})
+	}
+	if ep, err := url.Parse(out.url); out.url == "" || err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
+		return cardInterface{}, false
+	}
+	return out, true
 }
 
 // sameOriginLoose is SameOrigin, with every loopback name equal to every

@@ -28,7 +28,7 @@ func TestRemoteAgentUse(t *testing.T) {
 		{"1.0 only, ask 0.3", only10, V03, false, "http://c.test/v1", "", "http://c.test/v1", V10},
 		{"1.0 only, ask 1.0", only10, V10, true, "http://c.test/v1", "", "http://c.test/v1", V10},
 	} {
-		ra, err := chooseInterface(Card{Raw: []byte(tt.card)}, "http://"+gjson.Get(tt.card, "name").String()+".test/.well-known/agent-card.json")
+		ra, err := chooseInterface(Card{Raw: []byte(tt.card)}, "http://"+gjson.Get(tt.card, "name").String()+".test/.well-known/agent-card.json", "")
 		if err != nil {
 			t.Fatalf("%s: %v", tt.name, err)
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -265,12 +266,12 @@ func sameEvent(a, b StreamEvent) bool {
 		return false
 	}
 	for i := range a.Artifacts {
-		if a.Artifacts[i] != b.Artifacts[i] {
+		if !reflect.DeepEqual(a.Artifacts[i], b.Artifacts[i]) {
 			return false
 		}
 	}
 	a.Artifacts, b.Artifacts = nil, nil
 	return a.Kind == b.Kind && a.TaskID == b.TaskID && a.ContextID == b.ContextID && a.MessageID == b.MessageID &&
-		a.State == b.State && a.Text == b.Text && a.Artifact == b.Artifact && a.Append == b.Append &&
+		a.State == b.State && a.Text == b.Text && reflect.DeepEqual(a.Artifact, b.Artifact) && reflect.DeepEqual(a.Parts, b.Parts) && a.Append == b.Append &&
 		a.LastChunk == b.LastChunk && a.Final == b.Final
 }

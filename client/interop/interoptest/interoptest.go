@@ -54,9 +54,19 @@ const (
 	AgentAsk = "ask"
 	// AgentSecure is echo behind "Authorization: Bearer <Server.Token>".
 	AgentSecure = "secure"
+	// AgentParts (a2a-js only) replies with a Message describing each part
+	// it was sent, one line a part (see PartLine).
+	AgentParts = "parts"
+	// AgentFiles (a2a-js only) answers with the files FilesText (hello.txt,
+	// text/plain), FilesPNG (pixel.png, image/png), a file by URL
+	// (FilesURL, report.pdf, application/pdf) and a data part FilesData
+	// (application/json), after a text part "Here are your files.": in
+	// the artifact "files" of a Task that completes with the status
+	// message FilesStatus, or in a Message when the text says "message".
+	AgentFiles = "files"
 )
 
-// Agents lists every agent name.
+// Agents lists the agents both servers host.
 var Agents = []string{AgentEcho, AgentSlow, AgentFail, AgentAsk, AgentSecure}
 
 // Texts the agents answer with.
@@ -65,12 +75,44 @@ const (
 	AskQuestion = "What is your name?"
 )
 
+// What AgentFiles sends.
+const (
+	FilesText = "hello from the files agent\n"
+	// FilesPNG is a 1x1 PNG, base64.
+	FilesPNG    = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+	FilesData   = `{"agent":"files","files":2,"ok":true}`
+	FilesURL    = "https://files.example.invalid/report.pdf"
+	FilesStatus = "files attached"
+	FilesIntro  = "Here are your files."
+)
+
+// PartLine is the line AgentParts writes for part n (from 1) of kind
+// "text", "raw" (a file's bytes), "url" (a file by URL) or "data": then
+// the filename and media type as JSON strings, then for a text its size
+// and text, for raw bytes their size and hex SHA-256, for a URL the URL,
+// for data its JSON (as JSON.stringify writes it). detail is that last
+// field, e.g. `size=5 sha256=2cf2…`.
+func PartLine(n int, kind, name, mediaType, detail string) string {
+	return fmt.Sprintf("%d %s name=%s type=%s %s", n, kind, strconv.Quote(name), strconv.Quote(mediaType), detail)
+}
+
 // Mount names. The Go server has a single unnamed mount.
 const (
 	MountGo     = ""       // a2a-go: A2A v0.3 only
 	MountCompat = "compat" // a2a-js: v1.0 native with the v0.3 compatibility layer
 	MountV1     = "v1"     // a2a-js: v1.0 only
 	MountV03    = "v03"    // a2a-js: v0.3 only (compat layer on, card declares 0.3 only)
+	// MountREST is a2a-js's HTTP+JSON binding alone (its restHandler), v1.0
+	// only: the card declares one HTTP+JSON interface, at URL(MountREST,
+	// agent), below which the binding's paths go (/message:send,
+	// /tasks/{id}, …, optionally after a /{tenant}).
+	MountREST = "rest"
+)
+
+// Protocol bindings, as cards name them.
+const (
+	BindingJSONRPC = "JSONRPC"
+	BindingREST    = "HTTP+JSON"
 )
 
 // Protocol versions as sent in the A2A-Version header.
@@ -80,10 +122,12 @@ const (
 )
 
 // Mount is one set of agents on a server, speaking the listed protocol
-// versions.
+// versions over one binding.
 type Mount struct {
 	Name     string
 	Versions []string
+	// Binding is BindingJSONRPC or BindingREST.
+	Binding string
 }
 
 // Speaks reports whether the mount serves protocol version v.
@@ -104,7 +148,8 @@ type Server struct {
 }
 
 // URL returns the base URL of an agent on a mount: JSON-RPC requests are
-// POSTed there and the card is at URL + "/.well-known/agent-card.json".
+// POSTed there (HTTP+JSON paths go below it) and the card is at URL +
+// "/.well-known/agent-card.json".
 func (s *Server) URL(mount, agent string) string {
 	if mount == "" {
 		return s.Origin + "/" + agent
@@ -145,7 +190,7 @@ func StartGo(t testing.TB) *Server {
 	if err != nil {
 		t.Fatalf("interoptest: build the a2a-go server: %v", err)
 	}
-	return start(t, "a2a-go v0.3.3", []Mount{{Name: MountGo, Versions: []string{V03}}}, bin)
+	return start(t, "a2a-go v0.3.3", []Mount{{Name: MountGo, Versions: []string{V03}, Binding: BindingJSONRPC}}, bin)
 }
 
 // StartJS starts the @a2a-js/sdk 1.3.0 server and stops it when the test
@@ -162,9 +207,10 @@ func StartJS(t testing.TB) *Server {
 		t.Fatalf("interoptest: %v", err)
 	}
 	return start(t, "@a2a-js/sdk 1.3.0", []Mount{
-		{Name: MountCompat, Versions: []string{V10, V03}},
-		{Name: MountV1, Versions: []string{V10}},
-		{Name: MountV03, Versions: []string{V03}},
+		{Name: MountCompat, Versions: []string{V10, V03}, Binding: BindingJSONRPC},
+		{Name: MountV1, Versions: []string{V10}, Binding: BindingJSONRPC},
+		{Name: MountV03, Versions: []string{V03}, Binding: BindingJSONRPC},
+		{Name: MountREST, Versions: []string{V10}, Binding: BindingREST},
 	}, node, filepath.Join(dir, "jsserver", "server.mjs"))
 }
 

@@ -5,16 +5,20 @@
 //
 //   POST <origin>/<mount>/<agent>                              JSON-RPC 2.0
 //   GET  <origin>/<mount>/<agent>/.well-known/agent-card.json  the agent's card
+//   <origin>/rest/<agent>/[<tenant>/]message:send, tasks/<id>, …  HTTP+JSON
 //
 // Mounts:
 //   compat  v1.0 native with the SDK's v0.3 compatibility layer (legacyCompat);
 //           the card declares a 1.0 and a 0.3 JSONRPC interface on one URL
 //   v1      v1.0 only (legacyCompat off; the card declares only 1.0)
 //   v03     v0.3 only (legacyCompat on; the card declares only 0.3)
+//   rest    v1.0 over HTTP+JSON only (the SDK's restHandler; the card
+//           declares a single HTTP+JSON 1.0 interface)
 //
 // Agents: echo (Message reply), slow (Task with chunked artifact), fail (Task
-// ends failed), ask (Task goes input-required, a follow-up completes it) and
-// secure (echo behind a bearer token).
+// ends failed), ask (Task goes input-required, a follow-up completes it),
+// secure (echo behind a bearer token), parts (describes the parts it was
+// sent) and files (answers with file and data parts).
 //
 // The first line on stdout is the bound origin, e.g. http://127.0.0.1:40123;
 // everything else (including the SDK's own console output) goes to stderr.
@@ -22,13 +26,13 @@
 // cards, and the bearer check in front of secure (Express middleware, the
 // SDK's documented way to authenticate).
 
-import { randomUUID, timingSafeEqual } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import express from 'express';
 import { Role, TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import { agentCardHandler, jsonRpcHandler, restHandler, UserBuilder } from '@a2a-js/sdk/server/express';
 
 // Keep stdout for the origin line alone.
 console.log = (...args) => console.error(...args);
@@ -290,6 +294,85 @@ class AskAgent {
   }
 }
 
+// PartsAgent answers with a Message that describes each part it was sent,
+// one line a part: its number, kind, filename and media type, then for a
+// text its size and text, for a file its size and SHA-256 (hex), for a URL
+// the URL, for data its JSON.
+class PartsAgent {
+  async execute(ctx, bus) {
+    const lines = (ctx.userMessage?.parts ?? []).map((p, i) => describePart(p, i + 1));
+    bus.publish(AgentEvent.message(agentMessage(lines.join('\n'), undefined, ctx.contextId)));
+  }
+  async cancelTask() {}
+}
+
+function describePart(p, n) {
+  const c = p.content;
+  const head = `${n} ${c?.$case ?? 'none'} name=${JSON.stringify(p.filename ?? '')} type=${JSON.stringify(p.mediaType ?? '')}`;
+  switch (c?.$case) {
+    case 'text':
+      return `${head} size=${Buffer.byteLength(c.value)} text=${JSON.stringify(c.value)}`;
+    case 'raw': {
+      const b = Buffer.from(c.value);
+      return `${head} size=${b.length} sha256=${createHash('sha256').update(b).digest('hex')}`;
+    }
+    case 'url':
+      return `${head} url=${JSON.stringify(c.value)}`;
+    case 'data':
+      return `${head} json=${JSON.stringify(c.value)}`;
+    default:
+      return head;
+  }
+}
+
+// What the files agent sends: a text file, a 1x1 PNG, a file by URL and a
+// data part (interoptest holds the same constants).
+const FILES_TEXT = 'hello from the files agent\n';
+const FILES_PNG_BASE64 = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==';
+const FILES_DATA = { agent: 'files', files: 2, ok: true };
+const FILES_URL = 'https://files.example.invalid/report.pdf';
+const FILES_STATUS = 'files attached';
+
+function filesParts() {
+  return [
+    textPart('Here are your files.'),
+    { content: { $case: 'raw', value: Buffer.from(FILES_TEXT) }, mediaType: 'text/plain', filename: 'hello.txt', metadata: undefined },
+    { content: { $case: 'raw', value: Buffer.from(FILES_PNG_BASE64, 'base64') }, mediaType: 'image/png', filename: 'pixel.png', metadata: undefined },
+    { content: { $case: 'url', value: FILES_URL }, mediaType: 'application/pdf', filename: 'report.pdf', metadata: undefined },
+    { content: { $case: 'data', value: FILES_DATA }, mediaType: 'application/json', filename: '', metadata: undefined },
+  ];
+}
+
+// FilesAgent answers with file and data parts: in a Message when the text
+// says "message", else in the artifact of a Task that completes with the
+// status message "files attached".
+class FilesAgent {
+  async execute(ctx, bus) {
+    if (/\bmessage\b/.test(textOf(ctx.userMessage))) {
+      const m = agentMessage('', undefined, ctx.contextId);
+      m.parts = filesParts();
+      bus.publish(AgentEvent.message(m));
+      return;
+    }
+    openTask(ctx, bus);
+    bus.publish(status(ctx, TaskState.TASK_STATE_WORKING, 'packing files'));
+    bus.publish(
+      AgentEvent.artifactUpdate({
+        taskId: ctx.taskId,
+        contextId: ctx.contextId,
+        artifact: { artifactId: randomUUID(), name: 'files', description: '', parts: filesParts(), metadata: undefined, extensions: [] },
+        append: false,
+        lastChunk: true,
+        metadata: undefined,
+      })
+    );
+    bus.publish(status(ctx, TaskState.TASK_STATE_COMPLETED, FILES_STATUS));
+  }
+  async cancelTask(taskId, bus) {
+    bus.publish(statusFor(taskId, TaskState.TASK_STATE_CANCELED));
+  }
+}
+
 const AGENTS = {
   echo: { description: 'Replies with a Message that echoes the text it was sent.', make: () => new EchoAgent() },
   slow: {
@@ -301,12 +384,21 @@ const AGENTS = {
   fail: { description: 'Starts a task and always ends it failed, with the reason in the status message.', make: () => new FailAgent() },
   ask: { description: 'Asks a question (input-required); a follow-up message on the same task completes it.', make: () => new AskAgent() },
   secure: { description: 'Echo agent that requires a bearer token.', make: () => new EchoAgent() },
+  parts: {
+    description: 'Replies with a Message describing each part it was sent (kind, name, media type, size, SHA-256, data JSON).',
+    make: () => new PartsAgent(),
+  },
+  files: {
+    description: 'Answers with a text file, a PNG, a file URL and a data part: in a Task, or a Message when asked for "message".',
+    make: () => new FilesAgent(),
+  },
 };
 
 const MOUNTS = {
-  compat: { versions: ['1.0', '0.3'], legacyCompat: true },
-  v1: { versions: ['1.0'], legacyCompat: false },
-  v03: { versions: ['0.3'], legacyCompat: true },
+  compat: { versions: ['1.0', '0.3'], legacyCompat: true, binding: 'JSONRPC' },
+  v1: { versions: ['1.0'], legacyCompat: false, binding: 'JSONRPC' },
+  v03: { versions: ['0.3'], legacyCompat: true, binding: 'JSONRPC' },
+  rest: { versions: ['1.0'], legacyCompat: false, binding: 'HTTP+JSON' },
 };
 
 function agentCard(origin, mount, name) {
@@ -316,7 +408,7 @@ function agentCard(origin, mount, name) {
     description: AGENTS[name].description,
     supportedInterfaces: MOUNTS[mount].versions.map((v) => ({
       url,
-      protocolBinding: 'JSONRPC',
+      protocolBinding: MOUNTS[mount].binding,
       tenant: '',
       protocolVersion: v,
     })),
@@ -380,7 +472,8 @@ function buildApp(origin) {
       const compat = { enabled: m.legacyCompat };
       app.use(`${base}/.well-known/agent-card.json`, agentCardHandler({ agentCardProvider: handler, legacyCompat: compat }));
       if (name === 'secure') app.use(base, requireBearer);
-      app.use(base, jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: compat }));
+      const serve = m.binding === 'HTTP+JSON' ? restHandler : jsonRpcHandler;
+      app.use(base, serve({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat: compat }));
     }
   }
   return app;

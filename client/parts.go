@@ -1,0 +1,408 @@
+package client
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"path/filepath"
+	"strings"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+)
+
+// Part kinds.
+const (
+	PartText = "text"
+	PartFile = "file"
+	PartData = "data"
+)
+
+// Part is one part of a message or an artifact, in either dialect: a text,
+// a file (its bytes, or a URL that names it) or data (any JSON value).
+type Part struct {
+	// Kind is PartText, PartFile or PartData.
+	Kind string
+	// Text is a text part's text.
+	Text string
+	// Name is a file's name (v0.3 file.name, v1.0 filename); v1.0 lets
+	// any part carry one.
+	Name string
+	// MediaType is the part's media type (v0.3 file.mimeType, v1.0
+	// mediaType), "" when the sender gave none.
+	MediaType string
+	// Bytes is a file part's content, decoded from base64.
+	Bytes []byte
+	// URL is where a file part given by reference is (v0.3 file.uri,
+	// v1.0 url); nothing is fetched from it.
+	URL string
+	// Data is a data part's JSON value as sent.
+	Data json.RawMessage
+	// Problem says why a part received could not be read whole (bytes
+	// that are not base64); the rest of the part is kept.
+	Problem string
+}
+
+// TextPart returns a text part.
+func TextPart(text string) Part { return Part{Kind: PartText, Text: text} }
+
+// FilePart returns a file part holding content.
+func FilePart(name, mediaType string, content []byte) Part {
+	return Part{Kind: PartFile, Name: name, MediaType: mediaType, Bytes: content}
+}
+
+// DataPart returns a data part holding the JSON value v (which
+// encodeParts checks). A2A 0.3 takes only JSON objects.
+func DataPart(v json.RawMessage) Part { return Part{Kind: PartData, Data: v} }
+
+// Sources of the parts of a reply.
+const (
+	SourceMessage  = "message"  // the Message the agent answered with
+	SourceArtifact = "artifact" // an artifact of the task
+	SourceStatus   = "status"   // the task's (final) status message
+)
+
+// ReplyPart is one part of an agent's answer, with where it came from.
+type ReplyPart struct {
+	Part
+	// Source is SourceMessage, SourceArtifact or SourceStatus.
+	Source string
+	// ArtifactID and ArtifactName name the artifact of a SourceArtifact
+	// part.
+	ArtifactID   string
+	ArtifactName string
+}
+
+// MaxFilePartBytes caps a file that FilePartFromPath reads: a message
+// carries its files inline (base64, a third larger), and servers limit
+// request bodies.
+const MaxFilePartBytes int64 = 10 << 20
+
+// AttachedFile is a file read to be sent: its part, and what a record may
+// keep of it instead of its content.
+type AttachedFile struct {
+	// Part is the file part (Name the path's base name, MediaType as
+	// DetectMediaType says, Bytes the content).
+	Part Part
+	// Path is the path as given.
+	Path string
+	// Size is the content's length in bytes.
+	Size int64
+	// SHA256 is the hex SHA-256 of the content.
+	SHA256 string
+}
+
+// FilePartFromPath reads the regular file at path (at most
+// MaxFilePartBytes; a directory, FIFO or device is refused) into a file
+// part named by the path's base name, with the media type DetectMediaType
+// gives, and returns it with the content's size and SHA-256. Errors wrap
+// *boundedfile.NotRegularError, *boundedfile.TooLargeError or the os
+// package's (fs.ErrNotExist).
+func FilePartFromPath(path string) (AttachedFile, error) {
+	b, _, err := boundedfile.Read(path, MaxFilePartBytes)
+	if err != nil {
+		var tl *boundedfile.TooLargeError
+		if errors.As(err, &tl) {
+			return AttachedFile{}, fmt.Errorf("attach a file: %w (files sent in a message are capped at %s)", err, boundedfile.SizeText(MaxFilePartBytes))
+		}
+		return AttachedFile{}, fmt.Errorf("attach a file: %w", err)
+	}
+	name := filepath.Base(path)
+	sum := sha256.Sum256(b)
+	return AttachedFile{Part: FilePart(name, DetectMediaType(name, b), b), Path: path, Size: int64(len(b)), SHA256: hex.EncodeToString(sum[:])}, nil
+}
+
+// extensionTypes are the media types of extensions whose content sniffs as
+// plain text (or as nothing in particular), fixed here so that the answer
+// does not depend on the machine's mime.types.
+var extensionTypes = map[string]string{
+	".txt":      "text/plain",
+	".text":     "text/plain",
+	".log":      "text/plain",
+	".md":       "text/markdown",
+	".markdown": "text/markdown",
+	".csv":      "text/csv",
+	".tsv":      "text/tab-separated-values",
+	".json":     "application/json",
+	".jsonl":    "application/jsonl",
+	".ndjson":   "application/x-ndjson",
+	".yaml":     "application/yaml",
+	".yml":      "application/yaml",
+	".toml":     "application/toml",
+	".xml":      "application/xml",
+	".svg":      "image/svg+xml",
+	".html":     "text/html",
+	".htm":      "text/html",
+	".css":      "text/css",
+	".js":       "text/javascript",
+	".mjs":      "text/javascript",
+	".py":       "text/x-python",
+	".go":       "text/x-go",
+	".sh":       "application/x-sh",
+	".sql":      "application/sql",
+	".ics":      "text/calendar",
+	".pdf":      "application/pdf",
+	".docx":     "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+	".xlsx":     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+	".pptx":     "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+	".odt":      "application/vnd.oasis.opendocument.text",
+	".epub":     "application/epub+zip",
+	".jar":      "application/java-archive",
+}
+
+// genericSniffed are the types content sniffing gives when it sees nothing
+// more precise: plain text, unknown bytes, any XML, any ZIP (an office
+// document is a ZIP). The extension then says more.
+var genericSniffed = map[string]bool{
+	"text/plain":               true,
+	"application/octet-stream": true,
+	"text/xml":                 true,
+	"application/zip":          true,
+}
+
+// DetectMediaType gives a file's media type, without parameters: the type
+// net/http's content sniffing finds (image/png, application/pdf, …), unless
+// sniffing finds only a generic type (text/plain, application/octet-stream,
+// text/xml, application/zip) and the name's extension says more (.json,
+// .csv, .md, .yaml, .docx, …: a fixed table first, then the system's
+// mime.TypeByExtension). An unknown binary is application/octet-stream,
+// an unknown text text/plain.
+func DetectMediaType(name string, content []byte) string {
+	sniffed := baseType(http.DetectContentType(content))
+	if !genericSniffed[sniffed] {
+		return sniffed
+	}
+	ext := strings.ToLower(filepath.Ext(name))
+	if t, ok := extensionTypes[ext]; ok {
+		return t
+	}
+	if ext != "" {
+		if t := baseType(mime.TypeByExtension(ext)); t != "" {
+			return t
+		}
+	}
+	return sniffed
+}
+
+func baseType(t string) string {
+	t, _, _ = strings.Cut(t, ";")
+	return strings.ToLower(strings.TrimSpace(t))
+}
+
+// encodeParts builds the wire form of a message's parts: the text first
+// (when there is one, or when there is nothing else), then parts.
+func encodeParts(d Dialect, text string, parts []Part) ([]map[string]any, error) {
+	all := parts
+	if text != "" || len(parts) == 0 {
+		all = append([]Part{TextPart(text)}, parts...)
+	}
+	out := make([]map[string]any, 0, len(all))
+	for i, p := range all {
+		w, err := encodePart(d, p)
+		if err != nil {
+			return nil, fmt.Errorf("part %d: %w", i+1, err)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func encodePart(d Dialect, p Part) (map[string]any, error) {
+	switch p.Kind {
+	case PartText, "":
+		if d == V10 {
+			w := map[string]any{"text": p.Text}
+			if p.MediaType != "" {
+				w["mediaType"] = p.MediaType
+			}
+			return w, nil
+		}
+		return map[string]any{"kind": "text", "text": p.Text}, nil
+	case PartFile:
+		if p.URL != "" && len(p.Bytes) > 0 {
+			return nil, errors.New("a file part holds its bytes or a URL, not both")
+		}
+		if d == V10 {
+			w := map[string]any{}
+			if p.URL != "" {
+				w["url"] = p.URL
+			} else {
+				w["raw"] = base64.StdEncoding.EncodeToString(p.Bytes)
+			}
+			if p.Name != "" {
+				w["filename"] = p.Name
+			}
+			if p.MediaType != "" {
+				w["mediaType"] = p.MediaType
+			}
+			return w, nil
+		}
+		f := map[string]any{}
+		if p.URL != "" {
+			f["uri"] = p.URL
+		} else {
+			f["bytes"] = base64.StdEncoding.EncodeToString(p.Bytes)
+		}
+		if p.Name != "" {
+			f["name"] = p.Name
+		}
+		if p.MediaType != "" {
+			f["mimeType"] = p.MediaType
+		}
+		return map[string]any{"kind": "file", "file": f}, nil
+	case PartData:
+		raw := bytes.TrimSpace(p.Data)
+		if len(raw) == 0 || !json.Valid(raw) {
+			return nil, errors.New("a data part must hold one JSON value")
+		}
+		if nestsTooDeep(unsafeString(raw)) {
+			return nil, fmt.Errorf("a data part nests deeper than %d levels", MaxNesting)
+		}
+		if d == V10 {
+			w := map[string]any{"data": json.RawMessage(raw)}
+			if p.MediaType != "" {
+				w["mediaType"] = p.MediaType
+			}
+			return w, nil
+		}
+		if raw[0] != '{' {
+			return nil, errors.New("A2A 0.3 data parts hold JSON objects only; wrap the value in an object")
+		}
+		return map[string]any{"kind": "data", "data": json.RawMessage(raw)}, nil
+	}
+	return nil, fmt.Errorf("unknown part kind %q", p.Kind)
+}
+
+// dataPartCompat is the metadata flag with which a2a-js's 0.3 layer wraps
+// a data value that is not an object as {"value": v}.
+const dataPartCompat = "data_part_compat"
+
+// parseParts reads a part list of either dialect. Parts of a kind this
+// client does not know are skipped.
+func parseParts(parts gjson.Result) []Part {
+	var out []Part
+	parts.ForEach(func(_, p gjson.Result) bool {
+		if x, ok := parsePart(p); ok {
+			out = append(out, x)
+		}
+		return true
+	})
+	return out
+}
+
+func parsePart(p gjson.Result) (Part, bool) {
+	kind := p.Get("kind").String()
+	if kind == "" {
+		kind = p.Get("type").String() // the pre-0.3 spelling
+	}
+	out := Part{Name: p.Get("filename").String(), MediaType: p.Get("mediaType").String()}
+	switch {
+	case kind == "text" || kind == "" && p.Get("text").Exists():
+		out.Kind, out.Text = PartText, p.Get("text").String()
+	case kind == "file":
+		f := p.Get("file")
+		out.Kind = PartFile
+		out.Name = nonEmpty(f.Get("name").String(), out.Name)
+		out.MediaType = nonEmpty(f.Get("mimeType").String(), out.MediaType)
+		// fileWithBytes / fileWithUri: the v0.3 proto's names, which some
+		// servers write.
+		b := firstOf(f, "bytes", "fileWithBytes")
+		switch {
+		case b.Exists():
+			out.Bytes, out.Problem = decodeBase64(b.String())
+		case firstOf(f, "uri", "fileWithUri").Exists():
+			out.URL = firstOf(f, "uri", "fileWithUri").String()
+		default:
+			out.Problem = "the file part has neither bytes nor a uri"
+		}
+	case kind == "data" || kind == "" && p.Get("data").Exists():
+		d := p.Get("data")
+		out.Kind = PartData
+		if kind == "data" && p.Get("metadata."+dataPartCompat).Bool() && d.IsObject() && d.Get("value").Exists() {
+			d = d.Get("value")
+		}
+		out.Data = json.RawMessage(d.Raw)
+	case kind == "" && p.Get("raw").Exists():
+		out.Kind = PartFile
+		out.Bytes, out.Problem = decodeBase64(p.Get("raw").String())
+	case kind == "" && p.Get("url").Exists():
+		out.Kind, out.URL = PartFile, p.Get("url").String()
+	default:
+		return Part{}, false
+	}
+	return out, true
+}
+
+func firstOf(r gjson.Result, keys ...string) gjson.Result {
+	for _, k := range keys {
+		if v := r.Get(k); v.Exists() {
+			return v
+		}
+	}
+	return gjson.Result{}
+}
+
+// decodeBase64 reads base64 in any of its usual forms (padded or not,
+// standard or URL-safe alphabet, with line breaks).
+func decodeBase64(s string) ([]byte, string) {
+	s = strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == ' ' || r == '\t' {
+			return -1
+		}
+		return r
+	}, s)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(s); err == nil {
+			if b == nil {
+				b = []byte{}
+			}
+			return b, ""
+		}
+	}
+	return nil, "the file's bytes are not base64"
+}
+
+// textOf joins the text of the text parts of parts with sep.
+func textOf(parts []Part, sep string) string {
+	var texts []string
+	for _, p := range parts {
+		if p.Kind == PartText {
+			texts = append(texts, p.Text)
+		}
+	}
+	return strings.Join(texts, sep)
+}
+
+// replyParts labels parts with their source.
+func replyParts(source string, parts []Part) []ReplyPart {
+	out := make([]ReplyPart, 0, len(parts))
+	for _, p := range parts {
+		out = append(out, ReplyPart{Part: p, Source: source})
+	}
+	return out
+}
+
+// composeAnswer is a task's whole answer: its artifacts' text, then its
+// final status message's text when there is one that the artifacts do not
+// already end with (compared without surrounding space).
+func composeAnswer(artifactText, statusText string) string {
+	a, s := strings.TrimSpace(artifactText), strings.TrimSpace(statusText)
+	switch {
+	case s == "":
+		return artifactText
+	case a == "":
+		return statusText
+	case strings.HasSuffix(a, s):
+		return artifactText
+	case strings.HasSuffix(artifactText, "\n"):
+		return artifactText + statusText
+	}
+	return artifactText + "\n" + statusText
+}
