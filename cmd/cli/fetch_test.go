@@ -94,12 +94,12 @@ func TestFetchGenericAgent(t *testing.T) {
 		r = c.run("fetch", first.ContextID, "--url", slow, "--json")
 		r.expect(t, ExitOK)
 		d := decodeTask(t, r.stdout)
-		if *d.Reply != "chunk 1/2\nchunk 2/2\n" || d.TaskID != second.TaskID || !strings.Contains(d.Note, "newest of the 2 tasks") || d.CreatedAt != nil {
+		if *d.Reply != slowAnswer(2) || d.TaskID != second.TaskID || !strings.Contains(d.Note, "newest of the 2 tasks") || d.CreatedAt != nil {
 			t.Fatalf("%+v", d)
 		}
 		r = c.run("fetch", first.ContextID, "--url", slow)
 		r.expect(t, ExitOK)
-		if r.stdout != "chunk 1/2\nchunk 2/2\n" || !strings.Contains(r.stderr, "newest of the 2 tasks") {
+		if r.stdout != slowAnswer(2)+"\n" || !strings.Contains(r.stderr, "newest of the 2 tasks") {
 			t.Fatalf("stdout %q stderr %q", r.stdout, r.stderr)
 		}
 		if _, err := os.Stat(filepath.Join(c.env["A2A_COURIER_STATE_DIR"], "tasks", first.ContextID+".json")); err == nil {
@@ -109,7 +109,7 @@ func TestFetchGenericAgent(t *testing.T) {
 		// The record's task, not the newest one.
 		r = a.run("fetch", first.ContextID)
 		r.expect(t, ExitOK)
-		if r.stdout != "chunk 1/1\n" {
+		if r.stdout != slowAnswer(1)+"\n" {
 			t.Fatalf("stdout %q", r.stdout)
 		}
 		// Lost before the task id was known, and expired: the task holding
@@ -120,11 +120,11 @@ func TestFetchGenericAgent(t *testing.T) {
 		r = a.run("fetch", first.ContextID, "--json")
 		r.expect(t, ExitOK)
 		d = decodeTask(t, r.stdout)
-		if *d.Reply != "chunk 1/1\n" || d.TaskID != first.TaskID || d.Note != "" {
+		if *d.Reply != slowAnswer(1) || d.TaskID != first.TaskID || d.Note != "" {
 			t.Fatalf("%+v", d)
 		}
 		rec := loadRecord(t, a, first.ContextID)
-		if rec.State != store.Completed || rec.Reply != "chunk 1/1\n" || rec.Via != "fetch" || rec.TaskID != first.TaskID {
+		if rec.State != store.Completed || rec.Reply != slowAnswer(1) || rec.Via != "fetch" || rec.TaskID != first.TaskID {
 			t.Errorf("record %+v", rec)
 		}
 	})

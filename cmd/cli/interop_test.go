@@ -119,6 +119,16 @@ func TestInteropMatrix(t *testing.T) {
 	}
 }
 
+// slowAnswer is the whole answer of the slow agent asked for n chunks: the
+// artifact's chunks, then its final status text.
+func slowAnswer(n int) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&b, "chunk %d/%d\n", i, n)
+	}
+	return b.String() + fmt.Sprintf("done after %d chunks", n)
+}
+
 func interopCard(t *testing.T, s interopServer, h *harness) {
 	r := h.run("get-card", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "--json")
 	r.expect(t, ExitOK)
@@ -145,7 +155,7 @@ func interopMessage(t *testing.T, s interopServer, h *harness) {
 func interopTaskPolled(t *testing.T, s interopServer, h *harness) {
 	r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=3 delay=100ms", "--no-stream", "--poll-interval", "100ms")
 	r.expect(t, ExitOK)
-	if r.stdout != "chunk 1/3\nchunk 2/3\nchunk 3/3\n" {
+	if r.stdout != slowAnswer(3)+"\n" {
 		t.Fatalf("stdout %q", r.stdout)
 	}
 }
@@ -155,7 +165,7 @@ func interopTaskStreamed(t *testing.T, s interopServer, h *harness) {
 	r.expect(t, ExitOK)
 	d := decodeTask(t, r.stdout)
 	// Every chunk, in order: an accumulated artifact, never only the last.
-	if d.State != "completed" || *d.Reply != "chunk 1/5\nchunk 2/5\nchunk 3/5\nchunk 4/5\nchunk 5/5\n" || d.TaskID == "" {
+	if d.State != "completed" || *d.Reply != slowAnswer(5) || d.TaskID == "" {
 		t.Fatalf("%+v reply %q", d, *d.Reply)
 	}
 	st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -170,7 +180,7 @@ func interopAsync(t *testing.T, s interopServer, h *harness) {
 	ctxID := strings.TrimSpace(r.stdout)
 	r = h.run("result", ctxID, "--wait", "--timeout", "30s")
 	r.expect(t, ExitOK)
-	if r.stdout != "chunk 1/3\nchunk 2/3\nchunk 3/3\n" {
+	if r.stdout != slowAnswer(3)+"\n" {
 		t.Fatalf("stdout %q", r.stdout)
 	}
 	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
@@ -320,7 +330,7 @@ func interopFetchContext(t *testing.T, s interopServer, h *harness) {
 	r := h.run("send", "--url", url, "chunks=2 delay=10ms", "--json")
 	r.expect(t, ExitOK)
 	sent := decodeTask(t, r.stdout)
-	want := "chunk 1/2\nchunk 2/2\n"
+	want := slowAnswer(2)
 
 	other := newHarness(t, nil) // an empty state directory
 	r = other.run("fetch", sent.ContextID, "--url", url, "--json")
@@ -342,7 +352,7 @@ func interopFetchContext(t *testing.T, s interopServer, h *harness) {
 	// Where it was sent, the record names the agent and the task.
 	r = h.run("fetch", sent.ContextID)
 	r.expect(t, ExitOK)
-	if r.stdout != want {
+	if r.stdout != want+"\n" {
 		t.Fatalf("stdout %q", r.stdout)
 	}
 }
