@@ -49,6 +49,15 @@ func (b Binding) CardName() string {
 	return "JSONRPC"
 }
 
+// Label is the binding's name for people: "JSON-RPC" or "HTTP+JSON" (""
+// is JSON-RPC).
+func (b Binding) Label() string {
+	if b == BindingREST {
+		return "HTTP+JSON"
+	}
+	return "JSON-RPC"
+}
+
 func (b Binding) orDefault() Binding {
 	if b == "" {
 		return BindingJSONRPC

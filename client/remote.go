@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -81,6 +82,11 @@ func CardLocations(rawURL string) ([]string, error) {
 	base := strings.TrimRight(u.String(), "/")
 	return []string{base + "/.well-known/agent-card.json", base + "/.well-known/agent.json"}, nil
 }
+
+// ErrNoInterface means an agent card offers no interface the client speaks
+// (only gRPC, say), or none in the binding asked for: the agent cannot be
+// reached this way, however often one tries.
+var ErrNoInterface = errors.New("the card offers no interface this client speaks")
 
 // ResolveOptions tune ResolveAgentWith.
 type ResolveOptions struct {
@@ -235,7 +241,7 @@ func chooseInterface(card Card, cardURL string, prefer Binding) (*RemoteAgent, e
 		}
 	}
 	if pick == nil {
-		return nil, &Error{Kind: KindProtocol, Op: op, Message: noInterfaceMessage(prefer, len(usable) > 0, offered)}
+		return nil, &Error{Kind: KindProtocol, Op: op, Message: noInterfaceMessage(prefer, len(usable) > 0, offered), Err: ErrNoInterface}
 	}
 	ra.Endpoint, ra.Dialect, ra.Binding, ra.Tenant = pick.url, pick.dialect, pick.binding, pick.tenant
 	ep, err := url.Parse(ra.Endpoint)
@@ -256,7 +262,7 @@ func legacyRefusal(card Card, cardURL string) error {
 	if len(usable) > 0 {
 		msg = "the card offers no JSON-RPC interface of A2A 0.3 or 1.x (it offers " + oneLine(strings.Join(offered, ", "), 200) + "); HTTP+JSON is not spoken here"
 	}
-	return &Error{Kind: KindProtocol, Op: "read agent card " + cardURL, Message: msg}
+	return &Error{Kind: KindProtocol, Op: "read agent card " + cardURL, Message: msg, Err: ErrNoInterface}
 }
 
 // noInterfaceMessage says why a card gives nothing to speak to.

@@ -119,9 +119,12 @@ type Target struct {
 	Insecure bool   `json:"insecure,omitempty"`
 
 	// For TargetA2A (a generic A2A agent): how the card said to talk to it.
-	Endpoint   string `json:"endpoint,omitempty"`
-	Dialect    string `json:"dialect,omitempty"`
-	Tenant     string `json:"tenant,omitempty"`
+	Endpoint string `json:"endpoint,omitempty"`
+	Dialect  string `json:"dialect,omitempty"`
+	Tenant   string `json:"tenant,omitempty"`
+	// Binding is the protocol binding: "rest" (HTTP+JSON), or "" and
+	// "jsonrpc" for JSON-RPC (records before bindings were chosen).
+	Binding    string `json:"binding,omitempty"`
 	Streaming  bool   `json:"streaming,omitempty"`
 	AuthHeader string `json:"auth_header,omitempty"`
 	AuthPrefix string `json:"auth_prefix,omitempty"`

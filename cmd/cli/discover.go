@@ -122,7 +122,8 @@ func (a *App) discoverPeers(ctx context.Context, s *config.Settings) []discovere
 			hc, err := a.httpClients()(store.Target{CAFile: config.ExpandHome(p.CACert, a.p.getenv("HOME")), Insecure: p.Insecure || s.Insecure})
 			if err == nil {
 				var ra *client.RemoteAgent
-				if ra, err = client.ResolveAgent(ctx, hc, p.URL, userAgent()); err == nil {
+				b, _ := client.ParseBinding(p.Binding) // the config file's reading checked it
+				if ra, err = client.ResolveAgentWith(ctx, hc, p.URL, client.ResolveOptions{UserAgent: userAgent(), Binding: b}); err == nil {
 					d.Name, d.Description = ra.Name(), ra.Card.Get("description").String()
 					return
 				}

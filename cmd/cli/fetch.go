@@ -89,6 +89,7 @@ stands: its message is not on the server yet.`,
 	cmd.Flags().StringVar(&opts.taskID, "task", "", "read this task of a generic A2A agent by its id (any A2A version)")
 	cmd.Flags().StringVar(&opts.agentFlags.url, "url", "", "read from a generic A2A agent: its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
 	cmd.Flags().StringVar(&opts.agentFlags.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
+	cmd.Flags().StringVar(&opts.agentFlags.binding, "binding", "", "speak this binding (jsonrpc or rest, HTTP+JSON) instead of the card's (or the record's)")
 	return cmd
 }
 
@@ -174,7 +175,7 @@ func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource
 	if err != nil {
 		return nil, err
 	}
-	return &fetchSource{target: tg.Store, cred: tg.Cred, name: tg.Name, command: agentCommand(tg.Store, opts.agentFlags.protocol)}, nil
+	return &fetchSource{target: tg.Store, cred: tg.Cred, name: tg.Name, command: agentCommand(tg.Store, opts.agentFlags)}, nil
 }
 
 // recordSource reads from the agent a local record names, with the
@@ -184,21 +185,30 @@ func (a *App) recordSource(rec *store.Record, opts *fetchOptions) (*fetchSource,
 	if p := opts.agentFlags.protocol; p != "" {
 		t.Dialect = p
 	}
+	if b, err := client.ParseBinding(opts.agentFlags.binding); err != nil || b != "" {
+		t.Binding = string(b)
+		if err != nil {
+			return nil, usageErr("use --binding jsonrpc or --binding rest (HTTP+JSON)", "%s", err.Error())
+		}
+	}
 	cred, err := a.credentialFor(t)
 	if err != nil {
 		return nil, err
 	}
-	return &fetchSource{target: t, cred: cred, name: rec.Agent, command: agentCommand(t, opts.agentFlags.protocol)}, nil
+	return &fetchSource{target: t, cred: cred, name: rec.Agent, command: agentCommand(t, opts.agentFlags)}, nil
 }
 
 // agentCommand names a generic agent on a command line.
-func agentCommand(t store.Target, protocol string) string {
+func agentCommand(t store.Target, af agentFlags) string {
 	s := "--url " + shellQuote(t.URL)
 	if t.Peer != "" {
 		s = shellQuote(t.Peer)
 	}
-	if protocol != "" {
-		s += " --protocol " + protocol
+	if af.protocol != "" {
+		s += " --protocol " + af.protocol
+	}
+	if af.binding != "" {
+		s += " --binding " + shellQuote(af.binding)
 	}
 	return s
 }

@@ -67,7 +67,7 @@ func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
 		if tg.Store.Streaming {
 			streaming = "streaming"
 		}
-		out += fmt.Sprintf("%-13s %s (A2A %s JSON-RPC, %s)\n", "Talking to:", tg.Store.Endpoint, tg.Store.Dialect, streaming)
+		out += fmt.Sprintf("%-13s %s (A2A %s %s, %s)\n", "Talking to:", tg.Store.Endpoint, tg.Store.Dialect, client.Binding(tg.Store.Binding).Label(), streaming)
 	}
 	pr.payload(out)
 	return nil

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ import (
 type agentFlags struct {
 	url      string
 	protocol string
+	binding  string
 	noStream bool
 	// freshCard asks for the card even when a cached one is fresh.
 	freshCard bool
@@ -27,6 +29,7 @@ type agentFlags struct {
 func addAgentFlags(cmd *cobra.Command, af *agentFlags) {
 	cmd.Flags().StringVar(&af.url, "url", "", "address a generic A2A agent by its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
 	cmd.Flags().StringVar(&af.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
+	cmd.Flags().StringVar(&af.binding, "binding", "", "speak this binding (jsonrpc or rest, HTTP+JSON) instead of the card's choice; gRPC is not spoken")
 	cmd.Flags().BoolVar(&af.noStream, "no-stream", false, "follow tasks by polling even when the agent streams")
 	if cmd.Name() != "send" && cmd.Name() != "send-async" {
 		// Only a send follows a task by stream or by polling: get-card and
@@ -145,15 +148,13 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 		return nil, err
 	}
 	st := store.Target{Kind: store.TargetA2A, URL: rawURL, Peer: strings.ToLower(peerName), CAFile: s.CAFile, Insecure: s.Insecure}
-	protocol, noStream := af.protocol, af.noStream
+	protocol, binding, noStream := af.protocol, af.binding, af.noStream
 	if p != nil {
 		if p.CACert != "" {
 			st.CAFile = config.ExpandHome(p.CACert, a.p.getenv("HOME"))
 		}
 		st.Insecure = st.Insecure || p.Insecure
-		if protocol == "" {
-			protocol = p.Protocol
-		}
+		protocol, binding = nonEmptyStr(protocol, p.Protocol), nonEmptyStr(binding, p.Binding)
 		noStream = noStream || p.NoStream
 	}
 	hc, err := a.httpClients()(st)
@@ -170,9 +171,17 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 		}
 		return nil, usageErr(hint, "%s", err.Error())
 	}
+	b, err := client.ParseBinding(binding)
+	if err != nil {
+		return nil, usageErr("use --binding jsonrpc or --binding rest (HTTP+JSON), or leave it out to let the card decide", "%s", err.Error())
+	}
 	rctx, cancel := context.WithTimeout(ctx, defaultReadTimeout)
 	defer cancel()
-	ra, err := client.ResolveAgent(rctx, hc, rawURL, userAgent())
+	ra, err := client.ResolveAgentWith(rctx, hc, rawURL, client.ResolveOptions{UserAgent: userAgent(), Binding: b})
+	if errors.Is(err, client.ErrNoInterface) {
+		return nil, &cliError{exit: ExitUsage, code: "unsupported", message: oneLineErr(err), err: err,
+			hint: "a2a-courier speaks A2A over JSON-RPC (0.3, 1.x) and HTTP+JSON (1.x), not gRPC; drop --binding (or the peer's binding) to let the card decide"}
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -185,7 +194,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 	default:
 		return nil, usageErr("use 0.3 or 1.0", "unknown protocol %q", protocol)
 	}
-	st.Endpoint, st.Dialect, st.Tenant = ra.Endpoint, string(ra.Dialect), ra.Tenant
+	st.Endpoint, st.Dialect, st.Tenant, st.Binding = ra.Endpoint, string(ra.Dialect), ra.Tenant, string(ra.Binding)
 	st.Streaming = ra.Streaming && !noStream
 	st.AuthHeader, st.AuthPrefix = ra.Auth.Header, ra.Auth.Prefix
 	// The card decides whether a credential goes at all: none to an agent
@@ -224,9 +233,6 @@ func otherDialect(p string) string {
 // credentialFor returns the credential of a stored target: the Kibana API
 // key, a peer's token, or for --url agents A2A_COURIER_TOKEN / --token-file.
 func (a *App) credentialFor(t store.Target) (client.Secret, error) {
-	if t.Kind == store.TargetA2A {
-		a.remote = true
-	}
 	if t.Kind != store.TargetA2A {
 		s, err := a.kibanaSettings()
 		if err != nil {
@@ -234,10 +240,11 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 		}
 		return s.APIKey, nil
 	}
-	if t.Peer != "" {
-		if t.AuthHeader == "" {
-			return "", nil // the card asks for no credential: none is sent
-		}
+	a.remote = true
+	switch {
+	case t.AuthHeader == "":
+		return "", nil // the card asks for no credential: none is sent
+	case t.Peer != "":
 		p, ok, err := a.peer(t.Peer)
 		if err != nil {
 			return "", err
@@ -245,37 +252,9 @@ func (a *App) credentialFor(t store.Target) (client.Secret, error) {
 		if !ok {
 			return "", configErr("add it back to the peers section of the config file", "no peer %q in the config file", t.Peer)
 		}
-		switch {
-		case p.TokenFile != "":
-			return config.ReadTokenFile(config.ExpandHome(p.TokenFile, a.p.getenv("HOME")))
-		case p.TokenEnv != "":
-			v := strings.TrimSpace(a.p.getenv(p.TokenEnv))
-			if v == "" {
-				return "", configErr("export "+p.TokenEnv+"=<token>", "peer %s takes its token from %s, which is not set", t.Peer, p.TokenEnv)
-			}
-			return client.Secret(v), nil
-		}
-		return client.Secret(strings.TrimSpace(p.Token)), nil
-	}
-	if t.AuthHeader == "" {
-		return "", nil // the card asks for no credential: none is sent
-	}
-	if a.flags.TokenFile != "" {
+		return config.PeerToken(t.Peer, *p, a.p.getenv)
+	case a.flags.TokenFile != "":
 		return config.ReadTokenFile(a.flags.TokenFile)
 	}
-	tok := strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN"))
-	if tok == "" {
-		return "", nil
-	}
-	// An ambient token is bound to one origin, so that it never reaches an
-	// agent it was not meant for.
-	bound := strings.TrimRight(strings.TrimSpace(a.p.getenv("A2A_COURIER_TOKEN_ORIGIN")), "/")
-	switch {
-	case bound == "":
-		return "", configErr("set A2A_COURIER_TOKEN_ORIGIN="+courier.Origin(t.URL)+" if the token is for this agent; or name the agent as a peer of the config file; or pass --token-file",
-			"A2A_COURIER_TOKEN is set but not bound to an origin (A2A_COURIER_TOKEN_ORIGIN)")
-	case !strings.EqualFold(courier.Origin(bound), courier.Origin(t.URL)):
-		return "", nil // meant for another agent
-	}
-	return client.Secret(tok), nil
+	return config.AmbientToken(courier.Origin(t.URL), a.p.getenv)
 }

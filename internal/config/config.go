@@ -92,9 +92,11 @@ type Peer struct {
 	TokenFile string `mapstructure:"token_file" yaml:"token_file,omitempty"`
 	Token     string `mapstructure:"token" yaml:"token,omitempty"`
 	Protocol  string `mapstructure:"protocol" yaml:"protocol,omitempty"`
-	NoStream  bool   `mapstructure:"no_stream" yaml:"no_stream,omitempty"`
-	CACert    string `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
-	Insecure  bool   `mapstructure:"insecure" yaml:"insecure,omitempty"`
+	// Binding is jsonrpc or rest (HTTP+JSON); empty: the card decides.
+	Binding  string `mapstructure:"binding" yaml:"binding,omitempty"`
+	NoStream bool   `mapstructure:"no_stream" yaml:"no_stream,omitempty"`
+	CACert   string `mapstructure:"ca_cert" yaml:"ca_cert,omitempty"`
+	Insecure bool   `mapstructure:"insecure" yaml:"insecure,omitempty"`
 }
 
 // Dir is the config directory: A2A_COURIER_CONFIG_DIR, else

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
 
@@ -46,7 +47,7 @@ func ReadFile(path string) (*File, error) {
 	}
 	cf := &File{}
 	if err := v.UnmarshalExact(cf, viper.DecodeHook(durationHook)); err != nil {
-		hint := "known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout, non_blocking}, peers.<name>.{url, token_env, token_file, token, protocol, no_stream, ca_cert, insecure}"
+		hint := "known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout, non_blocking}, peers.<name>.{url, token_env, token_file, token, protocol, binding, no_stream, ca_cert, insecure}"
 		if strings.Contains(err.Error(), errNotDuration.Error()) {
 			hint = "write positive durations with a unit, such as 20s, 5m or 1h30m"
 		}
@@ -55,6 +56,9 @@ func ReadFile(path string) (*File, error) {
 	for name, p := range cf.Peers {
 		if p.URL == "" {
 			return nil, configErr("give each peer its url", "config file %s: peer %s has no url", path, name)
+		}
+		if _, err := client.ParseBinding(p.Binding); err != nil {
+			return nil, configErr("write binding: jsonrpc or binding: rest, or leave it out to let the card decide", "config file %s: peer %s: %v", path, name, err)
 		}
 	}
 	return cf, nil

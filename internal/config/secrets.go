@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"net/url"
 	"path/filepath"
 	"strings"
 
@@ -70,4 +71,50 @@ func ExpandHome(p, home string) string {
 		return filepath.Join(home, strings.TrimPrefix(p, "~"))
 	}
 	return p
+}
+
+// PeerToken is the token of a peer of the config file: from its
+// token_file, its token_env variable, or its token.
+func PeerToken(name string, p Peer, getenv func(string) string) (client.Secret, error) {
+	switch {
+	case p.TokenFile != "":
+		return ReadTokenFile(ExpandHome(p.TokenFile, getenv("HOME")))
+	case p.TokenEnv != "":
+		v := strings.TrimSpace(getenv(p.TokenEnv))
+		if v == "" {
+			return "", configErr("export "+p.TokenEnv+"=<token>", "peer %s takes its token from %s, which is not set", name, p.TokenEnv)
+		}
+		return client.Secret(v), nil
+	}
+	return client.Secret(strings.TrimSpace(p.Token)), nil
+}
+
+// AmbientToken is the token A2A_COURIER_TOKEN holds for an agent at
+// origin (scheme://host, lower case), or "" when it is meant for another.
+// An ambient token is bound to one origin by A2A_COURIER_TOKEN_ORIGIN, so
+// that it never reaches an agent it was not meant for: a token with no
+// origin is a configuration error.
+func AmbientToken(origin string, getenv func(string) string) (client.Secret, error) {
+	tok := strings.TrimSpace(getenv("A2A_COURIER_TOKEN"))
+	if tok == "" {
+		return "", nil
+	}
+	bound := strings.TrimRight(strings.TrimSpace(getenv("A2A_COURIER_TOKEN_ORIGIN")), "/")
+	switch {
+	case bound == "":
+		return "", configErr("set A2A_COURIER_TOKEN_ORIGIN="+origin+" if the token is for this agent; or name the agent as a peer of the config file; or pass --token-file",
+			"A2A_COURIER_TOKEN is set but not bound to an origin (A2A_COURIER_TOKEN_ORIGIN)")
+	case !strings.EqualFold(originOf(bound), origin):
+		return "", nil // meant for another agent
+	}
+	return client.Secret(tok), nil
+}
+
+// originOf is the scheme and host of a URL, in lower case.
+func originOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
 }

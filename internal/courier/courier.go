@@ -130,12 +130,13 @@ func (c *Courier) Kibana(t store.Target, key client.Secret) (*client.Kibana, err
 	return client.NewKibana(client.KibanaConfig{URL: t.URL, Space: t.Space, APIKey: key, HTTPClient: hc, UserAgent: c.UserAgent})
 }
 
-// A2A is the JSON-RPC client of a stored generic target, with key.
+// A2A is the client of a stored generic target, with key, in the binding
+// the target was sent with (JSON-RPC for records before bindings).
 func (c *Courier) A2A(t store.Target, key client.Secret) (*client.A2A, error) {
 	hc, err := c.HTTPClient(t)
 	if err != nil {
 		return nil, err
 	}
-	return client.NewA2A(client.A2AConfig{Endpoint: t.Endpoint, Dialect: client.Dialect(t.Dialect), Tenant: t.Tenant,
+	return client.NewA2A(client.A2AConfig{Endpoint: t.Endpoint, Dialect: client.Dialect(t.Dialect), Tenant: t.Tenant, Binding: client.Binding(t.Binding),
 		Auth: client.Auth{Header: t.AuthHeader, Prefix: t.AuthPrefix}, Credential: key, HTTPClient: hc, UserAgent: c.UserAgent})
 }
