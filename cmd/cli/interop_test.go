@@ -21,6 +21,7 @@ type interopServer struct {
 	srv     *interoptest.Server
 	mount   string
 	dialect string // what the card should lead us to speak
+	binding string // and in which binding: JSON-RPC or HTTP+JSON
 }
 
 func interopServers(t *testing.T) []interopServer {
@@ -35,10 +36,13 @@ func interopServers(t *testing.T) []interopServer {
 		js = interoptest.StartJS(t)
 	})
 	return []interopServer{
-		{"a2a-go", gos, interoptest.MountGo, "0.3"},
-		{"a2a-js compat", js, interoptest.MountCompat, "1.0"},
-		{"a2a-js v1.0", js, interoptest.MountV1, "1.0"},
-		{"a2a-js v0.3", js, interoptest.MountV03, "0.3"},
+		{"a2a-go", gos, interoptest.MountGo, "0.3", "JSON-RPC"},
+		{"a2a-js compat", js, interoptest.MountCompat, "1.0", "JSON-RPC"},
+		{"a2a-js v1.0", js, interoptest.MountV1, "1.0", "JSON-RPC"},
+		{"a2a-js v0.3", js, interoptest.MountV03, "0.3", "JSON-RPC"},
+		// A card that offers HTTP+JSON alone: every scenario over that
+		// binding.
+		{"a2a-js HTTP+JSON", js, interoptest.MountREST, "1.0", "HTTP+JSON"},
 	}
 }
 
@@ -138,8 +142,8 @@ func interopCard(t *testing.T, s interopServer, h *harness) {
 	}
 	r = h.run("get-card", "--url", s.srv.URL(s.mount, interoptest.AgentSlow))
 	r.expect(t, ExitOK)
-	if !strings.Contains(r.stdout, "(A2A "+s.dialect+" JSON-RPC, streaming)") {
-		t.Errorf("the card should lead to A2A %s with streaming:\n%s", s.dialect, r.stdout)
+	if !strings.Contains(r.stdout, "(A2A "+s.dialect+" "+s.binding+", streaming)") {
+		t.Errorf("the card should lead to A2A %s over %s with streaming:\n%s", s.dialect, s.binding, r.stdout)
 	}
 }
 

@@ -188,7 +188,12 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 	switch protocol {
 	case "":
 	case "0.3", "1.0":
+		rest := ra.Binding == client.BindingREST
 		if string(ra.Dialect) != protocol && !ra.Use(client.Dialect(protocol)) {
+			if rest { // A2A 0.3 has no HTTP+JSON here, and the card no JSON-RPC
+				return nil, &cliError{exit: ExitUsage, code: "protocol_version", message: "the card offers A2A " + otherDialect(protocol) + " over HTTP+JSON only, and A2A 0.3 is spoken over JSON-RPC alone",
+					hint: "the agent does not speak this A2A version in a binding a2a-courier speaks: drop --protocol"}
+			}
 			a.printer().warn("speaking A2A %s as asked, although the card offers only %s", protocol, otherDialect(protocol))
 		}
 	default:
