@@ -93,6 +93,9 @@ type a2aDelivery struct {
 	gotConn atomic.Bool
 	// lastProgress is the status last passed on as progress.
 	lastProgress string
+	// noStream: the task is followed by reading it only (a stream sent an
+	// event over the size cap).
+	noStream bool
 }
 
 func (d *a2aDelivery) emit(e Event) {
@@ -152,6 +155,13 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 			return rejectedOutcome(err), true
 		}
 		d.lastErr = err
+		if errors.Is(err, ErrReplyTooLarge) {
+			// The task's own read may be smaller (no history); a stream
+			// of it again would bring the same event.
+			d.noStream = true
+			d.emit(Event{Kind: EventReplyTooLarge, Message: "the agent's stream sent an event larger than the size cap; reading the task", Err: err})
+			return Outcome{}, false
+		}
 		d.emit(Event{Kind: EventConnectionLost, Message: "the stream ended before the task finished; following the task", Err: err})
 		return Outcome{}, false
 	}
@@ -215,10 +225,10 @@ func (d *a2aDelivery) findTask() (_ Outcome, found bool) {
 // lost is the outcome of a task that cannot be found.
 func (d *a2aDelivery) lost(why error) Outcome {
 	if errors.Is(d.lastErr, ErrReplyTooLarge) {
-		// The agent answered: what it ran is known to have run, and its
-		// answer is gone with no task to read it from.
-		return Outcome{State: StateFailed, Err: errors.Join(d.lastErr, why), Via: "reply", HTTPStatus: 200,
-			Reason: fmt.Sprintf("the agent answered, but its answer could not be kept (larger than the %s cap) and no task to read it from can be found", byteSize(d.c.t.maxBody))}
+		// The agent answered, but its answer is gone with no task to read
+		// it from: lost, not failed (nothing says the run failed).
+		return Outcome{Err: &joinedError{errs: []error{why, d.lastErr},
+			msg: fmt.Sprintf("the agent answered, but its answer is larger than the %s cap and no task to read it from can be found (%s)", byteSize(d.c.t.maxBody), strings.TrimPrefix(why.Error(), ErrNoTask.Error()+": "))}}
 	}
 	return Outcome{Err: errors.Join(why, d.lastErr)}
 }
@@ -232,7 +242,7 @@ func (d *a2aDelivery) followTask() Outcome {
 		if d.ctx.Err() != nil {
 			return Outcome{Err: d.lastErr}
 		}
-		if d.o.Streaming && subscribeTries < 3 {
+		if d.o.Streaming && !d.noStream && subscribeTries < 3 {
 			subscribeTries++
 			out, final, refused := d.subscribe()
 			if final {
@@ -277,6 +287,10 @@ func (d *a2aDelivery) subscribe() (_ Outcome, final, refused bool) {
 	switch {
 	case taskNotFound(err):
 		return Outcome{Err: errors.Join(ErrTaskGone, err)}, true, false
+	case errors.Is(err, ErrReplyTooLarge):
+		d.emit(Event{Kind: EventReplyTooLarge, Message: "the task's stream sent an event larger than the size cap; reading the task", Err: err})
+		d.lastErr, d.noStream = err, true
+		return Outcome{}, false, true
 	case IsKind(err, KindRPC), IsKind(err, KindAuth, KindForbidden, KindBadRequest):
 		refused = true
 	}
@@ -315,6 +329,10 @@ func (d *a2aDelivery) poll() (_ Outcome, final bool, err error) {
 		// gone.
 		return Outcome{Err: errors.Join(ErrTaskGone, err)}, true, err
 	case IsKind(err, KindAuth, KindForbidden):
+		return Outcome{Err: err}, true, err
+	case errors.Is(err, ErrReplyTooLarge):
+		// A task only grows: it cannot be read whole, now or later.
+		d.emit(Event{Kind: EventReplyTooLarge, Message: "the task is larger than the size cap and cannot be read", Err: err})
 		return Outcome{Err: err}, true, err
 	default:
 		// Any other error (a JSON-RPC error such as -32603, an HTTP 400 or
@@ -465,3 +483,12 @@ func rpcCode(err error) int {
 	}
 	return 0
 }
+
+// joinedError is several errors under one message of its own.
+type joinedError struct {
+	msg  string
+	errs []error
+}
+
+func (e *joinedError) Error() string   { return e.msg }
+func (e *joinedError) Unwrap() []error { return e.errs }

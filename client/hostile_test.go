@@ -8,6 +8,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/tidwall/gjson"
 	"hash/crc32"
 	"io"
 	"net/http"
@@ -530,13 +531,76 @@ func TestDeliverOversizedAnswer(t *testing.T) {
 		defer srv.Close()
 		c, _ := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03, MaxResponseBytes: 1 << 20, ReadBudget: NewReadBudget(0)})
 		out := c.Deliver(context.Background(), A2ADeliverOptions{Message: OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c"}, Send: true, PollInterval: 10 * time.Millisecond})
-		if out.State != StateFailed || !errors.Is(out.Err, ErrReplyTooLarge) || !strings.Contains(out.Reason, "its answer could not be kept (larger than the 1 MiB cap)") {
-			t.Fatalf("got %+v, want failed: the answer could not be kept", out)
+		// Lost, not failed: the run answered, nothing says it failed, and
+		// no task holds the answer.
+		if out.State != "" || !errors.Is(out.Err, ErrReplyTooLarge) || !errors.Is(out.Err, ErrNoTask) ||
+			out.Err.Error() != "the agent answered, but its answer is larger than the 1 MiB cap and no task to read it from can be found (the agent cannot list tasks by context)" {
+			t.Fatalf("got %+v, want no outcome: the answer is lost", out)
 		}
 		if posts.Load() != 1 {
 			t.Errorf("%d requests, want the one send", posts.Load())
 		}
 	})
+}
+
+// TestStreamEventOverTheCap: a generic agent's stream event over the size
+// cap is not a broken connection: reply_too_large is emitted, the task is
+// read instead of streamed again, and when the task itself is over the cap
+// the delivery ends without an outcome and with ErrReplyTooLarge (the
+// runner ends it expired and lost), never failed, never sent twice.
+func TestStreamEventOverTheCap(t *testing.T) {
+	t.Parallel()
+	for _, taskFits := range []bool{false, true} {
+		t.Run(fmt.Sprintf("the task read fits: %v", taskFits), func(t *testing.T) {
+			t.Parallel()
+			big := strings.Repeat("a", 2<<20)
+			var sends, subscribes, gets atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				method := gjson.GetBytes(body, "method").String()
+				switch method {
+				case "message/stream", "tasks/resubscribe":
+					if method == "tasks/resubscribe" {
+						subscribes.Add(1)
+					} else {
+						sends.Add(1)
+					}
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprint(w, `data: {"jsonrpc":"2.0","id":null,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"working"}}}`+"\n\n")
+					fmt.Fprintf(w, `data: {"jsonrpc":"2.0","id":null,"result":{"kind":"artifact-update","taskId":"t1","contextId":"c","artifact":{"artifactId":"a","parts":[{"kind":"text","text":"%s"}]}}}`+"\n\n", big)
+				case "tasks/get":
+					gets.Add(1)
+					text := big
+					if taskFits {
+						text = "the whole answer, read from the task"
+					}
+					fmt.Fprintf(w, `{"jsonrpc":"2.0","id":null,"result":{"kind":"task","id":"t1","contextId":"c","status":{"state":"completed"},"artifacts":[{"artifactId":"a","parts":[{"kind":"text","text":"%s"}]}]}}`, text)
+				default:
+					http.Error(w, method, http.StatusBadRequest)
+				}
+			}))
+			defer srv.Close()
+			c, _ := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03, MaxResponseBytes: 1 << 20, ReadBudget: NewReadBudget(0)})
+			var log eventLog
+			out := c.Deliver(context.Background(), A2ADeliverOptions{Message: OutgoingMessage{Text: "hi", MessageID: "m", ContextID: "c"}, Send: true,
+				Streaming: true, PollInterval: 10 * time.Millisecond, OnEvent: log.add})
+			if sends.Load() != 1 || subscribes.Load() != 0 || gets.Load() != 1 {
+				t.Errorf("%d sends, %d subscriptions, %d reads; want 1, 0, 1", sends.Load(), subscribes.Load(), gets.Load())
+			}
+			if !log.has("reply_too_large") || log.has("connection_lost") {
+				t.Errorf("events %v", log.kinds)
+			}
+			if taskFits {
+				if out.State != StateCompleted || out.Reply != "the whole answer, read from the task" {
+					t.Fatalf("got %+v", out)
+				}
+				return
+			}
+			if out.State != "" || !errors.Is(out.Err, ErrReplyTooLarge) || out.TaskID != "" {
+				t.Fatalf("got %+v, want no outcome and ErrReplyTooLarge", out)
+			}
+		})
+	}
 }
 
 // TestStreamBuffersAreBudgeted: a stream's large event is counted in the
