@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -23,6 +22,7 @@ type fetchOptions struct {
 	agentFlags agentFlags
 	timeout    time.Duration
 	maxChars   int
+	state      string // the task state to list (A2A 1.0 ListTasks)
 }
 
 func newFetchCmd(app *App) *cobra.Command {
@@ -89,6 +89,7 @@ stands: its message is not on the server yet.`,
 	cmd.Flags().StringVar(&opts.taskID, "task", "", "read this task of a generic A2A agent by its id (any A2A version)")
 	cmd.Flags().StringVar(&opts.agentFlags.url, "url", "", "read from a generic A2A agent: its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
 	cmd.Flags().StringVar(&opts.agentFlags.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
+	cmd.Flags().StringVar(&opts.state, "state", "", "read the context's newest task in this state (completed, failed, input-required, working, …; A2A 1.0 agents)")
 	cmd.Flags().StringVar(&opts.agentFlags.binding, "binding", "", "speak this binding (jsonrpc or rest, HTTP+JSON) instead of the card's (or the record's)")
 	return cmd
 }
@@ -127,8 +128,8 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 			return err
 		}
 		return a.fetchRemote(ctx, opts, src, local, st)
-	case opts.agentFlags.protocol != "":
-		return usageErr("--protocol is for generic A2A agents: add --url <agent URL> or the peer's name", "--protocol without an A2A agent")
+	case opts.agentFlags.protocol != "" || opts.state != "":
+		return usageErr("--protocol and --state are for generic A2A agents: add --url <agent URL> or the peer's name", "--protocol or --state without an A2A agent")
 	}
 	return a.fetchKibana(ctx, opts, local, st)
 }
@@ -239,6 +240,9 @@ func errNoTaskList(src *fetchSource, contextID string, err error) *cliError {
 // record the newest task of the context (v1.0 ListTasks).
 func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store) error {
 	ctxID := opts.contextID
+	if opts.state != "" {
+		local = nil // the newest task in that state, whatever the record says
+	}
 	if local != nil && local.State == store.Queued {
 		// Never sent: nothing is on the server; the record says where it
 		// stands (and result revives its worker).
@@ -249,54 +253,23 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 		return err
 	}
 	settled := local != nil && local.State.Terminal() && local.State != store.Expired
-	taskID, note := "", ""
+	choice, err := courier.ChooseTask(ctx, c, ctxID, local, opts.state)
+	var none *courier.NoTaskError
 	switch {
-	case local != nil && local.TaskID != "":
-		taskID = local.TaskID
-	case local != nil && !local.LocalContext:
-		tasks, err := c.ContextTasks(ctx, ctxID, true)
-		switch {
-		case errors.Is(err, client.ErrNoTaskList) && settled:
-			return a.reportRecord(local, opts.maxChars, st)
-		case errors.Is(err, client.ErrNoTaskList):
-			return errNoTaskList(src, ctxID, err)
-		case err != nil:
-			return err
-		}
-		for _, t := range tasks {
-			if slices.Contains(t.MessageIDs, local.MessageID) {
-				taskID = t.ID
-				break
-			}
-		}
-		if taskID == "" {
-			if settled {
-				return a.reportRecord(local, opts.maxChars, st)
-			}
-			return &cliError{exit: ExitNotFound, code: "not_found",
-				message: fmt.Sprintf("the agent lists no task holding the message of context %s", ctxID),
-				hint:    "it may have answered with a message, which agents do not keep, or never received the request; `a2a-courier result " + shellQuote(ctxID) + "` shows what this machine recorded"}
-		}
-	case local != nil:
-		// The contextId only names the record: the server's is unknown.
+	case choice.FromRecord:
 		return a.reportRecord(local, opts.maxChars, st)
-	default:
-		tasks, err := c.ContextTasks(ctx, ctxID, false)
-		switch {
-		case errors.Is(err, client.ErrNoTaskList):
-			return errNoTaskList(src, ctxID, err)
-		case err != nil:
-			return err
-		case len(tasks) == 0:
-			return &cliError{exit: ExitNotFound, code: "not_found",
-				message: fmt.Sprintf("the agent lists no task in context %s", ctxID),
-				hint:    "check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: `a2a-courier result " + shellQuote(ctxID) + "` shows it where it was sent"}
-		}
-		taskID = tasks[0].ID
-		if len(tasks) > 1 {
-			note = fmt.Sprintf("no local record of this task: took the newest of the %d tasks of context %s (task %s); pass --task <taskId> for another", len(tasks), ctxID, taskID)
-		}
+	case errors.Is(err, client.ErrNoTaskList):
+		return errNoTaskList(src, ctxID, err)
+	case errors.As(err, &none) && none.WithMessage:
+		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(),
+			hint: "it may have answered with a message, which agents do not keep, or never received the request; `a2a-courier result " + shellQuote(ctxID) + "` shows what this machine recorded"}
+	case errors.As(err, &none):
+		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(),
+			hint: "check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: `a2a-courier result " + shellQuote(ctxID) + "` shows it where it was sent"}
+	case err != nil:
+		return err
 	}
+	taskID, note := choice.TaskID, choice.Note
 	res, err := c.GetTask(ctx, taskID)
 	if err != nil {
 		if settled {

@@ -1,8 +1,12 @@
 package courier
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"slices"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -51,3 +55,83 @@ func FetchMayWrite(local *store.Record) bool {
 
 // errRecordMoved means a record changed between the read and the write.
 var errRecordMoved = errors.New("the record changed while the server was read")
+
+// TaskChoice is the task of a generic agent that fetch reads for a
+// context.
+type TaskChoice struct {
+	TaskID string
+	// Note says how the task was chosen among several.
+	Note string
+	// FromRecord: there is no task to read, and the local record is the
+	// answer (it is final, or its context only names the record).
+	FromRecord bool
+}
+
+// NoTaskError means the agent lists no task for the context (in the state
+// asked for), or none holding the local record's message (WithMessage).
+type NoTaskError struct {
+	ContextID, State string
+	WithMessage      bool
+}
+
+func (e *NoTaskError) Error() string {
+	switch {
+	case e.WithMessage:
+		return "the agent lists no task holding the message of context " + e.ContextID
+	case e.State != "":
+		return "the agent lists no task in state " + e.State + " in context " + e.ContextID
+	}
+	return "the agent lists no task in context " + e.ContextID
+}
+
+// ChooseTask finds the task of a context that fetch reads from a generic
+// agent: the local record's task, or the one holding its message (A2A 1.0
+// ListTasks), or without a record (or with state, a task state to list)
+// the context's newest task (in that state). Errors wrap
+// client.ErrNoTaskList when the agent cannot list tasks (A2A 0.3), or are
+// a *NoTaskError.
+func ChooseTask(ctx context.Context, a *client.A2A, contextID string, local *store.Record, state string) (TaskChoice, error) {
+	settled := local != nil && local.State.Terminal() && local.State != store.Expired
+	switch {
+	case local != nil && state != "":
+		local = nil // the newest task in that state, whatever the record says
+	case local != nil && local.TaskID != "":
+		return TaskChoice{TaskID: local.TaskID}, nil
+	case local != nil && local.LocalContext:
+		// The contextId only names the record: the server's is unknown.
+		return TaskChoice{FromRecord: true}, nil
+	case local != nil:
+		tasks, err := a.ContextTasks(ctx, contextID, true)
+		switch {
+		case errors.Is(err, client.ErrNoTaskList) && settled:
+			return TaskChoice{FromRecord: true}, nil
+		case err != nil:
+			return TaskChoice{}, err
+		}
+		for _, t := range tasks {
+			if slices.Contains(t.MessageIDs, local.MessageID) {
+				return TaskChoice{TaskID: t.ID}, nil
+			}
+		}
+		if settled {
+			return TaskChoice{FromRecord: true}, nil
+		}
+		return TaskChoice{}, &NoTaskError{ContextID: contextID, WithMessage: true}
+	}
+	tasks, err := a.Tasks(ctx, client.TaskFilter{ContextID: contextID, State: state})
+	switch {
+	case err != nil:
+		return TaskChoice{}, err
+	case len(tasks) == 0:
+		return TaskChoice{}, &NoTaskError{ContextID: contextID, State: state}
+	}
+	choice := TaskChoice{TaskID: tasks[0].ID}
+	if len(tasks) > 1 {
+		of := "tasks"
+		if state != "" {
+			of = state + " tasks"
+		}
+		choice.Note = fmt.Sprintf("no local record of this task: took the newest of the %d %s of context %s (task %s); pass --task <taskId> for another", len(tasks), of, contextID, choice.TaskID)
+	}
+	return choice, nil
+}
