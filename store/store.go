@@ -166,8 +166,15 @@ type Record struct {
 	Message       string `json:"message,omitempty"`
 	MessageSHA256 string `json:"message_sha256"`
 	MessageSize   int    `json:"message_size"`
-	RoundsBefore  int    `json:"rounds_before"`
-	FreshContext  bool   `json:"fresh_context"`
+	// Parts are the files and data the message carries beside its text:
+	// what they are, never their content (which waits in the spool until
+	// the record is final).
+	Parts []Part `json:"parts,omitempty"`
+	// OutDir is where the files of the reply are saved (send --out);
+	// empty: beside the record (ReplyFilesDir).
+	OutDir       string `json:"out_dir,omitempty"`
+	RoundsBefore int    `json:"rounds_before"`
+	FreshContext bool   `json:"fresh_context"`
 	// AnswersTask is the task this message answers (a generic agent's
 	// input-required), sent as message.taskId.
 	AnswersTask string `json:"answers_task,omitempty"`
@@ -191,7 +198,11 @@ type Record struct {
 	// then empty), ReplyBytes its size.
 	ReplyFile  string `json:"reply_file,omitempty"`
 	ReplyBytes int    `json:"reply_bytes,omitempty"`
-	Reason     string `json:"reason,omitempty"`
+	// ReplyParts are the parts of the reply of a generic agent: its texts
+	// (their text while the reply is in the record), files (saved, named
+	// by Path) and data.
+	ReplyParts []ReplyPart `json:"reply_parts,omitempty"`
+	Reason     string      `json:"reason,omitempty"`
 	// Lost marks an expired task the server can no longer show (it forgot
 	// the task, or the answer that named it was lost and the protocol
 	// cannot look it up): no command reads its reply back.
@@ -505,6 +516,9 @@ func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
 	}
 	if err := WriteFileAtomic(h.s.tasksDir(), h.id+".json", b); err != nil {
 		return nil, fmt.Errorf("write task record %s: %w", h.id, h.s.unwritable(err))
+	}
+	if r.State.Terminal() && len(r.Parts) > 0 {
+		h.s.RemoveSpool(h.id, r.MessageID) // nobody sends the message any more
 	}
 	return r, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -46,6 +47,10 @@ func classify(err error) *cliError {
 	var rerr *client.Error
 	if errors.As(err, &rerr) {
 		return fromClientError(rerr)
+	}
+	var in *courier.InputError
+	if errors.As(err, &in) {
+		return usageErr(in.Hint, "%s", in.Message)
 	}
 	var cfg *config.Error
 	if errors.As(err, &cfg) {

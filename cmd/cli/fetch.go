@@ -23,6 +23,7 @@ type fetchOptions struct {
 	timeout    time.Duration
 	maxChars   int
 	state      string // the task state to list (A2A 1.0 ListTasks)
+	out        string // where the reply's files go
 }
 
 func newFetchCmd(app *App) *cobra.Command {
@@ -89,6 +90,7 @@ stands: its message is not on the server yet.`,
 	cmd.Flags().StringVar(&opts.taskID, "task", "", "read this task of a generic A2A agent by its id (any A2A version)")
 	cmd.Flags().StringVar(&opts.agentFlags.url, "url", "", "read from a generic A2A agent: its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
 	cmd.Flags().StringVar(&opts.agentFlags.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
+	cmd.Flags().StringVar(&opts.out, "out", "", "save the files of the reply in this directory (default: beside the task record)")
 	cmd.Flags().StringVar(&opts.state, "state", "", "read the context's newest task in this state (completed, failed, input-required, working, …; A2A 1.0 agents)")
 	cmd.Flags().StringVar(&opts.agentFlags.binding, "binding", "", "speak this binding (jsonrpc or rest, HTTP+JSON) instead of the card's (or the record's)")
 	return cmd
@@ -397,7 +399,14 @@ func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchS
 	}
 	rec.State = store.State(out.State)
 	rec.Reason, rec.Error = out.Reason, nil
-	if err := courier.KeepReply(st, rec, out.Reply); err != nil {
+	dir, err := courier.OutDir(opts.out)
+	if err == nil && dir != "" {
+		rec.OutDir = dir
+	}
+	if err == nil {
+		err = errors.Join(courier.KeepReply(st, rec, out.Reply), courier.KeepReplyParts(st, rec, out.Parts))
+	}
+	if err != nil {
 		return fmt.Errorf("keep the reply of task %s: %w", rec.TaskID, err)
 	}
 	rec.FinishedAt = &now

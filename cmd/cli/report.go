@@ -242,18 +242,20 @@ func remoteHint(ce *cliError) *cliError {
 // taskDoc is the --json document of send, send-async, result and fetch.
 // Fields are only ever added.
 type taskDoc struct {
-	ContextID      string    `json:"context_id"`
-	Agent          string    `json:"agent,omitempty"`
-	State          string    `json:"state"`
-	Reply          *string   `json:"reply,omitempty"`
-	ReplyTruncated bool      `json:"reply_truncated,omitempty"`
-	ReplyChars     int       `json:"reply_chars,omitempty"`
-	ReplyFile      string    `json:"reply_file,omitempty"`
-	Reason         string    `json:"reason,omitempty"`
-	Resume         string    `json:"resume,omitempty"`
-	Answer         string    `json:"answer,omitempty"`
-	LastError      *errorDoc `json:"last_error,omitempty"`
-	TaskID         string    `json:"task_id,omitempty"`
+	ContextID      string  `json:"context_id"`
+	Agent          string  `json:"agent,omitempty"`
+	State          string  `json:"state"`
+	Reply          *string `json:"reply,omitempty"`
+	ReplyTruncated bool    `json:"reply_truncated,omitempty"`
+	ReplyChars     int     `json:"reply_chars,omitempty"`
+	ReplyFile      string  `json:"reply_file,omitempty"`
+	// Parts are the reply's parts apart (a generic agent's): json.md.
+	Parts     []store.ReplyPart `json:"parts,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+	Resume    string            `json:"resume,omitempty"`
+	Answer    string            `json:"answer,omitempty"`
+	LastError *errorDoc         `json:"last_error,omitempty"`
+	TaskID    string            `json:"task_id,omitempty"`
 	// Path is how a Kibana send went (task, blocking, stream), and
 	// KibanaVersion and KibanaFlavor the release that decided it.
 	Path          string `json:"path,omitempty"`
@@ -366,7 +368,7 @@ func recordDoc(rec *store.Record) taskDoc {
 	}
 	if rec.State == store.Completed || rec.State == store.InputRequired {
 		reply := rec.Reply
-		d.Reply = &reply
+		d.Reply, d.Parts = &reply, rec.ReplyParts
 	}
 	if rec.State == store.InputRequired {
 		d.Answer = answerCommand(rec, true)
@@ -525,6 +527,9 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 			return err
 		}
 	}
+	if doc.ReplyTruncated {
+		doc.Parts = courier.CutPartTexts(doc.Parts) // the whole texts are in the file
+	}
 	code := exitCodeFor(rec)
 	if courier.ReadingRefused(rec) && (st == nil || !st.Locked(rec.ContextID)) {
 		// Nobody can read the reply with this credential: "still running"
@@ -558,10 +563,14 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 	pr := a.printer()
 	switch {
 	case rec.State == store.Completed:
-		if *doc.Reply == "" {
-			pr.warn("the agent's reply is empty")
-		} else {
+		notes := courier.PartNotes(rec.ReplyParts)
+		if *doc.Reply != "" {
 			pr.payload(*doc.Reply)
+		} else if len(notes) == 0 {
+			pr.warn("the agent's reply is empty")
+		}
+		for _, n := range notes {
+			pr.info("%s", n)
 		}
 		if pr.errTTY && rec.Agent != "" {
 			// People see the handle on the conversation; programs have

@@ -32,6 +32,11 @@ type sendOptions struct {
 	pollInterval time.Duration
 	maxWait      time.Duration
 	maxChars     int
+	// files and data are sent beside the text; out is where the reply's
+	// files are saved; progress prints the task's status updates.
+	files, data []string
+	out         string
+	progress    bool
 
 	pollSet, maxWaitSet, timeoutSet bool
 }
@@ -95,6 +100,7 @@ The message comes from the argument or, with "-" or no argument, from stdin
 	addSendFlags(cmd, opts)
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", config.DefaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8) (env A2A_COURIER_SEND_TIMEOUT)")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker (a reply kept in a file of its own, over 4 MiB, is always shown cut, at 1 Mi characters at most)")
+	cmd.Flags().BoolVar(&opts.progress, "progress", false, "print the task's status updates to stderr as lines (stdout stays the final reply)")
 	return cmd
 }
 
@@ -143,6 +149,9 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 	addAgentFlags(cmd, &opts.agentFlags)
 	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", config.DefaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
 	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", config.DefaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
+	cmd.Flags().StringArrayVar(&opts.files, "file", nil, "send this file beside the text (repeatable; at most 10 MiB each; not to Agent Builder agents)")
+	cmd.Flags().StringArrayVar(&opts.data, "data", nil, "send this JSON value as a data part beside the text (repeatable)")
+	cmd.Flags().StringVar(&opts.out, "out", "", "save the files of the reply in this directory (default: beside the task record)")
 }
 
 // readMessage takes the message from the argument or stdin, trimmed. It
@@ -261,6 +270,14 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	if opts.taskID != "" && tg.Kind == store.TargetKibana {
 		return nil, usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
 	}
+	parts, err := courier.Attach(opts.files, opts.data)
+	if err == nil {
+		err = courier.CheckParts(tg.Store, parts)
+	}
+	out, oerr := courier.OutDir(opts.out)
+	if err = errors.Join(err, oerr); err != nil {
+		return nil, err
+	}
 	text, err := a.readMessage(ctx, opts.args)
 	if err != nil {
 		return nil, err
@@ -269,7 +286,7 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 		return nil, &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted before the task was recorded; nothing was sent"}
 	}
 	return &courier.Message{Agent: tg.Name, Target: tg.Store, Key: tg.Cred, Path: tg.Path, Text: text,
-		PollInterval: poll, MaxWait: maxWait, ContextID: opts.contextID, TaskID: opts.taskID}, nil
+		PollInterval: poll, MaxWait: maxWait, ContextID: opts.contextID, TaskID: opts.taskID, Parts: parts, OutDir: out}, nil
 }
 
 // submitError reports a message the engine would not submit.

@@ -32,7 +32,7 @@ func (c *Courier) WriteFetched(local, fetched *store.Record) (bool, error) {
 			return errRecordMoved
 		}
 		finish(x, c.now(), fetched.State)
-		x.Reply, x.ReplyFile, x.ReplyBytes = fetched.Reply, fetched.ReplyFile, fetched.ReplyBytes
+		x.Reply, x.ReplyFile, x.ReplyBytes, x.ReplyParts = fetched.Reply, fetched.ReplyFile, fetched.ReplyBytes, fetched.ReplyParts
 		x.Reason, x.Via, x.HTTPStatus = fetched.Reason, "fetch", 200
 		if x.TaskID == "" {
 			x.TaskID = fetched.TaskID

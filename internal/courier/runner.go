@@ -60,9 +60,9 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 	return r.settle(ctx, dctx, out)
 }
 
-// deliverer sends a record's message (send false: only follows it) and
-// returns the outcome; on receives the progress.
-type deliverer func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome
+// deliverer sends a record's message, its text and parts (send false: only
+// follows it) and returns the outcome; on receives the progress.
+type deliverer func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event)) client.Outcome
 
 // run is one task being worked on. It is the one writer of the record in
 // this process: every write goes through update, under mu, because the
@@ -83,6 +83,9 @@ type run struct {
 	// is in w.Text, never on disk.
 	created bool
 	text    string
+	// parts are the files and data sent beside the text, read back from
+	// the spool (with their hashes checked) when this run sends.
+	parts []client.Part
 
 	mu  sync.Mutex
 	rec *store.Record
@@ -128,13 +131,13 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome {
+		return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event)) client.Outcome {
 			contextID := x.ContextID
 			if x.LocalContext {
 				contextID = ""
 			}
 			return a.Deliver(ctx, client.A2ADeliverOptions{
-				Message:  client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: contextID, TaskID: x.AnswersTask},
+				Message:  client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: contextID, TaskID: x.AnswersTask},
 				Question: x.Question, Send: send, TaskID: x.TaskID, Streaming: t.Streaming,
 				PollInterval: time.Duration(x.PollInterval), OnEvent: on,
 			})
@@ -144,10 +147,10 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, x *store.Record, send bool, text string, on func(client.Event)) client.Outcome {
+	return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event)) client.Outcome {
 		return k.Deliver(ctx, client.DeliverOptions{
 			AgentID:     x.Agent,
-			Message:     client.OutgoingMessage{Text: text, MessageID: x.MessageID, ContextID: x.ContextID, Blocking: true},
+			Message:     client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: x.ContextID, Blocking: true},
 			Send:        send,
 			InputSHA256: x.MessageSHA256, RoundsBefore: x.RoundsBefore, FreshContext: x.FreshContext,
 			PollInterval: time.Duration(x.PollInterval),
@@ -173,11 +176,21 @@ func (r *run) decide(ctx context.Context) (done bool, err error) {
 	if r.created {
 		r.text = r.w.Text
 	}
+	var perr error
+	if r.send {
+		r.parts, perr = r.c.spooledParts(rec)
+	}
 	switch {
 	case r.send && r.text == "":
 		r.update(func(x *store.Record) {
 			finish(x, r.c.now(), store.Failed)
 			x.Reason = "the record holds no message text to send"
+		})
+		return true, nil
+	case perr != nil:
+		r.update(func(x *store.Record) {
+			finish(x, r.c.now(), store.Failed)
+			x.Reason = OneLine(perr) + ": nothing was sent; send the message again"
 		})
 		return true, nil
 	case !r.send || r.created:
@@ -259,7 +272,7 @@ func (r *run) deadline() time.Time {
 func (r *run) follow(ctx, dctx context.Context) (client.Outcome, error) {
 	r.refusals = r.current().Refusals
 	for {
-		out := r.deliver(dctx, r.current(), r.send, r.text, r.onEvent)
+		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent)
 		r.stopWorkingTimer()
 		if !r.send || out.State != client.StateRejected || !client.RetryLater(out.Err) {
 			if !out.Final() {

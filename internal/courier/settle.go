@@ -140,7 +140,11 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 	}
 	err := r.update(func(x *store.Record) {
 		finish(x, r.c.now(), store.State(out.State))
-		if kerr := KeepReply(r.c.Store, x, out.Reply); kerr != nil {
+		kerr := KeepReply(r.c.Store, x, out.Reply)
+		if kerr == nil && x.Target.Kind == store.TargetA2A && (x.State == store.Completed || x.State == store.InputRequired) {
+			kerr = KeepReplyParts(r.c.Store, x, out.Parts) // files saved, data and texts apart
+		}
+		if kerr != nil {
 			// The run finished and said something, but it cannot be kept
 			// here: not a completed empty reply, and not a failure of the
 			// run either. The server still has it, for fetch to read.

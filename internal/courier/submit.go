@@ -32,6 +32,10 @@ type Message struct {
 	// ContextID continues a conversation (send --context); TaskID answers
 	// a generic agent's task that asked for input (send --task).
 	ContextID, TaskID string
+	// Parts are files and data sent beside the text (Attach, CheckParts);
+	// OutDir is where the reply's files go ("": beside the record).
+	Parts  []client.Part
+	OutDir string
 }
 
 // InFlightError refuses a message in a context whose previous message is
@@ -75,6 +79,7 @@ func (c *Courier) Submit(ctx context.Context, m Message, sending bool, command s
 		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: Identity(m.Target, m.Key), State: store.Queued,
 		Message: m.Text, MessageSHA256: client.HashText(m.Text), MessageSize: len(m.Text),
 		PollInterval: store.Duration(m.PollInterval), MaxWait: store.Duration(m.MaxWait),
+		Parts: describeParts(m.Parts), OutDir: m.OutDir,
 	}
 	if m.Path != nil && !m.Path.NonBlocking {
 		// A blocking:false send's path is what the server makes of it: a
@@ -99,7 +104,14 @@ func (c *Courier) Submit(ctx context.Context, m Message, sending bool, command s
 	if err != nil {
 		return nil, nil, err
 	}
+	// The parts' content waits in the spool for whoever sends the record;
+	// the record keeps only what they are.
+	if err := c.spoolParts(rec, m.Parts); err != nil {
+		h.Release()
+		return nil, nil, err
+	}
 	if err := c.create(h, rec); err != nil {
+		c.Store.RemoveSpool(rec.ContextID, rec.MessageID)
 		h.Release()
 		return nil, nil, err
 	}

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Part is what a record keeps of a file or data part its message carries
+// beside the text: what it is, never its content.
+type Part struct {
+	// Kind is "file" or "data".
+	Kind string `json:"kind"`
+	// Name is a file's name (its base name, as sent).
+	Name      string `json:"name,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	// Size and SHA256 are the content's length in bytes and its hex
+	// SHA-256: a file's bytes, a data part's JSON as sent.
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256"`
+}
+
+// ReplyPart is one part of an agent's answer as a record keeps it: a
+// text (its text while the reply is kept in the record), a file (saved to
+// Path, or named by URL, never fetched) or data (its JSON as sent).
+type ReplyPart struct {
+	// Source is "message", "artifact" or "status": where the part came
+	// from (the Message answered, an artifact of the task, its final
+	// status message).
+	Source string `json:"source"`
+	// Kind is "text", "file" or "data".
+	Kind      string `json:"kind"`
+	Text      string `json:"text,omitempty"`
+	Name      string `json:"name,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	// Size is the text's, the file's or the data's length in bytes.
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Path is where a file's bytes were saved.
+	Path string `json:"path,omitempty"`
+	// URL is where a file given by reference is.
+	URL  string          `json:"url,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+	// Artifact names the artifact of a part of Source "artifact".
+	Artifact string `json:"artifact,omitempty"`
+	// Problem says why a part could not be read or saved whole.
+	Problem string `json:"problem,omitempty"`
+}
+
+func (s *Store) spoolDir() string { return filepath.Join(s.dir, "spool") }
+
+func (s *Store) spoolName(id, messageID string) (string, error) {
+	if err := CheckContextID(id); err != nil {
+		return "", err
+	}
+	if !validID(messageID) {
+		return "", fmt.Errorf("invalid messageId %q", shorten(messageID, 60))
+	}
+	return id + "." + messageID + ".parts", nil
+}
+
+// WriteSpool keeps the content of a message's parts (files, data) for the
+// worker that sends it, in a private file (0600) of the state directory
+// named by the context and the message. The record keeps what the parts
+// are, never their content; the spool goes when the record is final.
+func (s *Store) WriteSpool(id, messageID string, content []byte) error {
+	name, err := s.spoolName(id, messageID)
+	if err != nil {
+		return err
+	}
+	if err := ensurePrivateDir(s.spoolDir()); err != nil {
+		return s.unwritable(err)
+	}
+	if err := WriteFileAtomic(s.spoolDir(), name, content); err != nil {
+		return s.unwritable(err)
+	}
+	return nil
+}
+
+// ReadSpool returns what WriteSpool kept; an error wrapping fs.ErrNotExist
+// when there is none.
+func (s *Store) ReadSpool(id, messageID string) ([]byte, error) {
+	name, err := s.spoolName(id, messageID)
+	if err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(s.spoolDir(), name))
+}
+
+// RemoveSpool removes a message's spool, if any.
+func (s *Store) RemoveSpool(id, messageID string) {
+	if name, err := s.spoolName(id, messageID); err == nil {
+		os.Remove(filepath.Join(s.spoolDir(), name))
+	}
+}
+
+// ReplyFilesDir is the directory beside the records where the files of a
+// message's reply are saved: replies/<contextId>.<messageId>/.
+func (s *Store) ReplyFilesDir(id, messageID string) (string, error) {
+	if err := CheckContextID(id); err != nil {
+		return "", err
+	}
+	if messageID == "" {
+		return filepath.Join(s.repliesDir(), id+".files"), nil
+	}
+	if !validID(messageID) {
+		return "", fmt.Errorf("invalid messageId %q", shorten(messageID, 60))
+	}
+	return filepath.Join(s.repliesDir(), id+"."+messageID), nil
+}
+
+// SaveFile writes content as a new file of dir (created 0700 when
+// missing), named after name made safe (SafeFileName): never over a file
+// already there; a name taken gets "-2", "-3", … before its extension. The
+// file is private to its owner (0600) and whole once it has its name. It
+// returns the file's path.
+func SaveFile(dir, name string, content []byte) (string, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	name = SafeFileName(name)
+	ext := filepath.Ext(name)
+	stem := strings.TrimSuffix(name, ext)
+	for n := 1; n <= 1000; n++ {
+		try := name
+		if n > 1 {
+			try = fmt.Sprintf("%s-%d%s", stem, n, ext)
+		}
+		err := createExclusive(dir, try, content)
+		if err == nil {
+			return filepath.Join(dir, try), nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			return "", err
+		}
+	}
+	return "", fmt.Errorf("save %s: a thousand files of that name are in %s already", name, dir)
+}
+
+// maxFileName bounds a saved file's name, in bytes (file systems allow
+// 255; room is left for "-NNN" and the temporary name's affixes).
+const maxFileName = 200
+
+// SafeFileName makes a name an agent gave a file fit to name a file: its
+// last path element only, control characters and separators replaced,
+// no leading dot (no hidden file, no "." or ".."), at most maxFileName
+// bytes with its extension kept; "file" when nothing is left.
+func SafeFileName(name string) string {
+	name = strings.ReplaceAll(name, `\`, "/")
+	if i := strings.LastIndex(name, "/"); i >= 0 {
+		name = name[i+1:]
+	}
+	name = strings.Map(func(r rune) rune {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == '/' || r == 0 {
+			return '_'
+		}
+		return r
+	}, strings.TrimSpace(name))
+	name = strings.TrimLeft(name, ". ")
+	if name == "" {
+		return "file"
+	}
+	if len(name) > maxFileName {
+		ext := filepath.Ext(name)
+		if len(ext) > 16 {
+			ext = ""
+		}
+		cut := maxFileName - len(ext)
+		for cut > 0 && !utf8.RuneStart(name[cut]) {
+			cut--
+		}
+		name = name[:cut] + ext
+	}
+	return name
+}
