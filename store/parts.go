@@ -101,18 +101,13 @@ func (s *Store) RemoveSpool(id, messageID string) {
 }
 
 // ReplyFilesDir is the directory beside the records where the files of a
-// message's reply are saved: replies/<contextId>.<messageId>/.
-func (s *Store) ReplyFilesDir(id, messageID string) (string, error) {
-	if err := CheckContextID(id); err != nil {
-		return "", err
+// reply are saved: replies/<name>.files/, name being that of the reply's
+// own file (a contextId, and a digest of the messageId).
+func (s *Store) ReplyFilesDir(name string) (string, error) {
+	if !validID(name) {
+		return "", fmt.Errorf("invalid reply name %q", shorten(name, 60))
 	}
-	if messageID == "" {
-		return filepath.Join(s.repliesDir(), id+".files"), nil
-	}
-	if !validID(messageID) {
-		return "", fmt.Errorf("invalid messageId %q", shorten(messageID, 60))
-	}
-	return filepath.Join(s.repliesDir(), id+"."+messageID), nil
+	return filepath.Join(s.repliesDir(), name+".files"), nil
 }
 
 // SaveFile writes content as a new file of dir (created 0700 when

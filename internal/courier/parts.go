@@ -241,7 +241,7 @@ func saveReplyFile(st *store.Store, x *store.Record, name, mediaType string, con
 		if st == nil {
 			return "", errors.New("no state directory to save it in, and no --out directory")
 		}
-		d, err := st.ReplyFilesDir(x.ContextID, x.MessageID)
+		d, err := st.ReplyFilesDir(ReplyName(x))
 		if err != nil {
 			return "", err
 		}
