@@ -262,12 +262,8 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 		return a.reportRecord(local, opts.maxChars, st)
 	case errors.Is(err, client.ErrNoTaskList):
 		return errNoTaskList(src, ctxID, err)
-	case errors.As(err, &none) && none.WithMessage:
-		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(),
-			hint: "it may have answered with a message, which agents do not keep, or never received the request; `a2a-courier result " + shellQuote(ctxID) + "` shows what this machine recorded"}
 	case errors.As(err, &none):
-		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(),
-			hint: "check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: `a2a-courier result " + shellQuote(ctxID) + "` shows it where it was sent"}
+		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: none.Hint("`a2a-courier result " + shellQuote(ctxID) + "`")}
 	case err != nil:
 		return err
 	}

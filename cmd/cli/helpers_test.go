@@ -70,6 +70,8 @@ type harness struct {
 	env   map[string]string
 	stdin string
 	tty   bool
+	// errTTY makes stderr a terminal (the spinner draws).
+	errTTY bool
 	// width is the terminal's width; 0 means 100.
 	width int
 	// now is the process's clock; nil means time.Now.
@@ -131,7 +133,7 @@ func (h *harness) runCtx(ctx context.Context, args ...string) result {
 	}
 	p := &Process{
 		Args: args, Stdin: strings.NewReader(h.stdin), Stdout: &out, Stderr: &errb,
-		StdoutTTY: h.tty, StderrTTY: false, StdinTTY: false,
+		StdoutTTY: h.tty, StderrTTY: h.errTTY, StdinTTY: false,
 		TermWidth: func() int { return width },
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Environ: func() []string {

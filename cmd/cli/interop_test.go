@@ -75,6 +75,7 @@ func TestInteropMatrix(t *testing.T) {
 		{"message reply", interopMessage},
 		{"task, polled", interopTaskPolled},
 		{"task, streamed", interopTaskStreamed},
+		{"progress (--progress lines, whole answer)", interopProgress},
 		{"send-async + result --wait", interopAsync},
 		{"failed task", interopFailed},
 		{"input-required round trip", interopInputRequired},
@@ -175,6 +176,34 @@ func interopTaskStreamed(t *testing.T, s interopServer, h *harness) {
 	st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
 	if rec, _ := st.Load(d.ContextID); rec.Via != "stream" {
 		t.Errorf("via %q, want stream", rec.Via)
+	}
+}
+
+// interopProgress: the task's status updates reach stderr as lines with
+// --progress, polled or streamed, and stdout stays the whole answer: the
+// artifact's chunks, then the final status text.
+func interopProgress(t *testing.T, s interopServer, h *harness) {
+	for _, mode := range []string{"--no-stream=false", "--no-stream"} {
+		r := h.run("send", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=3 delay=200ms", "--progress", "--poll-interval", "50ms", mode)
+		r.expect(t, ExitOK)
+		if r.stdout != slowAnswer(3)+"\n" || strings.Count(r.stderr, "progress: working: working\n") != 1 {
+			t.Errorf("%s: stdout %q, stderr %q", mode, r.stdout, r.stderr)
+		}
+	}
+}
+
+// TestProgressBesideTheSpinner: on a terminal, the task's latest status
+// text is drawn beside the spinner (the slow agent says "working" while
+// it works); stdout is the whole answer alone.
+func TestProgressBesideTheSpinner(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	h := newHarness(t, nil)
+	h.errTTY = true
+	r := h.run("send", "--url", js.URL(interoptest.MountV1, interoptest.AgentSlow), "chunks=3 delay=300ms")
+	r.expect(t, ExitOK)
+	if r.stdout != slowAnswer(3)+"\n" || !strings.Contains(r.stderr, "waiting for slow: working (") || strings.Contains(r.stderr, "progress:") {
+		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
 	}
 }
 

@@ -328,6 +328,8 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 				}
 			case client.EventSent:
 				spin.setLabel("waiting for " + rec.Agent)
+			case client.EventProgress:
+				a.progressed(spin, rec.Agent, e, opts.progress)
 			}
 		}})
 	spin.Stop()
@@ -363,6 +365,24 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		}
 	}
 	return a.reportRecord(final, opts.maxChars, c.Store)
+}
+
+// progressed shows a status update of the task ("Calling tool X…"):
+// beside the spinner on a terminal, and as a line on stderr with
+// --progress (stdout stays the final reply).
+func (a *App) progressed(spin *spinner, agent string, e client.Event, lines bool) {
+	text, width := singleLine(e.Message), a.p.TermWidth()
+	if width <= 0 {
+		width = 80
+	}
+	spin.setLabel(truncate("waiting for "+agent+": "+text, max(width-14, 20)))
+	if pr := a.printer(); lines {
+		clear := "" // the spinner's line, when one is drawn
+		if pr.errTTY && !pr.json {
+			clear = "\r\033[K"
+		}
+		pr.logf("%sprogress: %s: %s", clear, nonEmptyStr(e.State, "working"), text)
+	}
 }
 
 // messageArgs accepts an agent id and the text (or -); words beyond them

@@ -84,6 +84,15 @@ func (e *NoTaskError) Error() string {
 	return "the agent lists no task in context " + e.ContextID
 }
 
+// Hint says what to do, result naming the command that shows the local
+// record.
+func (e *NoTaskError) Hint(result string) string {
+	if e.WithMessage {
+		return "it may have answered with a message, which agents do not keep, or never received the request; " + result + " shows what this machine recorded"
+	}
+	return "check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: " + result + " shows it where it was sent"
+}
+
 // ChooseTask finds the task of a context that fetch reads from a generic
 // agent: the local record's task, or the one holding its message (A2A 1.0
 // ListTasks), or without a record (or with state, a task state to list)
