@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -16,10 +14,6 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
-
-// maxMessageBytes bounds a message read from stdin; Kibana itself refuses
-// request bodies over 1 MiB by default.
-const maxMessageBytes = 4 << 20
 
 type sendOptions struct {
 	agent        string
@@ -154,52 +148,23 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 	cmd.Flags().StringVar(&opts.out, "out", "", "save the files of the reply in this directory (default: beside the task record)")
 }
 
-// readMessage takes the message from the argument or stdin, trimmed. It
-// must be valid UTF-8: the server stores what it receives and the reply is
-// matched by the text's hash.
+// readMessage takes the message from the argument or stdin, trimmed,
+// valid UTF-8 (courier.CheckText).
 func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
-	var text string
 	if len(args) == 1 && args[0] != "-" {
-		text = args[0]
-		if strings.TrimSpace(text) == answerPlaceholder {
+		if strings.TrimSpace(args[0]) == answerPlaceholder {
 			return "", usageErr("give the answer itself as the argument, or pass - and the answer on stdin", "the message is the placeholder %s; nothing was sent", answerPlaceholder)
 		}
-	} else {
-		if a.p.StdinTTY {
-			a.printer().info("type the message, then Ctrl-D on a line of its own")
-		}
-		type read struct {
-			b   []byte
-			err error
-		}
-		ch := make(chan read, 1)
-		go func() {
-			b, err := io.ReadAll(io.LimitReader(a.p.Stdin, maxMessageBytes+1))
-			ch <- read{b, err}
-		}()
-		var b []byte
-		select {
-		case <-ctx.Done():
-			return "", &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted while reading the message; nothing was sent"}
-		case rd := <-ch:
-			if rd.err != nil {
-				return "", fmt.Errorf("read the message from stdin: %w", rd.err)
-			}
-			b = rd.b
-		}
-		if len(b) > maxMessageBytes {
-			return "", usageErr("shorten the message", "the message on stdin is larger than %d MiB", maxMessageBytes>>20)
-		}
-		text = string(b)
+		return courier.CheckText(args[0])
 	}
-	text = strings.TrimSpace(text)
-	if text == "" {
-		return "", usageErr("pass the text as an argument, or pipe it on stdin", "the message is empty")
+	if a.p.StdinTTY {
+		a.printer().info("type the message, then Ctrl-D on a line of its own")
 	}
-	if !utf8.ValidString(text) {
-		return "", usageErr("convert it first, e.g. iconv -f latin1 -t utf-8", "the message is not valid UTF-8 text")
+	text, err := courier.ReadMessage(ctx, a.p.Stdin)
+	if errors.Is(err, courier.ErrReadInterrupted) {
+		return "", &cliError{exit: ExitUnexpected, code: "interrupted", message: err.Error()}
 	}
-	return text, nil
+	return text, err
 }
 
 func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
