@@ -205,6 +205,9 @@ func (d *a2aDelivery) findTask() (_ Outcome, found bool) {
 			continue
 		case errors.Is(err, ErrNoTaskList):
 			return d.lost(fmt.Errorf("%w: the agent cannot list tasks by context", ErrNoTask)), false
+		case errors.Is(err, ErrReplyTooLarge):
+			// A listing only grows: it cannot be read, now or later.
+			return d.lost(fmt.Errorf("%w: the agent's task list is larger than the size cap", ErrNoTask)), false
 		case err == nil:
 			if looks++; looks >= findTaskLooks {
 				return d.lost(fmt.Errorf("%w: the agent listed no task holding the message (%d looks)", ErrNoTask, looks)), false

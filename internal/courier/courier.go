@@ -47,6 +47,9 @@ type Courier struct {
 	// MaxConversationBytes caps a conversation read from Kibana (0: the
 	// client's default, client.DefaultMaxConversationBytes).
 	MaxConversationBytes int64
+	// MaxResponseBytes caps an answer or a stream event (0: the client's
+	// default, client.DefaultMaxResponseBytes).
+	MaxResponseBytes int64
 
 	// write replaces Handle.Update, for tests that make a write fail.
 	write func(*store.Handle, func(*store.Record) error) (*store.Record, error)
@@ -142,5 +145,5 @@ func (c *Courier) A2A(t store.Target, key client.Secret) (*client.A2A, error) {
 		return nil, err
 	}
 	return client.NewA2A(client.A2AConfig{Endpoint: t.Endpoint, Dialect: client.Dialect(t.Dialect), Tenant: t.Tenant, Binding: client.Binding(t.Binding),
-		Auth: client.Auth{Header: t.AuthHeader, Prefix: t.AuthPrefix}, Credential: key, HTTPClient: hc, UserAgent: c.UserAgent})
+		Auth: client.Auth{Header: t.AuthHeader, Prefix: t.AuthPrefix}, Credential: key, HTTPClient: hc, UserAgent: c.UserAgent, MaxResponseBytes: c.MaxResponseBytes})
 }
