@@ -416,3 +416,42 @@ func interopFetchTask(t *testing.T, s interopServer, h *harness) {
 	r = h.run("fetch", "--task", sent.TaskID)
 	r.expect(t, ExitTaskFailed)
 }
+
+// TestBindingChoice: --binding overrides the card's choice, a binding the
+// card does not offer (or gRPC) is refused before anything is sent (exit
+// 2, unsupported or usage), and the record keeps the binding, so that the
+// worker and fetch speak it too.
+func TestBindingChoice(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	h := newHarness(t, nil)
+	rest, compat := js.URL(interoptest.MountREST, interoptest.AgentEcho), js.URL(interoptest.MountCompat, interoptest.AgentEcho)
+	for _, c := range []struct {
+		args       []string
+		code, want string
+	}{
+		{[]string{"send", "--url", rest, "hi", "--binding", "jsonrpc"}, "unsupported", "the card offers no JSON-RPC interface of A2A 0.3 or 1.x (it offers HTTP+JSON 1.0)"},
+		{[]string{"send-async", "--url", compat, "hi", "--binding", "rest"}, "unsupported", "the card offers no HTTP+JSON interface of A2A 1.x"},
+		{[]string{"get-card", "--url", compat, "--binding", "grpc"}, "usage", "gRPC is not supported: use jsonrpc or rest"},
+		{[]string{"cancel", "t-1", "--url", rest, "--binding", "soap"}, "usage", `unknown A2A binding "soap"`},
+	} {
+		r := h.run(append(c.args, "--json")...)
+		r.expect(t, ExitUsage)
+		var doc struct{ Error errorDoc }
+		if json.Unmarshal([]byte(r.stdout), &doc); doc.Error.Code != c.code || !strings.Contains(doc.Error.Message, c.want) || doc.Error.Hint == "" {
+			t.Errorf("%v: %+v", c.args, doc.Error)
+		}
+	}
+	r := h.run("send-async", "--url", js.URL(interoptest.MountREST, interoptest.AgentSlow), "chunks=2 delay=50ms", "--binding", "rest", "--poll-interval", "100ms")
+	r.expect(t, ExitOK)
+	ctxID := strings.TrimSpace(r.stdout)
+	h.run("result", ctxID, "--wait", "--timeout", "30s").expect(t, ExitOK)
+	if rec := loadRecord(t, h, ctxID); rec.Target.Binding != "rest" || rec.Target.Endpoint != js.URL(interoptest.MountREST, interoptest.AgentSlow) || rec.Reply != slowAnswer(2) {
+		t.Errorf("target %+v, reply %q", rec.Target, rec.Reply)
+	}
+	// fetch with the record speaks the record's binding.
+	if r := h.run("fetch", ctxID); r.code != ExitOK || r.stdout != slowAnswer(2)+"\n" {
+		t.Errorf("fetch: exit %d, %q %q", r.code, r.stdout, r.stderr)
+	}
+	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+}
