@@ -86,6 +86,7 @@ func TestInteropMatrix(t *testing.T) {
 		{"protocol mismatch", interopMismatch},
 		{"fetch by contextId", interopFetchContext},
 		{"fetch --task", interopFetchTask},
+		{"fetch --state", interopFetchState},
 	}
 	t.Cleanup(func() {
 		var b strings.Builder
@@ -454,4 +455,31 @@ func TestBindingChoice(t *testing.T) {
 		t.Errorf("fetch: exit %d, %q %q", r.code, r.stdout, r.stderr)
 	}
 	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+}
+
+// interopFetchState: fetch --state lists a context's tasks in one state
+// (A2A 1.0 ListTasks' status filter) and reads the newest; A2A 0.3 has no
+// task list, and fetch says so (exit 2).
+func interopFetchState(t *testing.T, s interopServer, h *harness) {
+	url := s.srv.URL(s.mount, interoptest.AgentSlow)
+	first := decodeTask(t, h.run("send", "--url", url, "chunks=1 delay=1ms", "--json").stdout)
+	r := h.run("send", "--url", url, "chunks=2 delay=1ms", "--context", first.ContextID, "--json")
+	r.expect(t, ExitOK)
+	second := decodeTask(t, r.stdout)
+	other := newHarness(t, nil)
+	r = other.run("fetch", first.ContextID, "--url", url, "--state", "completed", "--json")
+	if s.dialect == "0.3" {
+		r.expect(t, ExitUsage)
+		if !strings.Contains(r.stdout, `"code": "unsupported"`) {
+			t.Errorf("%s", r.stdout)
+		}
+		return
+	}
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	if d.TaskID != second.TaskID || *d.Reply != slowAnswer(2) || !strings.Contains(d.Note, "newest of the 2 completed tasks") {
+		t.Errorf("%+v (tasks %s, %s)", d, first.TaskID, second.TaskID)
+	}
+	other.run("fetch", first.ContextID, "--url", url, "--state", "failed").expect(t, ExitNotFound)
+	other.run("fetch", first.ContextID, "--url", url, "--state", "sleeping").expect(t, ExitUsage)
 }
