@@ -103,6 +103,9 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 	if p := opts.agentFlags.protocol; p != "" && p != "0.3" && p != "1.0" {
 		return usageErr("use 0.3 or 1.0", "unknown protocol %q", p)
 	}
+	if _, err := courier.OutDir(opts.out); err != nil {
+		return err
+	}
 	if opts.taskID != "" {
 		return a.fetchTask(ctx, opts)
 	}

@@ -1,0 +1,73 @@
+package courier
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// A queued record whose spool went away, or no longer holds what the
+// record says it sent, is not sent: it ends failed, saying so, and the
+// agent never sees the message (its context lists no task).
+func TestRunRefusesASpoolThatChanged(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel) // (the subtests run after this function returns)
+	ra, err := client.ResolveAgentWith(ctx, nil, js.URL(interoptest.MountV1, interoptest.AgentParts), client.ResolveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := store.Target{Kind: store.TargetA2A, URL: ra.CardURL, Endpoint: ra.Endpoint, Dialect: string(ra.Dialect), Binding: string(ra.Binding)}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "notes.txt")
+	os.WriteFile(file, []byte("the notes"), 0o600)
+	for _, damage := range []string{"removed", "changed"} {
+		t.Run(damage, func(t *testing.T) {
+			t.Parallel()
+			c := newEngine(t)
+			parts, err := Attach([]string{file}, []string{`{"n": 1}`})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := queued(t, c, Message{Agent: "parts", Target: target, Text: "look", Parts: parts, PollInterval: 50 * time.Millisecond, MaxWait: time.Minute})
+			spool := filepath.Join(c.Store.Dir(), "spool", rec.ContextID+"."+rec.MessageID+".parts")
+			if damage == "removed" {
+				os.Remove(spool)
+			} else {
+				b, _ := os.ReadFile(spool)
+				os.WriteFile(spool, []byte(strings.Replace(string(b), `"data":"eyJuIjoxfQ=="`, `"data":"eyJuIjoyfQ=="`, 1)), 0o600)
+			}
+			h, err := c.Store.Lock(rec.ContextID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Release()
+			got, err := c.Run(ctx, h, Work{Command: "worker"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != store.Failed || got.SentAt != nil || !strings.Contains(got.Reason, "no longer in the state directory as they were recorded") ||
+				!strings.HasSuffix(got.Reason, "nothing was sent; send the message again") {
+				t.Fatalf("%s: %s (sent %v)", got.State, got.Reason, got.SentAt)
+			}
+			if damage == "changed" && !strings.Contains(got.Reason, "part 2, data, changed") {
+				t.Errorf("reason %q", got.Reason)
+			}
+			a, _ := c.A2A(target, "")
+			if tasks, err := a.ContextTasks(ctx, rec.ContextID, false); err != nil || len(tasks) != 0 {
+				t.Errorf("the agent has %d tasks of the context (%v)", len(tasks), err)
+			}
+			if _, err := os.Stat(spool); !os.IsNotExist(err) {
+				t.Errorf("the spool is still there: %v", err)
+			}
+		})
+	}
+}
