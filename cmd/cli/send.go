@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -294,7 +295,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 			case client.EventSent:
 				spin.setLabel("waiting for " + rec.Agent)
 			case client.EventProgress:
-				a.progressed(spin, rec.Agent, e, opts.progress)
+				spin.setLabel(a.progressed(rec.Agent, e, opts.progress))
 			}
 		}})
 	spin.Stop()
@@ -332,15 +333,14 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	return a.reportRecord(final, opts.maxChars, c.Store)
 }
 
-// progressed shows a status update of the task ("Calling tool X…"):
-// beside the spinner on a terminal, and as a line on stderr with
-// --progress (stdout stays the final reply).
-func (a *App) progressed(spin *spinner, agent string, e client.Event, lines bool) {
+// progressed shows a status update of the task ("Calling tool X…"): it
+// returns the spinner's label, cut to the terminal's width, and with
+// --progress prints it as a line on stderr (stdout stays the final reply).
+func (a *App) progressed(agent string, e client.Event, lines bool) string {
 	text, width := singleLine(e.Message), a.p.TermWidth()
 	if width <= 0 {
 		width = 80
 	}
-	spin.setLabel(truncate("waiting for "+agent+": "+text, max(width-14, 20)))
 	if pr := a.printer(); lines {
 		clear := "" // the spinner's line, when one is drawn
 		if pr.errTTY && !pr.json {
@@ -348,6 +348,7 @@ func (a *App) progressed(spin *spinner, agent string, e client.Event, lines bool
 		}
 		pr.logf("%sprogress: %s: %s", clear, nonEmptyStr(e.State, "working"), text)
 	}
+	return ansi.Truncate("waiting for "+agent+": "+text, max(width-15, 20), "…")
 }
 
 // messageArgs accepts an agent id and the text (or -); words beyond them
