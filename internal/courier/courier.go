@@ -47,6 +47,8 @@ type Courier struct {
 	// MaxConversationBytes caps a conversation read from Kibana (0: the
 	// client's default, client.DefaultMaxConversationBytes).
 	MaxConversationBytes int64
+	// AbortGrace replaces abortGrace (tests).
+	AbortGrace time.Duration
 
 	// write replaces Handle.Update, for tests that make a write fail.
 	write func(*store.Handle, func(*store.Record) error) (*store.Record, error)
@@ -56,6 +58,13 @@ type Courier struct {
 // working are recovered alike, by reading), so it may wait for an answer
 // that would make it stale at once.
 const defaultWorkingDelay = 100 * time.Millisecond
+
+func (c *Courier) abortGrace() time.Duration {
+	if c.AbortGrace > 0 {
+		return c.AbortGrace
+	}
+	return abortGrace
+}
 
 func (c *Courier) workingDelay() time.Duration {
 	if c.WorkingDelay > 0 {
