@@ -374,6 +374,12 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 	if t.authName != "" && t.authValue != "" {
 		req.Header.Set(t.authName, t.authValue.Reveal())
 	}
+	if err := ctx.Err(); err != nil {
+		// Nothing leaves for a caller that has stopped. (Go's transport may
+		// hand such a request an idle pooled connection first, which would
+		// count as a connection made: as if the request might have left.)
+		return nil, classifyTransportError(r.op, err)
+	}
 	resp, err := t.http.Do(req)
 	if err != nil && serverClosedIdle(err) {
 		// The server closed this pooled connection as idle, its FIN on the

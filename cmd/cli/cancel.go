@@ -22,7 +22,7 @@ type cancelOptions struct {
 func newCancelCmd(app *App) *cobra.Command {
 	opts := &cancelOptions{}
 	cmd := &cobra.Command{
-		Use:   "cancel <contextId|taskId>",
+		Use:   "cancel <contextId|taskId> [peer]",
 		Short: "Cancel a task: ask the agent to stop it, and stop following it",
 		Long: `Cancel a task started with send or send-async, by its contextId or its task
 id: the agent is asked to cancel it (tasks/cancel, CancelTask) and the local
@@ -75,8 +75,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		return a.cancelRemoteTask(ctx, c, opts)
 	}
 	if rec.State.Terminal() {
-		return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " is already " + string(rec.State),
-			hint: "a finished task cannot be canceled; `a2a-courier result " + rec.ContextID + "` shows it"}
+		return alreadyFinished(rec, "is already")
 	}
 	stopped, err := a.askToCancel(ctx, c, rec)
 	if err != nil {
@@ -96,8 +95,18 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 			hint:    "`a2a-courier result " + rec.ContextID + "` shows the context's newest message"}
 	case err != nil:
 		return err
+	case canceled.State != store.Canceled:
+		// It finished (or a follow-up's exchange did) before the cancel
+		// reached whoever held it: nothing was canceled.
+		return alreadyFinished(canceled, "finished before the cancel took effect: it is")
 	}
 	return a.reportCanceled(canceled, c.Store)
+}
+
+// alreadyFinished refuses to cancel a task that has ended (exit 6).
+func alreadyFinished(rec *store.Record, says string) error {
+	return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " " + says + " " + string(rec.State),
+		hint: "a finished task cannot be canceled; `a2a-courier result " + rec.ContextID + "` shows it"}
 }
 
 // cancelRecord finds the local record of a contextId or task id; nil when
@@ -124,8 +133,8 @@ func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (
 // on the agent named.
 func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *cancelOptions) error {
 	if opts.agent == "" && opts.agentFlags.url == "" {
-		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.id,
-			hint: "for a task started elsewhere, name the agent: a2a-courier cancel <taskId> <peer>, or --url <agent URL>"}
+		hint := "`a2a-courier tasks` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: a2a-courier cancel <taskId> <peer>, or --url <agent URL>"
+		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task or context " + opts.id, hint: hint}
 	}
 	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
 	if err != nil {

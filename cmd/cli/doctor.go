@@ -342,7 +342,7 @@ func (a *App) checkRelease(ctx context.Context, s *config.Settings, k *client.Ki
 	}
 	c.Status, c.Detail = checkPass, fmt.Sprintf("Kibana %s, %s path: %s", info.String(), p.Name, p.Why)
 	if p.Name == courier.PathBlocking && !p.NonBlocking {
-		c.Detail += " (a message/stream to an agent whose card says streaming)"
+		c.Detail += "; an agent whose card says streaming is sent to by message/stream"
 	}
 	if !known {
 		c.Status, c.Detail = checkWarn, "unknown (GET /api/status could not be read): "+p.Why

@@ -550,7 +550,7 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 	if shown.State == store.Expired {
 		shown.State = store.Working
 	}
-	shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (failed runs are not stored), or the contextId may be wrong"
+	shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (only Serverless keeps the round of a failed run), or the contextId may be wrong"
 	if local == nil {
 		shown.Reason += " or belong to another space (KIBANA_SPACE_ID)"
 	}
@@ -571,7 +571,6 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 		a.printer().writeJSON(doc)
 		return exitWith(ExitStillRunning)
 	}
-	a.printer().info("no reply stored on the server for context %s in space %s yet.", opts.contextID, space)
 	a.printer().info("%s.", shown.Reason)
 	a.printer().info("look again later: a2a-courier fetch %s", opts.contextID)
 	return exitWith(ExitStillRunning)

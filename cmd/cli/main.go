@@ -374,7 +374,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 	pf.StringVar(&app.flags.Profile, "profile", "", "profile of the config file to use (env A2A_COURIER_PROFILE)")
 	pf.StringVar(&app.flags.KibanaURL, "kibana-url", "", "Kibana URL (env KIBANA_URL)")
 	pf.StringVar(&app.flags.Space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
-	pf.StringVar(&app.flags.APIKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (env KIBANA_API_KEY; never a flag value)")
+	pf.StringVar(&app.flags.APIKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (the key itself is never a flag value: put it in KIBANA_API_KEY or the config file)")
 	pf.StringVar(&app.flags.TokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
 	root.SetFlagErrorFunc(flagError)
 	for _, sc := range commandSpecs() {

@@ -322,12 +322,14 @@ func releaseControlBlocking(t *testing.T, m releaseMode, _ *recoveryTimes) {
 			t.Fatalf("%+v", d)
 		}
 	} else {
-		r.expect(t, ExitStillRunning)
-		if d.State != "expired" || !strings.Contains(d.Reason, "most likely ended without a reply") {
+		// Not "still running": waiting longer cannot bring what the
+		// release stopped (exit 6, lost).
+		r.expect(t, ExitTaskFailed)
+		if d.State != "expired" || d.Error == nil || d.Error.Code != "task_lost" || !strings.Contains(d.Reason, "most likely ended without a reply") {
 			t.Fatalf("%+v", d)
 		}
 		r = p.run("result", d.ContextID)
-		r.expect(t, ExitStillRunning)
+		r.expect(t, ExitTaskFailed)
 		if !strings.Contains(r.stderr, "most likely ended without a reply") || strings.Contains(r.stderr, "nothing is lost") {
 			t.Errorf("text: %q", r.stderr)
 		}

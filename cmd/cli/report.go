@@ -102,7 +102,7 @@ var kindReports = map[client.Kind]kindReport{
 	client.KindRPC: {exit: ExitUsage, refine: refineRPC,
 		hint: "the agent's A2A endpoint refused the request"},
 	client.KindAgentFailed: {exit: ExitTaskFailed,
-		hint: "the agent's run failed; nothing was stored, so sending again starts a new run"},
+		hint: "the agent's run failed; sending again starts a new run"},
 }
 
 // reportOf is the report of a remote failure: its kind's row, refined.
@@ -218,8 +218,9 @@ func remoteHint(ce *cliError) *cliError {
 		"unreachable": "check the agent's URL and that the agent is up and reachable from this machine",
 		"auth": "the agent wants a credential it accepts: give it a token (A2A_COURIER_TOKEN with A2A_COURIER_TOKEN_ORIGIN, " +
 			"--token-file, or the peer's token_env/token_file), or check that the one given has not expired",
-		"forbidden":    "the agent refused this credential the operation: check the token's rights on the agent",
-		"not_found":    "check the agent's URL (get-card shows the endpoint its card names) and the task or context id",
+		"forbidden": "the agent refused this credential the operation: check the token's rights on the agent",
+		"not_found": "check the agent's URL (its card is read from /.well-known/agent-card.json, or agent.json for older agents; " +
+			"get-card shows the endpoint the card names) and any task or context id given",
 		"server_error": "the agent's server failed; try again, and check its logs if it persists",
 		"protocol":     "the answer was not A2A JSON-RPC: check the agent's URL with get-card",
 		"bad_request": "the agent refused the request: check the ids and values given, and the agent's URL and " +
@@ -393,7 +394,7 @@ func recordError(rec *store.Record) *cliError {
 	ce.code = "task_" + string(rec.State)
 	switch rec.State {
 	case store.Failed:
-		ce.hint = "the agent's run failed and nothing was stored; sending again starts a new run"
+		ce.hint = "the agent's run failed; sending again starts a new run"
 		if rec.Target.Kind == store.TargetA2A {
 			ce.hint = "the agent's task failed; sending again starts a new run"
 		}

@@ -319,7 +319,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 			hint:    hint}
 	}
 	if !ok {
-		reason := fmt.Sprintf("conversation %s has no round yet: its first run may still be going", convID)
+		reason := noRoundYet(convID)
 		if pr.json {
 			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason, Resume: showCommand(convID, 0)})
 			return exitWith(ExitStillRunning)
@@ -363,6 +363,12 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		doc.ReplyTruncated, doc.ReplyChars, doc.ReplyFile = true, total, file
 	}
 	code := roundExit(state)
+	answered := state == roundAwaiting && number < n
+	if answered {
+		// A prompt a later round answered: nothing waits for an answer.
+		code = ExitOK
+		doc.Reason = fmt.Sprintf("the agent asked this, and round %d answered it", number+1)
+	}
 	if pr.json {
 		if err := pr.writeJSON(doc); err != nil {
 			return err
@@ -375,7 +381,10 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	case state == roundDone:
 		pr.warn("the agent's reply is empty")
 	}
-	if state == roundAwaiting {
+	switch {
+	case answered:
+		pr.info("%s", doc.Reason)
+	case state == roundAwaiting:
 		a.awaitingHint(conv, convID, number)
 	}
 	return exitWith(code)
@@ -461,7 +470,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 	}
 	switch {
 	case n == 0:
-		pr.info("conversation %s has no round yet: its first run may still be going; look again later: %s --all-rounds", convID, showCommand(convID, 0))
+		pr.info("%s; look again later: %s --all-rounds", noRoundYet(convID), showCommand(convID, 0))
 	case lastState == roundRunning:
 		pr.info("the last round is still in progress; look again later: %s --all-rounds", showCommand(convID, 0))
 	case lastState == roundAwaiting:
@@ -472,6 +481,17 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 
 // roundFileName names the file that keeps a cut text of one round, a name
 // store.WriteReply accepts however long the conversation id is.
+// noRoundYet says what a conversation without a round may be: a first run
+// still going, or one that failed (Kibana 9.6 makes the conversation when a
+// run starts and keeps no round of a run that fails).
+func noRoundYet(convID string) string {
+	why := fmt.Sprintf("conversation %s has no round yet: its first run may still be going, or it failed (Kibana 9.6 keeps no round of a failed run)", convID)
+	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok && store.CheckContextID(ctxID) == nil {
+		why += "; a2a-courier result " + ctxID + " tells which, on the machine that sent it"
+	}
+	return why
+}
+
 func roundFileName(convID string, round int, suffix string) string {
 	name := fmt.Sprintf("%s.round-%d%s", convID, round, suffix)
 	if store.CheckContextID(name) != nil {

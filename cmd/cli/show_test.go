@@ -25,6 +25,9 @@ func seedShow(e *hsEnv) {
 		hsRound("first", "First answer.", "completed"), hsRound("second", "\x00", "in_progress"))
 	e.srv.PutConversation("", "a2a-awaiting", "audit-agent", "hs", "Awaiting", hsBase,
 		hsRound("delete the index?", "Confirm the deletion of index logs-1?", "awaiting_prompt"))
+	e.srv.PutConversation("", "a2a-answered", "audit-agent", "hs", "Answered", hsBase,
+		hsRound("delete the index?", "Confirm the deletion of index logs-1?", "awaiting_prompt"),
+		hsRound("confirm", "Deleted logs-1.", "completed"))
 	e.srv.PutConversation("", "a2a-failed", "audit-agent", "hs", "Failed", hsBase, hsRound("boom", "\x00", "failed"))
 	e.srv.PutConversation("", "a2a-noreply", "audit-agent", "hs", "No reply", hsBase, hsRound("quiet", "\x00", "completed"))
 	e.srv.PutConversation("", "a2a-empty", "elastic-ai-agent", "hs", "[A2A] a2a-empty", hsBase)
@@ -104,12 +107,14 @@ func TestShow(t *testing.T) {
 			"[round 1 of 1: input]\ndelete the index?\n[round 1 of 1: reply, awaiting an answer or a confirmation]\nConfirm the deletion of index logs-1?\n",
 			"the agent awaits an answer or a confirmation (round 1 of conversation a2a-awaiting).\n" +
 				"answer in the same conversation (the answer on stdin): a2a-courier send audit-agent --context awaiting -\n", 7},
+		{"a prompt a later round answered", []string{"show", "a2a-answered", "--round", "1"}, "Confirm the deletion of index logs-1?\n",
+			"the agent asked this, and round 2 answered it\n", 0},
 		{"failed round", []string{"show", "a2a-failed"}, "",
 			"a2a-courier: round 1 of conversation a2a-failed failed (status failed) and holds no reply\nhint: a failed run keeps no reply; sending the message again starts a new run\n", 6},
 		{"finished round without a reply", []string{"show", "a2a-noreply"}, "",
 			"a2a-courier: round 1 of conversation a2a-noreply holds no reply (status completed)\nhint: the server stored the round without a final reply; open the conversation in Kibana to see what happened\n", 1},
 		{"no round yet", []string{"show", "a2a-empty"}, "",
-			"conversation a2a-empty has no round yet: its first run may still be going; look again later: a2a-courier show a2a-empty\n", 8},
+			"conversation a2a-empty has no round yet: its first run may still be going, or it failed (Kibana 9.6 keeps no round of a failed run); a2a-courier result empty tells which, on the machine that sent it; look again later: a2a-courier show a2a-empty\n", 8},
 		{"no round yet, all rounds, json", []string{"show", "a2a-empty", "--all-rounds", "--json"},
 			"{\n  \"conversation_id\": \"a2a-empty\",\n  \"round_count\": 0,\n  \"rounds\": []\n}\n", "", 8},
 		{"an empty reply is a reply", []string{"show", "a2a-emptyreply"}, "", "warning: the agent's reply is empty\n", 0},

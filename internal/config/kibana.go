@@ -64,5 +64,6 @@ func SetupSteps() string {
        a2a-courier config set kibana-url https://<your-deployment>.kb.<region>.cloud.es.io
        a2a-courier config set api-key < key-file      # read from stdin, never an argument
   3. Check it: a2a-courier doctor
-To try the tool without a Kibana: a2a-courier demo`
+To try the tool without a Kibana, run its demo (a build with the simulator):
+  go run -tags simulator github.com/a2a-courier/a2a-courier/cmd/a2a-courier@latest demo`
 }

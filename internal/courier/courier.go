@@ -50,6 +50,8 @@ type Courier struct {
 	// MaxResponseBytes caps an answer or a stream event (0: the client's
 	// default, client.DefaultMaxResponseBytes).
 	MaxResponseBytes int64
+	// AbortGrace replaces abortGrace (tests).
+	AbortGrace time.Duration
 
 	// write replaces Handle.Update, for tests that make a write fail.
 	write func(*store.Handle, func(*store.Record) error) (*store.Record, error)
@@ -59,6 +61,13 @@ type Courier struct {
 // working are recovered alike, by reading), so it may wait for an answer
 // that would make it stale at once.
 const defaultWorkingDelay = 100 * time.Millisecond
+
+func (c *Courier) abortGrace() time.Duration {
+	if c.AbortGrace > 0 {
+		return c.AbortGrace
+	}
+	return abortGrace
+}
 
 func (c *Courier) workingDelay() time.Duration {
 	if c.WorkingDelay > 0 {

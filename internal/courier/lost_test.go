@@ -143,3 +143,34 @@ func TestRepliesOfOneContextKeepTheirOwnFiles(t *testing.T) {
 		}
 	}
 }
+
+// A blocking send to Kibana 9.6 (non_blocking false) whose connection is
+// cut: the release stops the run with it, so no reply will come. The task
+// ends lost a grace after the cut, saying so, instead of being read for
+// its whole maximum wait (hours) and reported as still running.
+func TestRunEndsALikelyAbortedRunSoon(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = agentbuildertest.V96
+		o.Faults.ProxyCutAfter = 50 * time.Millisecond
+	})
+	c := newEngine(t)
+	c.AbortGrace = 300 * time.Millisecond
+	m := message(sim, "slow", "cut me")
+	m.Target.KibanaVersion, m.Target.NonBlocking = "9.6.0", false
+	start := time.Now()
+	got, err := runQueued(t, c, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != store.Expired || !got.Lost || !got.ConnectionLost ||
+		!strings.Contains(got.Reason, "most likely ended without one") || !strings.Contains(got.Reason, "non_blocking is false") {
+		t.Fatalf("%+v", got)
+	}
+	if took := time.Since(start); took > 30*time.Second {
+		t.Errorf("took %s: the maximum wait, not the grace", took)
+	}
+	if sim.Runs(got.ContextID) != 1 {
+		t.Errorf("%d runs", sim.Runs(got.ContextID))
+	}
+}

@@ -51,8 +51,13 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 	if err := r.begin(); err != nil {
 		return r.current(), err
 	}
-	dctx, cancel := context.WithDeadline(ctx, r.deadline())
+	deadline, cancel := context.WithDeadline(ctx, r.deadline())
 	defer cancel()
+	dctx, giveUp := context.WithCancelCause(deadline)
+	defer giveUp(nil)
+	r.giveUp = giveUp
+	r.watchAbort()
+	defer r.stopAbortWatch()
 	out, err := r.follow(ctx, dctx)
 	if err != nil {
 		return r.current(), err
@@ -95,6 +100,11 @@ type run struct {
 	// agent) makes one write, with its fsyncs, instead of two.
 	written      bool
 	workingTimer *time.Timer
+	// giveUp ends the delivery before its maximum wait, with the cause;
+	// abortTimer does so abortGrace after the connection of a blocking
+	// send to a release that aborts such a run ended (errLikelyAborted).
+	giveUp     context.CancelCauseFunc
+	abortTimer *time.Timer
 
 	// refusals counts the sends the server refused before taking anything
 	// in (429, 503 with Retry-After), across the processes that sent it.
@@ -394,6 +404,39 @@ func (r *run) noteProblem(e client.Event) {
 		x.LastError = info
 		x.ConnectionLost = x.ConnectionLost || lost
 	})
+	r.watchAbort()
+}
+
+// abortGrace is how long a blocking send to a Kibana release that stops
+// such a run when its connection ends (9.6 and later, Serverless) is read
+// back after its connection ended: a run that finished just before the
+// cut (or behind a proxy that kept its own connection) shows its round by
+// then; past it, the run most likely ended without one, and waiting the
+// whole maximum wait (hours) would only keep a caller waiting.
+const abortGrace = 2 * time.Minute
+
+// errLikelyAborted ends a delivery abortGrace after the connection of a
+// blocking send to a release that aborts such a run ended.
+var errLikelyAborted = errors.New("the run was most likely stopped with its connection")
+
+// watchAbort starts the abort grace once the record says its run was
+// likely aborted (once per run).
+func (r *run) watchAbort() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.abortTimer != nil || r.giveUp == nil || r.rec == nil || !RunLikelyAborted(r.rec) {
+		return
+	}
+	giveUp := r.giveUp
+	r.abortTimer = time.AfterFunc(r.c.abortGrace(), func() { giveUp(errLikelyAborted) })
+}
+
+func (r *run) stopAbortWatch() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.abortTimer != nil {
+		r.abortTimer.Stop()
+	}
 }
 
 // clearFinishedCancel removes the cancel marker of a task that ended: it

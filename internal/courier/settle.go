@@ -27,6 +27,9 @@ const (
 	endHandedOff
 	// endGone: the agent can no longer show the task.
 	endGone
+	// endAborted: a blocking send to a release that stops such a run with
+	// its connection lost it, and no outcome came within abortGrace.
+	endAborted
 	// endExpired: no outcome within the maximum wait.
 	endExpired
 	// endRefused: reading the reply was refused (401, 403).
@@ -56,6 +59,8 @@ func (r *run) ending(ctx, dctx context.Context, out client.Outcome) ending {
 		return endHandedOff
 	case errors.Is(out.Err, client.ErrTaskGone) || errors.Is(out.Err, client.ErrNoTask):
 		return endGone
+	case errors.Is(context.Cause(dctx), errLikelyAborted):
+		return endAborted
 	case dctx.Err() != nil:
 		return endExpired
 	case client.IsKind(out.Err, client.KindAuth, client.KindForbidden):
@@ -138,9 +143,17 @@ func (r *run) expire(out client.Outcome, how ending) (*store.Record, error) {
 		// The run ended (a round is stored), but what it answered cannot be
 		// read: lost, not failed (nothing says it failed).
 		reason, lost = "the run ended, but the round Kibana stored for it cannot be read: "+OneLine(out.Err), true
+	case endAborted:
+		// Most likely never coming: said now, not after hours.
+		reason, lost = "its connection ended, and this Kibana release stops a blocking run when that happens (non_blocking is false): no reply came within "+
+			WaitText(r.c.abortGrace())+" of it, so the run most likely ended without one; send again to ask again (fetch still reads a reply that comes later)", true
 	case endStuck:
 		// End it rather than leave it open for ever.
 		reason = "following the task stopped: " + OneLine(out.Err)
+	case endExpired:
+		// The maximum wait; a run its release stopped with its connection
+		// is not one to wait for longer (the reason says so).
+		lost = RunLikelyAborted(r.current())
 	}
 	// (endExpired, the maximum wait: the reason the release behaves by.)
 	rec, err := r.finalWrite(func(x *store.Record) {
