@@ -303,14 +303,14 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
-				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
+				spin.SetLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
 			case client.EventBusy:
-				spin.setLabel(e.Message)
+				spin.SetLabel(e.Message)
 				if !pr.errTTY {
 					pr.info("%s", e.Message)
 				}
 			case client.EventSent:
-				spin.setLabel("waiting for " + rec.Agent)
+				spin.SetLabel("waiting for " + rec.Agent)
 			}
 		}})
 	spin.Stop()
