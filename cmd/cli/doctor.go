@@ -68,25 +68,21 @@ func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
 	var checks []check
 	add := func(c check) { checks = append(checks, c) }
 
-	s, cfgErr := a.loadSettings()
-	switch {
-	case cfgErr != nil:
-		ce := classify(cfgErr)
-		add(check{Name: "configuration", Status: checkFail, Detail: ce.message, Hint: firstLine(ce.hint), exit: ce.exit})
-	case s.URL != "" && s.APIKey == "" && s.KeyHeldBack != "":
-		ce := classify(func() error { _, err := a.kibanaSettings(); return err }())
-		add(check{Name: "configuration", Status: checkFail, Detail: ce.message, Hint: ce.hint, exit: ce.exit})
-	case s.URL == "" || s.APIKey == "":
-		add(check{Name: "configuration", Status: checkFail, Detail: "KIBANA_URL or KIBANA_API_KEY is not set",
-			Hint: "run any command without configuration for the set-up steps, or see `a2a-courier config --help`", exit: ExitUsage})
-	default:
-		if _, err := a.kibanaSettings(); err != nil {
-			ce := classify(err)
-			add(check{Name: "configuration", Status: checkFail, Detail: ce.message, Hint: ce.hint, exit: ce.exit})
-		} else {
-			add(check{Name: "configuration", Status: checkPass,
-				Detail: fmt.Sprintf("profile %s; URL from %s; API key from %s", s.Profile, s.Sources["kibana_url"], s.Sources["api_key"])})
+	// What is missing, named (KIBANA_URL, the key, a profile to select),
+	// and in --json the set-up steps.
+	s, _ := a.loadSettings()
+	var setup []string
+	if _, err := a.kibanaSettings(); err != nil {
+		ce := classify(err)
+		setup = ce.setup
+		hint := firstLine(ce.hint)
+		if ce.hint == config.SetupSteps() {
+			hint = "follow the set-up steps below"
 		}
+		add(check{Name: "configuration", Status: checkFail, Detail: ce.message, Hint: hint, exit: ce.exit})
+	} else {
+		add(check{Name: "configuration", Status: checkPass,
+			Detail: fmt.Sprintf("profile %s; URL from %s; API key from %s", s.Profile, s.Sources["kibana_url"], s.Sources["api_key"])})
 	}
 	add(a.checkConfigFile())
 	add(a.checkStateDir())
@@ -124,6 +120,9 @@ func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
 		if kdoc != nil {
 			doc["kibana"] = kdoc
 		}
+		if setup != nil {
+			doc["setup"] = setup
+		}
 		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}
@@ -141,6 +140,9 @@ func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
 		b.WriteString("all checks passed\n")
 	} else {
 		b.WriteString("some checks failed\n")
+	}
+	if setup != nil {
+		b.WriteString("\n" + config.SetupSteps() + "\n")
 	}
 	pr.payload(b.String())
 	return exitWith(exit)
