@@ -2,6 +2,8 @@ package courier
 
 import (
 	"errors"
+	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/store"
@@ -40,6 +42,28 @@ type PruneReport struct {
 	KeptRunning, Busy int
 	// Errors are the records and files that could not be read or removed.
 	Errors []error
+}
+
+// ParseAge reads an age: days (30d), weeks (2w), or a Go duration (12h,
+// 90m); positive.
+func ParseAge(s string) (time.Duration, error) {
+	if s == "" {
+		return 0, errors.New("an age is needed")
+	}
+	unit := map[byte]time.Duration{'d': 24 * time.Hour, 'w': 7 * 24 * time.Hour}
+	var d time.Duration
+	var err error
+	if u, ok := unit[s[len(s)-1]]; ok && len(s) > 1 {
+		var n int
+		n, err = strconv.Atoi(s[:len(s)-1])
+		d = time.Duration(n) * u
+	} else {
+		d, err = time.ParseDuration(s)
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive age", s)
+	}
+	return d, nil
 }
 
 // endedAt is when a record ended: its finished_at, else its last write.

@@ -143,8 +143,40 @@ type Result struct {
 	Content []byte
 	// Changed is false when the file already holds the entry as is.
 	Changed bool
-	// Replaced is true when an entry of that name was there, different.
-	Replaced bool
+	// Replaced is true when an entry of that name was there, different;
+	// Created when there was no file (or an empty one).
+	Replaced, Created bool
+}
+
+// Action names what Plan did: created (a new file), added (the entry
+// added to a file), replaced (an older entry of that name replaced), or
+// unchanged.
+func (r Result) Action() string {
+	switch {
+	case r.Created:
+		return "created"
+	case r.Replaced:
+		return "replaced"
+	case r.Changed:
+		return "added"
+	}
+	return "unchanged"
+}
+
+// Warnings say what an assistant started from its own process will lack:
+// settings the environment alone gives here (envOnly, variable names), and
+// a binary go run built in a temporary directory.
+func Warnings(t Target, executable string, envOnly []string) []string {
+	var w []string
+	if len(envOnly) > 0 {
+		w = append(w, fmt.Sprintf("%s comes from this shell's environment only, which %s's process will not have: keep it in the config file "+
+			"(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file; a2a-courier config set space <id>), "+
+			"then check with a2a-courier doctor", strings.Join(envOnly, ", "), t))
+	}
+	if strings.Contains(executable, string(filepath.Separator)+"go-build") {
+		w = append(w, executable+" is a temporary build of go run, gone when it exits: install the binary (go install) and run mcp install with it")
+	}
+	return w
 }
 
 // Plan adds the entry to a target's file content (nil or empty: a file not
@@ -162,7 +194,7 @@ func Plan(t Target, existing []byte, e Entry) (Result, error) {
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Content: append(out, '\n'), Changed: true}, nil
+		return Result{Content: append(out, '\n'), Changed: true, Created: true}, nil
 	}
 	doc, err := hujson.Parse(existing)
 	if err != nil {

@@ -69,10 +69,15 @@ func New(o Options) *mcp.Server {
 	return s
 }
 
-// Serve runs a server on stdin and stdout until the client goes away.
-func Serve(ctx context.Context, o Options) error {
-	return New(o).Run(ctx, &mcp.StdioTransport{})
+// Serve runs a server on in and out (the process's stdin and stdout) until
+// the client goes away or ctx ends.
+func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
+	return New(o).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 }
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
 
 type tools struct{ o Options }
 
@@ -119,7 +124,7 @@ func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, don
 		case <-tick.C:
 			n++
 			msg := fmt.Sprintf("%s: waiting, %s", what, time.Since(start).Round(time.Second))
-			if ctxID := startedContext(stderr.String()); ctxID != "" {
+			if ctxID := StartedContext(stderr.String()); ctxID != "" {
 				msg += " (context " + ctxID + ")"
 			}
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
@@ -127,9 +132,10 @@ func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, don
 	}
 }
 
-// startedContext finds the contextId send announces on stderr ("task <ctx>
-// started") before anything leaves.
-func startedContext(stderr string) string {
+// StartedContext finds the contextId send and send-async announce on
+// stderr before anything leaves: a line "task <contextId> started", which
+// may go on ("; its reply: …").
+func StartedContext(stderr string) string {
 	for _, line := range strings.Split(stderr, "\n") {
 		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "task "); ok {
 			if id, _, ok := strings.Cut(rest, " started"); ok && !strings.ContainsAny(id, " \t") {
@@ -143,19 +149,13 @@ func startedContext(stderr string) string {
 // summary is the short text beside the document: the reply, or the state
 // and what to do next, or the error and its hint.
 func summary(doc json.RawMessage, code int) string {
-	var d struct {
-		State     string `json:"state"`
-		ContextID string `json:"context_id"`
-		Reply     string `json:"reply"`
-		Resume    string `json:"resume"`
-		Answer    string `json:"answer"`
-		Error     *struct {
-			Message string `json:"message"`
-			Hint    string `json:"hint"`
-		} `json:"error"`
-	}
+	var d taskSummary
 	json.Unmarshal(doc, &d)
 	switch {
+	case d.Source == "local":
+		return ledgerText(d.Rows)
+	case d.Tasks != nil:
+		return resultsText(d)
 	case d.Error != nil && code != exitOK:
 		s := d.Error.Message
 		if d.Error.Hint != "" {
@@ -173,6 +173,91 @@ func summary(doc json.RawMessage, code int) string {
 		return d.Reply
 	}
 	return string(doc)
+}
+
+// taskSummary is what the short text needs of a document: a task's, the
+// results of several (result with context_ids), or the ledger's (tasks).
+type taskSummary struct {
+	State     string `json:"state"`
+	ContextID string `json:"context_id"`
+	Reply     string `json:"reply"`
+	Resume    string `json:"resume"`
+	Answer    string `json:"answer"`
+	Error     *struct {
+		Message string `json:"message"`
+		Hint    string `json:"hint"`
+	} `json:"error"`
+	Tasks   []taskSummary `json:"-"`
+	First   string        `json:"first"`
+	Pending []string      `json:"pending"`
+	Source  string        `json:"source"`
+	Rows    []ledgerRow   `json:"-"`
+}
+
+// ledgerRow is what the short text shows of a row of tasks.
+type ledgerRow struct {
+	ContextID string `json:"context_id"`
+	Agent     string `json:"agent"`
+	State     string `json:"state"`
+	Summary   string `json:"summary"`
+}
+
+func (d *taskSummary) UnmarshalJSON(b []byte) error {
+	type plain taskSummary
+	var raw struct {
+		plain
+		Tasks json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*d = taskSummary(raw.plain)
+	if len(raw.Tasks) == 0 {
+		return nil
+	}
+	if d.Source == "local" {
+		return json.Unmarshal(raw.Tasks, &d.Rows)
+	}
+	return json.Unmarshal(raw.Tasks, &d.Tasks)
+}
+
+// resultsText says what became of several tasks: the first to finish, and
+// those still running.
+func resultsText(d taskSummary) string {
+	var b strings.Builder
+	for _, t := range d.Tasks {
+		if d.First != "" && t.ContextID != d.First {
+			continue
+		}
+		fmt.Fprintf(&b, "task %s: %s", t.ContextID, t.State)
+		if d.First != "" {
+			b.WriteString(" (the first to finish)")
+		}
+		switch {
+		case t.Reply != "":
+			b.WriteString("\n" + t.Reply)
+		case t.Error != nil:
+			b.WriteString(": " + t.Error.Message)
+		}
+		b.WriteString("\n")
+	}
+	if len(d.Pending) > 0 {
+		fmt.Fprintf(&b, "still running: %s. Nothing is lost: call the result tool with these context_ids later; do not send the messages again.",
+			strings.Join(d.Pending, ", "))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// ledgerText is the tasks tool's list, a line a task.
+func ledgerText(rows []ledgerRow) string {
+	if len(rows) == 0 {
+		return "no tasks"
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", r.ContextID, r.Agent, r.State, r.Summary)
+	}
+	return strings.TrimSpace(b.String())
 }
 
 // waitFlag turns wait_seconds into a --timeout, bounded.
