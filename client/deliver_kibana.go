@@ -334,9 +334,10 @@ func (d *kibanaDelivery) readConversation() (Outcome, bool) {
 		// A conversation only grows: reading it again cannot succeed.
 		d.lastErr = err
 		if d.finishedTooLarge != nil {
-			return Outcome{State: StateFailed, Err: d.finishedTooLarge, Via: "reply", HTTPStatus: 200,
-				Reason: fmt.Sprintf("the run finished, but its reply could not be kept: the answer is larger than the %s cap and the conversation larger than the %s cap",
-					byteSize(d.k.t.maxBody), byteSize(d.k.maxCV))}, true
+			// The run finished, and what it answered cannot be read by any
+			// means: lost (Err, no state), never failed, never completed.
+			return Outcome{Err: fmt.Errorf("the run finished, but its reply cannot be kept: the answer is larger than the %s cap and the conversation larger than the %s cap: %w",
+				byteSize(d.k.t.maxBody), byteSize(d.k.maxCV), d.finishedTooLarge)}, true
 		}
 		d.pollingStopped = true
 		d.emit(Event{Kind: EventPollError, Message: "the conversation is larger than the size cap and cannot be read", Err: err})

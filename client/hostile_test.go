@@ -19,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 )
 
 // Hostile servers: answers built to crash the client or to exhaust its
@@ -509,11 +511,11 @@ func TestDeliverOversizedAnswer(t *testing.T) {
 		t.Parallel()
 		srv, posts := oversizedKibana(t, 2<<20, 5<<20)
 		out := budgetClient(t, srv.URL, NewReadBudget(0), caps).Deliver(context.Background(), deliverOpts("a", "ctx-huge", "hi"))
-		if out.State != StateFailed || !errors.Is(out.Err, ErrReplyTooLarge) {
-			t.Fatalf("got %+v, want failed with ErrReplyTooLarge", out)
+		if out.Final() || out.State != "" || !errors.Is(out.Err, ErrReplyTooLarge) {
+			t.Fatalf("got %+v, want no outcome (lost) with ErrReplyTooLarge", out)
 		}
-		if want := "the run finished, but its reply could not be kept: the answer is larger than the 1 MiB cap and the conversation larger than the 4 MiB cap"; out.Reason != want {
-			t.Errorf("reason %q, want %q", out.Reason, want)
+		if want := "the run finished, but its reply cannot be kept: the answer is larger than the 1 MiB cap and the conversation larger than the 4 MiB cap"; !strings.HasPrefix(out.Err.Error(), want) {
+			t.Errorf("error %q, want it to start %q", out.Err, want)
 		}
 		if posts.Load() != 1 {
 			t.Errorf("%d sends, want 1", posts.Load())
@@ -576,5 +578,28 @@ func TestStreamBuffersAreBudgeted(t *testing.T) {
 	}
 	if inUse[0] < 4<<20 {
 		t.Errorf("the 4 MiB event was read with %d bytes reserved", inUse[0])
+	}
+}
+
+// TestKibanaStreamEventOverTheCap: a Kibana 9.6 stream whose event is
+// larger than the answer cap is not an answer, and not a failure: the
+// reply is read from the conversation, and the run happened once.
+func TestKibanaStreamEventOverTheCap(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = agentbuildertest.V96
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "big", Name: "Big", RunTime: 20 * time.Millisecond, ReplyBytes: 300 << 10})
+	})
+	k := newTestKibana(t, sim.URL, func(c *KibanaConfig) { c.APIKey = testKey; c.MaxResponseBytes = 64 << 10 })
+	o := deliverOpts("big", "c-stream-huge", "everything")
+	o.Stream = true
+	log := &eventLog{}
+	o.OnEvent = log.add
+	out := k.Deliver(context.Background(), o)
+	if out.State != StateCompleted || len(out.Reply) < 300<<10 || out.Via != "conversation" {
+		t.Fatalf("state %s via %s, %d bytes of reply, err %v", out.State, out.Via, len(out.Reply), out.Err)
+	}
+	if !log.has("reply_too_large") || sim.Runs("c-stream-huge") != 1 {
+		t.Errorf("events %v, %d runs", log.kinds, sim.Runs("c-stream-huge"))
 	}
 }

@@ -549,8 +549,23 @@ func (s *Store) LoadArchived(id, messageID string) (*Record, error) {
 	if err := CheckContextID(id); err != nil {
 		return nil, err
 	}
+	for _, r := range s.Archived(id) {
+		if r.MessageID == messageID {
+			return r, nil
+		}
+	}
+	return nil, ErrNotFound
+}
+
+// Archived returns the archived records of a context's earlier exchanges,
+// newest first; files that cannot be read are left out.
+func (s *Store) Archived(id string) []*Record {
+	if CheckContextID(id) != nil {
+		return nil
+	}
 	matches, _ := filepath.Glob(filepath.Join(s.tasksDir(), "archive", id+".*.json"))
 	sort.Sort(sort.Reverse(sort.StringSlice(matches))) // newest first: the names end in a time
+	var recs []*Record
 	for _, m := range matches {
 		b, err := os.ReadFile(m)
 		if err != nil {
@@ -558,12 +573,11 @@ func (s *Store) LoadArchived(id, messageID string) (*Record, error) {
 		}
 		// An archived file is named <id>.<time>.json: read as the record
 		// it was.
-		r, err := decodeRecord(s.recordPath(id), b)
-		if err == nil && r.MessageID == messageID {
-			return r, nil
+		if r, err := decodeRecord(s.recordPath(id), b); err == nil {
+			recs = append(recs, r)
 		}
 	}
-	return nil, ErrNotFound
+	return recs
 }
 
 func (s *Store) cancelPath(id string) string { return filepath.Join(s.tasksDir(), id+".cancel") }

@@ -85,7 +85,7 @@ stands: its message is not on the server yet.`,
 		},
 	}
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
-	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
+	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker (a reply kept in a file of its own, over 4 MiB, is always shown cut, at 1 Mi characters at most)")
 	cmd.Flags().StringVar(&opts.taskID, "task", "", "read this task of a generic A2A agent by its id (any A2A version)")
 	cmd.Flags().StringVar(&opts.agentFlags.url, "url", "", "read from a generic A2A agent: its base URL (card at <url>/.well-known/agent-card.json) or its card's URL")
 	cmd.Flags().StringVar(&opts.agentFlags.protocol, "protocol", "", "speak this A2A version (0.3 or 1.0) instead of the one the card offers")
@@ -444,7 +444,9 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		return err
 	}
 	if !found && out.Malformed() != "" {
-		return &cliError{exit: ExitUnexpected, code: "protocol",
+		// The run ended (its round is stored), and what it answered cannot
+		// be read: lost, as a worker that read it so would say.
+		return &cliError{exit: ExitTaskFailed, code: "task_lost",
 			message: "the round Kibana stored for context " + opts.contextID + " cannot be read: " + out.Malformed(),
 			hint:    "open the conversation in Kibana; no reply can be read from it"}
 	}

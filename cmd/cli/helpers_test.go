@@ -72,6 +72,8 @@ type harness struct {
 	tty   bool
 	// width is the terminal's width; 0 means 100.
 	width int
+	// now is the process's clock; nil means time.Now.
+	now func() time.Time
 }
 
 func newHarness(t *testing.T, sim *agentbuildertest.Server) *harness {
@@ -144,6 +146,9 @@ func (h *harness) runCtx(ctx context.Context, args ...string) result {
 		Executable: func() (string, error) { return os.Args[0], nil },
 		Now:        time.Now,
 		Simulator:  agentbuilder.Start,
+	}
+	if h.now != nil {
+		p.Now = h.now
 	}
 	code := Run(ctx, p)
 	return result{stdout: out.String(), stderr: errb.String(), code: code}

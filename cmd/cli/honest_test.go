@@ -67,10 +67,20 @@ func TestCreatedSentFinishedInOrder(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	h := newHarness(t, sim)
+	// The process's clock runs 1000 hours behind the machine's: every time
+	// of the record is on it, none on another clock.
+	const behind = 1000 * time.Hour
+	h.now = func() time.Time { return time.Now().Add(-behind) }
 	d := decodeTask(t, h.run("send", "elastic-ai-agent", "in order", "--json").stdout)
 	rec := loadRecord(t, h, d.ContextID)
 	if rec.SentAt == nil || rec.FinishedAt == nil || rec.SentAt.Before(rec.CreatedAt) || rec.FinishedAt.Before(*rec.SentAt) {
 		t.Errorf("created %v sent %v finished %v", rec.CreatedAt, rec.SentAt, rec.FinishedAt)
+	}
+	limit := time.Now().Add(-behind / 2)
+	for name, at := range map[string]*time.Time{"created": &rec.CreatedAt, "sent": rec.SentAt, "finished": rec.FinishedAt} {
+		if at != nil && at.After(limit) {
+			t.Errorf("%s at %v: not on the process's clock", name, at)
+		}
 	}
 }
 
@@ -177,5 +187,25 @@ func TestCancelRacesAFollowUp(t *testing.T) {
 		if rec, _ := st.Load(ctxID); !rec.State.Terminal() {
 			t.Fatalf("the record is %s after the cancel and the send ended", rec.State)
 		}
+	}
+}
+
+// TestFetchOfAnUnreadableRound: fetch of a context whose stored round is in
+// a shape no Kibana writes says the task is lost (exit 6), as the worker
+// that read it so would, with one line and a hint; never a completed
+// empty reply.
+func TestFetchOfAnUnreadableRound(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	const ctxID = "0b5c9a70-2b1e-4d7e-9d3c-51c1f0a5e0aa"
+	sim.PutConversation("", "a2a-"+ctxID, "elastic-ai-agent", "svc-a2a", "planted", time.Now(),
+		json.RawMessage(`{"input":{"message":"q"},"response":{"message":7}}`))
+	r := h.run("fetch", ctxID, "--json")
+	r.expect(t, ExitTaskFailed)
+	var doc struct{ Error errorDoc }
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Error.Code != "task_lost" ||
+		!strings.Contains(doc.Error.Message, "cannot be read") || doc.Error.Hint == "" {
+		t.Fatalf("%v %s", err, r.stdout)
 	}
 }

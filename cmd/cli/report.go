@@ -539,7 +539,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		}
 		doc.ReplyChars, doc.ReplyFile = total, rec.ReplyFile
 	} else if doc.Reply != nil && maxChars > 0 {
-		cut, file, total, err := courier.CutText("reply", *doc.Reply, maxChars, rec.ContextID, st)
+		cut, file, total, err := courier.CutText("reply", *doc.Reply, maxChars, courier.ReplyName(rec), st)
 		if err != nil {
 			return doc, 0, nil, err
 		}
@@ -635,7 +635,13 @@ func exitWith(code int) error {
 // stalledText says that a task is held by a worker that stopped beating.
 func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
 	sent := "nothing has run yet"
-	if rec.State != store.Queued {
+	switch rec.State {
+	case store.Queued:
+	case store.Sending:
+		// Stopped between writing "sending" and the answer: the request
+		// may not have left; it leaves (once) when the worker goes on.
+		sent = "the message may not have left yet; it leaves, once, when that worker goes on (kill -CONT)"
+	default:
 		sent = "the message was sent, and is never sent again"
 	}
 	ago := a.p.Now().Sub(w.LastBeat).Round(time.Second)

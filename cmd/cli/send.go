@@ -94,7 +94,7 @@ The message comes from the argument or, with "-" or no argument, from stdin
 	}
 	addSendFlags(cmd, opts)
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", config.DefaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8) (env A2A_COURIER_SEND_TIMEOUT)")
-	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker")
+	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker (a reply kept in a file of its own, over 4 MiB, is always shown cut, at 1 Mi characters at most)")
 	return cmd
 }
 

@@ -34,7 +34,10 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 	}
 	if h, err := c.Store.Lock(rec.ContextID); err == nil {
 		updated, err := h.Update(func(x *store.Record) error {
-			if !x.State.Terminal() {
+			// Only the message this cancel read: a later message of the
+			// context may have replaced it since (the earlier one, final,
+			// is then in the archive).
+			if x.MessageID == msgID && !x.State.Terminal() {
 				MarkCanceled(x, c.now())
 			}
 			return nil
@@ -44,7 +47,13 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 		if err != nil {
 			return nil, err
 		}
-		rec = updated
+		if rec = updated; rec.MessageID != msgID {
+			old, aerr := c.Store.LoadArchived(rec.ContextID, msgID)
+			if aerr != nil {
+				return nil, ErrCancelReplaced
+			}
+			return old, nil
+		}
 	} else {
 		var err error
 		if rec, err = c.waitCanceled(ctx, rec); err != nil {

@@ -44,6 +44,9 @@ type Courier struct {
 	// record is written as working when no outcome came first (default
 	// 100 ms).
 	WorkingDelay time.Duration
+	// MaxConversationBytes caps a conversation read from Kibana (0: the
+	// client's default, client.DefaultMaxConversationBytes).
+	MaxConversationBytes int64
 
 	// write replaces Handle.Update, for tests that make a write fail.
 	write func(*store.Handle, func(*store.Record) error) (*store.Record, error)
@@ -127,7 +130,8 @@ func (c *Courier) Kibana(t store.Target, key client.Secret) (*client.Kibana, err
 	if err != nil {
 		return nil, err
 	}
-	return client.NewKibana(client.KibanaConfig{URL: t.URL, Space: t.Space, APIKey: key, HTTPClient: hc, UserAgent: c.UserAgent})
+	return client.NewKibana(client.KibanaConfig{URL: t.URL, Space: t.Space, APIKey: key, HTTPClient: hc, UserAgent: c.UserAgent,
+		MaxConversationBytes: c.MaxConversationBytes})
 }
 
 // A2A is the JSON-RPC client of a stored generic target, with key.

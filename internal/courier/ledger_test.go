@@ -62,7 +62,7 @@ func TestTasksAndPrune(t *testing.T) {
 
 	// What prune finds in replies/: the whole reply a --max-chars cut kept
 	// of the pruned task, an old text of show, and a young one.
-	cut, _ := c.Store.WriteReply(again.ContextID, "the whole reply")
+	cut, _ := c.Store.WriteReply(ReplyName(again), "the whole reply")
 	oldShow, _ := c.Store.WriteReply("a2a-x.round-1", "old")
 	young, _ := c.Store.WriteReply("a2a-y.round-1", "young")
 	later := time.Now().Add(40 * 24 * time.Hour) // the cutoff is 10 days ahead

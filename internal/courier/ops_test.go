@@ -55,6 +55,36 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	if _, _, err := c.Submit(context.Background(), answer, false, "send-async"); !errors.As(err, &finished) || finished.Record.ContextID != "ctx-task-1" {
 		t.Fatalf("answer to a finished task: %v", err)
 	}
+
+	// Another agent's task of the same name is not that task.
+	other := answer
+	other.Target.URL, other.Target.Endpoint = "http://127.0.0.1:2", "http://127.0.0.1:2/a2a"
+	if err := errors.As(submitErr(c, other), &finished); err {
+		t.Fatalf("an answer to another agent's task-1 was refused as finished")
+	}
+
+	// A finished task whose record a later exchange archived is still
+	// known to be finished.
+	followUp := answer
+	followUp.TaskID, followUp.ContextID = "", "ctx-task-1"
+	if _, h, err := c.Submit(context.Background(), followUp, false, "send-async"); err != nil {
+		t.Fatal(err)
+	} else {
+		h.Release()
+	}
+	answer.ContextID = "ctx-task-1"
+	if _, _, err := c.Submit(context.Background(), answer, false, "send-async"); !errors.As(err, &finished) || finished.Record.TaskID != "task-1" {
+		t.Fatalf("answer to a finished, archived task: %v", err)
+	}
+}
+
+// submitErr submits m and releases what it took; it returns the error.
+func submitErr(c *Courier, m Message) error {
+	_, h, err := c.Submit(context.Background(), m, false, "send-async")
+	if h != nil {
+		h.Release()
+	}
+	return err
 }
 
 // complete moves a locked record through sending to completed, as a run
@@ -284,5 +314,30 @@ func TestErrorInfoRoundTrip(t *testing.T) {
 	if KindOf(&store.ErrorInfo{Kind: "no such kind"}) != client.KindUnexpected || ErrorInfo(nil) != nil ||
 		ErrorInfo(errors.New("x")).Kind != "unexpected" {
 		t.Error("unknown kinds and plain errors")
+	}
+}
+
+// Cancel reads a record, and a follow-up of the same context replaces it
+// before cancel takes the lock: the follow-up is not canceled, and cancel
+// hands back the earlier message's (archived, final) record.
+func TestCancelLeavesAFollowUpAlone(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	first := queued(t, c, message(sim, "quick", "first"))
+	h, _ := c.Store.Lock(first.ContextID)
+	complete(t, h)
+	h.Release()
+	read := load(t, c, first.ContextID) // what cancel was given
+	follow := message(sim, "quick", "second")
+	follow.ContextID = first.ContextID
+	next := queued(t, c, follow)
+
+	got, err := c.Cancel(context.Background(), read, false)
+	if err != nil || got.MessageID != first.MessageID || got.State != store.Completed {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if disk := load(t, c, first.ContextID); disk.MessageID != next.MessageID || disk.State != store.Queued || disk.Message != "second" {
+		t.Fatalf("the follow-up was touched: %+v", disk)
 	}
 }

@@ -97,33 +97,40 @@ func (c *Courier) Prune(o PruneOptions) (*PruneReport, error) {
 			rep.KeptRunning++
 		default:
 			if c.pruneRecord(r, o.DryRun, rep) {
-				dropped[c.Store.ReplyPath(r.ContextID)] = true
-				dropped[r.ReplyFile] = true
+				c.markReplies(dropped, r)
 				continue
 			}
 		}
-		keep[r.ReplyFile] = true
-		keep[c.Store.ReplyPath(r.ContextID)] = true
+		c.markReplies(keep, r)
 	}
 	archived, errs := c.Store.ListArchived()
 	rep.Errors = append(rep.Errors, errs...)
 	for _, a := range archived {
 		if !endedAt(a.Record).Before(rep.Cutoff) {
-			keep[a.Record.ReplyFile] = true
+			c.markReplies(keep, a.Record)
 			continue
 		}
 		if !o.DryRun {
 			if err := c.Store.RemoveArchived(a); err != nil {
 				rep.Errors = append(rep.Errors, err)
-				keep[a.Record.ReplyFile] = true
+				c.markReplies(keep, a.Record)
 				continue
 			}
 		}
-		dropped[a.Record.ReplyFile] = true
+		c.markReplies(dropped, a.Record)
 		rep.Records = append(rep.Records, prunedOf(a.Record, true))
 	}
 	c.pruneReplies(rep, keep, dropped, o.DryRun)
 	return rep, nil
+}
+
+// markReplies marks the files of replies/ a record names: the reply kept
+// in a file of its own, the whole reply a --max-chars cut kept (named
+// after its message: ReplyName), and the contextId's file of older builds.
+func (c *Courier) markReplies(set map[string]bool, r *store.Record) {
+	for _, f := range []string{r.ReplyFile, c.Store.ReplyPath(ReplyName(r)), c.Store.ReplyPath(r.ContextID)} {
+		set[f] = true
+	}
 }
 
 func prunedOf(r *store.Record, archived bool) Pruned {

@@ -2,6 +2,8 @@ package courier
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -36,12 +38,25 @@ func KeepReply(st *store.Store, x *store.Record, reply string) error {
 		x.Reply = reply // shown once, kept nowhere
 		return nil
 	}
-	file, err := st.WriteReply(x.ContextID, reply)
+	file, err := st.WriteReply(ReplyName(x), reply)
 	if err != nil {
 		return err
 	}
 	x.Reply, x.ReplyFile, x.ReplyBytes = "", file, len(reply)
 	return nil
+}
+
+// ReplyName is the name of the file that keeps the whole reply of a
+// record's message in $STATE/replies/: its contextId and a digest of its
+// messageId, so that the replies of two messages of one conversation (a
+// follow-up sent with --context archives the record before it) never share
+// a file.
+func ReplyName(x *store.Record) string {
+	if x.MessageID == "" {
+		return x.ContextID
+	}
+	sum := sha256.Sum256([]byte(x.MessageID))
+	return x.ContextID + "." + hex.EncodeToString(sum[:6])
 }
 
 // CutText shortens text to maxChars characters (runes), saving the whole

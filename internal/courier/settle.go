@@ -116,7 +116,7 @@ func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Reco
 	case endTooLarge:
 		// The conversation is larger than a2a-courier reads, and it only
 		// grows: no reply can ever be read back, here or by fetch.
-		r.expire(out, "the conversation is larger than a2a-courier reads: its reply cannot be read back: "+OneLine(out.Err), true)
+		r.expire(out, "the reply is larger than a2a-courier reads, and cannot be read back: "+OneLine(out.Err), true)
 		r.c.logf("%s: lost: %v", r.id, out.Err)
 	case endUnreadable:
 		// The run ended (a round is stored), but what it answered cannot be
@@ -141,10 +141,13 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 	err := r.update(func(x *store.Record) {
 		finish(x, r.c.now(), store.State(out.State))
 		if kerr := KeepReply(r.c.Store, x, out.Reply); kerr != nil {
-			// The run finished and said something, but it cannot be kept:
-			// that is the outcome, not a completed empty reply.
-			x.State = store.Failed
-			x.Reason = "the run finished, but its reply could not be kept: " + OneLine(kerr)
+			// The run finished and said something, but it cannot be kept
+			// here: not a completed empty reply, and not a failure of the
+			// run either. The server still has it, for fetch to read.
+			x.State = store.Expired
+			x.Reason = "the run ended " + string(out.State) + ", but its reply could not be kept (" + OneLine(kerr) +
+				"): fetch " + x.ContextID + " reads it again from the server"
+			x.LastError = ErrorInfo(kerr)
 			return
 		}
 		x.Reason = out.Reason

@@ -115,7 +115,7 @@ func (c *Courier) Submit(ctx context.Context, m Message, sending bool, command s
 func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error {
 	switch {
 	case m.TaskID != "":
-		if done := c.finishedTask(m.TaskID); done != nil {
+		if done := c.finishedTask(m); done != nil {
 			return &FinishedTaskError{TaskID: m.TaskID, Record: done}
 		}
 		rec.AnswersTask, rec.TaskID = m.TaskID, m.TaskID
@@ -157,20 +157,44 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 
 // finishedTask returns this machine's record of a task that has ended in
 // a state that asks nothing, or nil: completed, failed or canceled (an
-// earlier answer may have finished it). A task still asking, one whose
-// answer was refused before anything ran (rejected) or one whose end is
-// unknown (expired) may be answered.
-func (c *Courier) finishedTask(taskID string) *store.Record {
+// earlier answer may have finished it). The task is the one of this
+// endpoint (two agents may name their tasks alike), looked for in the live
+// records and in the archived exchanges of their contexts and of the
+// context the answer names.
+func (c *Courier) finishedTask(m Message) *store.Record {
 	recs, _ := c.Store.List()
+	contexts := map[string]bool{}
+	if m.ContextID != "" {
+		contexts[m.ContextID] = true
+	}
 	for _, r := range recs {
-		switch {
-		case r.TaskID != taskID:
-		case r.State == store.Completed, r.State == store.Failed, r.State == store.Canceled && r.SentAt != nil:
-			// (An answer canceled before it was sent left the task asking.)
+		if r.TaskID != m.TaskID || !sameEndpoint(r.Target, m.Target) {
+			continue
+		}
+		if taskFinished(r) {
 			return r
+		}
+		contexts[r.ContextID] = true
+	}
+	for id := range contexts {
+		for _, r := range c.Store.Archived(id) {
+			if r.TaskID == m.TaskID && sameEndpoint(r.Target, m.Target) && taskFinished(r) {
+				return r
+			}
 		}
 	}
 	return nil
+}
+
+// sameEndpoint: the two targets are one agent's endpoint.
+func sameEndpoint(a, b store.Target) bool {
+	return a.Kind == b.Kind && a.URL == b.URL && a.Endpoint == b.Endpoint && a.Space == b.Space
+}
+
+// taskFinished: the record's task asks nothing any more. (An answer
+// canceled before it was sent left the task asking.)
+func taskFinished(r *store.Record) bool {
+	return r.State == store.Completed || r.State == store.Failed || r.State == store.Canceled && r.SentAt != nil
 }
 
 // contextOfTask finds the contextId of the task a message answers and the
@@ -179,6 +203,9 @@ func (c *Courier) finishedTask(taskID string) *store.Record {
 func (c *Courier) contextOfTask(ctx context.Context, m Message) (string, string) {
 	recs, _ := c.Store.List()
 	for _, r := range recs {
+		if !sameEndpoint(r.Target, m.Target) {
+			continue // another agent's task or context of the same name
+		}
 		if r.TaskID == m.TaskID || m.ContextID != "" && r.ContextID == m.ContextID {
 			question := ""
 			if r.State == store.InputRequired {
