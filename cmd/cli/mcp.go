@@ -138,24 +138,17 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}
-	entry := mcpinstall.Entry{Name: "a2a-courier", Command: exe, Args: []string{"mcp"}, Env: map[string]string{}}
-	if a.flags.Profile != "" {
-		entry.Args = append(entry.Args, "--profile", a.flags.Profile)
-	}
-	// The directories, when the assistant would not find them with HOME
-	// alone.
-	homeOnly := func(k string) string {
-		if k == "HOME" {
-			return a.p.getenv(k)
+	// The directories the assistant's process, with HOME alone, finds.
+	homeOnly := func(k string) string { return map[bool]string{true: a.p.getenv(k)}[k == "HOME"] }
+	setup := mcpinstall.Setup{Executable: exe, Profile: a.flags.Profile, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir,
+		HomeConfigDir: config.Dir(homeOnly)}
+	setup.HomeStateDir, _ = config.StateDir(homeOnly)
+	for _, k := range []string{"kibana_url", "api_key", "space"} {
+		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok {
+			setup.EnvOnly = append(setup.EnvOnly, v)
 		}
-		return ""
 	}
-	if d := config.Dir(a.p.getenv); d != config.Dir(homeOnly) {
-		entry.Env["A2A_COURIER_CONFIG_DIR"] = d
-	}
-	if d, _ := config.StateDir(homeOnly); d != s.StateDir {
-		entry.Env["A2A_COURIER_STATE_DIR"] = s.StateDir
-	}
+	entry := setup.Entry()
 	path, err := mcpinstall.Path(t, mcpinstall.Where{GOOS: runtime.GOOS, Home: a.p.getenv("HOME"), Getenv: a.p.getenv})
 	if err != nil {
 		return configErr("write the entry by hand: see `a2a-courier mcp install --help`", "%v", err)
@@ -164,13 +157,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return configErr("fix or move the file, then run mcp install again", "%s: %v", path, err)
 	}
-	var envOnly []string
-	for _, k := range []string{"kibana_url", "api_key", "space"} {
-		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok {
-			envOnly = append(envOnly, v)
-		}
-	}
-	warnings := mcpinstall.Warnings(t, exe, envOnly)
+	warnings := mcpinstall.Warnings(t, exe, setup.EnvOnly)
 	pr := a.printer()
 	if pr.json {
 		doc := map[string]any{"target": t, "path": path, "action": res.Action(), "dry_run": opts.dryRun, "command": entry.Command,

@@ -163,6 +163,40 @@ func (r Result) Action() string {
 	return "unchanged"
 }
 
+// Setup is what `mcp install` knows of this machine: the binary, the
+// connection flags given, the directories as the command line resolves
+// them and as HOME alone would give them, and which settings come from the
+// environment only.
+type Setup struct {
+	Executable string
+	// Profile is the --profile given ("" for none).
+	Profile string
+	// ConfigDir and StateDir are the directories in use; HomeConfigDir and
+	// HomeStateDir those the assistant's process would find with HOME
+	// alone.
+	ConfigDir, StateDir, HomeConfigDir, HomeStateDir string
+	// EnvOnly names the settings given by the environment only
+	// (KIBANA_API_KEY, …).
+	EnvOnly []string
+}
+
+// Entry is the server entry of a set-up: this binary's absolute path and
+// mcp (with --profile when one was given), and in its env only the
+// directories that are not the default ones: never a key or a token.
+func (s Setup) Entry() Entry {
+	e := Entry{Name: "a2a-courier", Command: s.Executable, Args: []string{"mcp"}, Env: map[string]string{}}
+	if s.Profile != "" {
+		e.Args = append(e.Args, "--profile", s.Profile)
+	}
+	if s.ConfigDir != s.HomeConfigDir {
+		e.Env["A2A_COURIER_CONFIG_DIR"] = s.ConfigDir
+	}
+	if s.StateDir != s.HomeStateDir {
+		e.Env["A2A_COURIER_STATE_DIR"] = s.StateDir
+	}
+	return e
+}
+
 // Warnings say what an assistant started from its own process will lack:
 // settings the environment alone gives here (envOnly, variable names), and
 // a binary go run built in a temporary directory.
