@@ -47,11 +47,10 @@ ids never; on a narrow terminal each conversation takes two lines, the title
 on the second); piped, it is one conversation per line with tab-separated
 id, title, agent and updated time (as the server wrote it, RFC 3339), no
 header. When --limit cut the list, stderr says how many conversations there
-are. --json prints
-{"conversations":[{"id","context_id","title","agent_id","updated_at"}],"total":N}:
-context_id is the contextId of a conversation a2a-courier started (a2a-<id>),
-total how many conversations the server reports. An --agent that is no
-agent of the space exits 5.`,
+are. --json prints {"conversations":[{"id","context_id","title","agent_id",
+"updated_at"}],"total":N}: context_id is the contextId of a conversation
+a2a-courier started (a2a-<id>), total how many conversations the server
+reports. An --agent that is no agent of the space exits 5 (not found).`,
 		Example: `  a2a-courier history
   a2a-courier history --agent elastic-ai-agent --limit 5
   a2a-courier history --json --limit 0

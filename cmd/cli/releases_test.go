@@ -186,7 +186,7 @@ func releaseOwnTimeout(t *testing.T, m releaseMode, times *recoveryTimes) {
 	r := p.run("send", "audit-agent", "impatient", "--timeout", "700ms", "--poll-interval", "200ms", "--json")
 	r.expect(t, ExitStillRunning)
 	d := decodeTask(t, r.stdout)
-	if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait" {
+	if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait --timeout 700ms --json" {
 		t.Fatalf("%+v", d)
 	}
 	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s", "--json")

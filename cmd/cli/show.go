@@ -49,12 +49,11 @@ ends it with a marker naming a private file in the state directory that
 holds the whole text.
 
 --json prints {"conversation_id","agent_id","title","round","reply",
-"round_count"} (round is 1-based; "status" is the round's status when the server gives one;
-"reply_truncated", "reply_chars" and "reply_file" appear when the reply
-was cut). With --all-rounds: {"conversation_id","agent_id","title",
-"round_count","rounds":[
-{"round","input","reply","status"}]}, with "input_truncated",
-"input_chars" and "input_file" for a cut input.
+"round_count"} (round is 1-based; "status" is the round's status when the
+server gives one; "reply_truncated", "reply_chars" and "reply_file" appear
+when the reply was cut). With --all-rounds: {"conversation_id","agent_id",
+"title","round_count","rounds":[{"round","input","reply","status"}]}, with
+"input_truncated", "input_chars" and "input_file" for a cut input.
 
 Exit status: 0 with the reply; 5 when the conversation or the round does
 not exist; 8 when the round is still in progress (or the conversation has

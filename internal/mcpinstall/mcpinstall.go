@@ -203,9 +203,13 @@ func (s Setup) Entry() Entry {
 func Warnings(t Target, executable string, envOnly []string) []string {
 	var w []string
 	if len(envOnly) > 0 {
-		w = append(w, fmt.Sprintf("%s comes from this shell's environment only, which %s's process will not have: keep it in the config file "+
+		what := "the setting " + envOnly[0] + " comes"
+		if n := len(envOnly); n > 1 {
+			what = "the settings " + strings.Join(envOnly[:n-1], ", ") + " and " + envOnly[n-1] + " come"
+		}
+		w = append(w, fmt.Sprintf("%s from this shell's environment only, which %s's process will not have: keep them in the config file "+
 			"(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file; a2a-courier config set space <id>), "+
-			"then check with a2a-courier doctor", strings.Join(envOnly, ", "), t))
+			"then check with a2a-courier doctor", what, t))
 	}
 	if strings.Contains(executable, string(filepath.Separator)+"go-build") {
 		w = append(w, executable+" is a temporary build of go run, gone when it exits: install the binary (go install) and run mcp install with it")

@@ -167,3 +167,19 @@ func TestProgressWhileWaiting(t *testing.T) {
 		t.Errorf("progress %q", got)
 	}
 }
+
+// The short text of several tasks' results names the first to finish and
+// those still running; that of the ledger is a line a task.
+func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
+	multi := `{"tasks":[{"context_id":"a","state":"working"},{"context_id":"b","state":"completed","reply":"B done"}],"first":"b","pending":["a"]}`
+	if got := summary(json.RawMessage(multi), 0); got != "task b: completed (the first to finish)\nB done\nstill running: a. Nothing is lost: call the result tool with these context_ids later; do not send the messages again." {
+		t.Errorf("results: %q", got)
+	}
+	ledger := `{"source":"local","tasks":[{"context_id":"a","agent":"audit","state":"failed","summary":"boom"}],"total":1}`
+	if got := summary(json.RawMessage(ledger), 0); got != "a\taudit\tfailed\tboom" {
+		t.Errorf("ledger: %q", got)
+	}
+	if got := StartedContext("warning: x\ntask 3f6c-1 started; its reply: a2a-courier result 3f6c-1 --wait\n"); got != "3f6c-1" {
+		t.Errorf("started: %q", got)
+	}
+}
