@@ -312,7 +312,7 @@ func TestDoctor(t *testing.T) {
 		r := h.run("doctor", "--json")
 		r.expect(t, ExitNotFound)
 		var doc struct {
-			OK     bool    `json:"ok"`
+			OK     bool           `json:"ok"`
 			Checks []doctor.Check `json:"checks"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
