@@ -115,6 +115,12 @@ func (t *tools) add(s *mcp.Server) {
 			}
 			return t.call(ctx, req, append(append([]string{"get-card"}, a...), "--json"), "", "get-card")
 		})
+	t.addTasks(s)
+	t.addReads(s)
+}
+
+// addTasks adds the tools that start and follow tasks.
+func (t *tools) addTasks(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "send",
 		Description: "Send a message and wait for the final reply, at most wait_seconds (default 45). For light chat agents that answer in seconds. " +
 			"If the wait runs out the result has state \"working\" and the context_id: the task goes on in the background; call result with that context_id later. " +
@@ -170,6 +176,20 @@ func (t *tools) add(s *mcp.Server) {
 			args = appendInt(args, "--max-chars", in.MaxChars)
 			return t.call(ctx, req, args, "", "result")
 		})
+	mcp.AddTool(s, &mcp.Tool{Name: "cancel",
+		Description: "Cancel a task: ask the agent to stop it and stop following it. Kibana's agents cannot be stopped over A2A: the run may still finish, and fetch can read it."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {
+			if in.ID == "" {
+				return nil, nil, errors.New("give context_id")
+			}
+			args := appendOpt([]string{"cancel", in.ID, "--json"}, "--url", in.URL)
+			return t.call(ctx, req, args, "", "cancel")
+		})
+}
+
+// addReads adds the tools that only read: the server's conversations and
+// tasks, and the local ledger.
+func (t *tools) addReads(s *mcp.Server) {
 	mcp.AddTool(s, &mcp.Tool{Name: "fetch", Annotations: readOnly("Fetch a reply"),
 		Description: "Read a task's reply from the server by context_id alone: on another machine, after local state was lost, or after a task expired. It never sends anything. State working means the server has no reply yet (look again later, a few times, then tell the user)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in fetchIn) (*mcp.CallToolResult, any, error) {
@@ -210,15 +230,6 @@ func (t *tools) add(s *mcp.Server) {
 			}
 			args = appendInt(args, "--max-chars", in.MaxChars)
 			return t.call(ctx, req, args, "", "show")
-		})
-	mcp.AddTool(s, &mcp.Tool{Name: "cancel",
-		Description: "Cancel a task: ask the agent to stop it and stop following it. Kibana's agents cannot be stopped over A2A: the run may still finish, and fetch can read it."},
-		func(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {
-			if in.ID == "" {
-				return nil, nil, errors.New("give context_id")
-			}
-			args := appendOpt([]string{"cancel", in.ID, "--json"}, "--url", in.URL)
-			return t.call(ctx, req, args, "", "cancel")
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "tasks", Annotations: readOnly("Local tasks"),
 		Description: "The tasks started from this machine, newest first: context_id, agent, state, age and the first line of the reply or reason. Use it to find a context_id you lost."},
