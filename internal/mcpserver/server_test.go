@@ -100,10 +100,34 @@ func TestToolsRunTheirCommands(t *testing.T) {
 			t.Errorf("%s: structured %s", tc.tool, b)
 		}
 	}
-	// A bad call is a tool error, not a protocol failure.
+	// A bad call is a tool error, not a protocol failure; an argument that
+	// would read as a flag of the command line is never run.
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"message": "q"}})
 	if err != nil || !res.IsError {
 		t.Fatalf("no agent: %v %+v", err, res)
+	}
+	sc.mu.Lock()
+	before := len(sc.calls)
+	sc.mu.Unlock()
+	for _, bad := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"send", map[string]any{"agent": "--kibana-url=http://elsewhere.example", "message": "q"}},
+		{"result", map[string]any{"context_ids": []string{"c-1", "--api-key-file=/etc/shadow"}}},
+		{"fetch", map[string]any{"context_id": "--url=http://x"}},
+		{"show", map[string]any{"conversation": "-v"}},
+		{"cancel", map[string]any{"context_id": "--profile=x"}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "starts with '-'") {
+			t.Errorf("%s %v: %v %+v", bad.tool, bad.args, err, res)
+		}
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if len(sc.calls) != before {
+		t.Errorf("a flag-like argument ran: %q", sc.calls[before:])
 	}
 }
 

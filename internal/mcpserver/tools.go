@@ -3,7 +3,9 @@ package mcpserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -28,7 +30,22 @@ func (a agentRef) args() ([]string, error) {
 	case a.Agent == "" && a.URL == "":
 		return nil, errors.New("name the agent (agent, as listed by discover) or give its url")
 	}
+	if err := positional("agent", a.Agent); err != nil {
+		return nil, err
+	}
 	return agentArgs(a.Agent, a.URL), nil
+}
+
+// positional checks a tool argument that becomes a word of the command
+// line on its own: one starting with '-' would be read as a flag (say
+// --api-key-file, or --kibana-url of another server), so it is refused.
+func positional(what string, values ...string) error {
+	for _, v := range values {
+		if strings.HasPrefix(v, "-") {
+			return fmt.Errorf("%s %q starts with '-': ids and names never do", what, v)
+		}
+	}
+	return nil
 }
 
 type discoverIn struct {
@@ -166,6 +183,9 @@ func (t *tools) addTasks(s *mcp.Server) {
 			if len(ids) == 0 {
 				return nil, nil, errors.New("give context_id (or context_ids)")
 			}
+			if err := positional("context_id", ids...); err != nil {
+				return nil, nil, err
+			}
 			args := append(append([]string{"result"}, ids...), "--json")
 			if in.WaitSeconds > 0 {
 				args = append(args, "--wait", "--timeout", t.waitFlag(in.WaitSeconds))
@@ -182,6 +202,9 @@ func (t *tools) addTasks(s *mcp.Server) {
 			if in.ID == "" {
 				return nil, nil, errors.New("give context_id")
 			}
+			if err := positional("context_id", in.ID); err != nil {
+				return nil, nil, err
+			}
 			args := appendOpt([]string{"cancel", in.ID, "--json"}, "--url", in.URL)
 			return t.call(ctx, req, args, "", "cancel")
 		})
@@ -197,6 +220,8 @@ func (t *tools) addReads(s *mcp.Server) {
 			switch {
 			case in.TaskID != "":
 				args = []string{"fetch", "--task", in.TaskID}
+			case positional("context_id", in.ContextID) != nil:
+				return nil, nil, positional("context_id", in.ContextID)
 			case in.ContextID != "":
 				args = []string{"fetch", in.ContextID}
 			default:
@@ -222,6 +247,9 @@ func (t *tools) addReads(s *mcp.Server) {
 		func(ctx context.Context, req *mcp.CallToolRequest, in showIn) (*mcp.CallToolResult, any, error) {
 			if in.Conversation == "" {
 				return nil, nil, errors.New("give conversation (an id from history, or a context_id)")
+			}
+			if err := positional("conversation", in.Conversation); err != nil {
+				return nil, nil, err
 			}
 			args := []string{"show", in.Conversation, "--json"}
 			args = appendInt(args, "--round", in.Round)
