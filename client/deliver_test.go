@@ -363,3 +363,50 @@ func TestReadsComeSoonerAfterACut(t *testing.T) {
 		t.Fatalf("no outcome before the first regular poll: %+v", out)
 	}
 }
+
+// closedIdleOnce answers the first POST as Go's transport does when the
+// server closed the pooled connection as idle just as the request was
+// written (the request never reached a handler), then lets every request
+// through to the real server.
+type closedIdleOnce struct {
+	base  http.RoundTripper
+	mu    sync.Mutex
+	posts int
+}
+
+func (c *closedIdleOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	first := r.Method == http.MethodPost && c.posts == 0
+	if r.Method == http.MethodPost {
+		c.posts++
+	}
+	c.mu.Unlock()
+	if first {
+		if r.Body != nil {
+			io.Copy(io.Discard, r.Body)
+			r.Body.Close()
+		}
+		return nil, errors.New("http: server closed idle connection")
+	}
+	return c.base.RoundTrip(r)
+}
+
+// TestSendOnAConnectionTheServerClosedIdle: a send written on a pooled
+// connection the server had closed as idle never reached it; it goes once
+// more on a new connection, and runs once.
+func TestSendOnAConnectionTheServerClosedIdle(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	rt := &closedIdleOnce{base: http.DefaultTransport.(*http.Transport).Clone()}
+	k := newTestKibana(t, sim.URL, func(c *KibanaConfig) {
+		c.APIKey = testKey
+		c.HTTPClient = &http.Client{Transport: rt}
+	})
+	out := k.Deliver(context.Background(), deliverOpts("echo", "c-closed-idle", "hello"))
+	if out.State != StateCompleted || out.Via != "reply" {
+		t.Fatalf("%+v", out)
+	}
+	if sim.Runs("c-closed-idle") != 1 || rt.posts != 2 {
+		t.Errorf("%d runs, %d POSTs", sim.Runs("c-closed-idle"), rt.posts)
+	}
+}

@@ -374,6 +374,21 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 		req.Header.Set(t.authName, t.authValue.Reveal())
 	}
 	resp, err := t.http.Do(req)
+	if err != nil && serverClosedIdle(err) {
+		// The server closed this pooled connection as idle, its FIN on the
+		// way as the request was written (Go's errServerClosedIdle,
+		// golang/go#19943): it never read the request, so the request
+		// goes once more, on a new connection, as Go itself does for
+		// idempotent ones. A send is not sent twice by this: nothing of
+		// the first reached a handler.
+		again := req.Clone(ctx)
+		if req.GetBody != nil {
+			if again.Body, err = req.GetBody(); err != nil {
+				return nil, &Error{Kind: KindUnexpected, Op: r.op, Err: err}
+			}
+		}
+		resp, err = t.http.Do(again)
+	}
 	if err != nil {
 		return nil, classifyTransportError(r.op, err)
 	}
@@ -385,6 +400,14 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 		return nil, classifyStatus(r.op, resp, data)
 	}
 	return resp, nil
+}
+
+// serverClosedIdle reports Go's error for a request written on a pooled
+// connection the server had closed as idle before the request began (the
+// transport saw the server's EOF while it expected no response).
+func serverClosedIdle(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue) && ue.Err != nil && ue.Err.Error() == "http: server closed idle connection"
 }
 
 var errTooLarge = errors.New("response too large")

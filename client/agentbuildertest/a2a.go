@@ -42,6 +42,9 @@ func (s *Sim) a2a(w http.ResponseWriter, r *http.Request, space, agentID string,
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, s.opts.MaxBodyBytes+1))
 	if err != nil {
+		// The client went away before its request was whole: nothing runs,
+		// as in Kibana, whose route reads the body before it starts one.
+		s.logf("A2A %s: the request body could not be read (%v): nothing runs", agentID, err)
 		return
 	}
 	if int64(len(body)) > s.opts.MaxBodyBytes {

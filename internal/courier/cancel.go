@@ -43,10 +43,11 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 			return nil
 		})
 		h.Release()
-		c.Store.ClearCancel(rec.ContextID)
 		if err != nil {
+			// The marker stays: whoever holds the record next cancels it.
 			return nil, err
 		}
+		c.Store.ClearCancel(rec.ContextID)
 		if rec = updated; rec.MessageID != msgID {
 			old, aerr := c.Store.LoadArchived(rec.ContextID, msgID)
 			if aerr != nil {

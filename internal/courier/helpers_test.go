@@ -88,9 +88,13 @@ func startSim(t *testing.T, mod func(*agentbuildertest.Options)) *agentbuilderte
 // testCourier is an engine on st with the default HTTP client, whose
 // workers are this test binary.
 func testCourier(st *store.Store) *Courier {
+	// One client per engine, as a process has: a pool shared by every test
+	// would hand a test a connection to another test's closed simulator
+	// whose port the kernel gave again.
+	hc := client.NewHTTPClient(nil)
 	return &Courier{
 		Store:      st,
-		HTTPClient: func(store.Target) (*http.Client, error) { return http.DefaultClient, nil },
+		HTTPClient: func(store.Target) (*http.Client, error) { return hc, nil },
 		Now:        time.Now,
 		UserAgent:  "a2a-courier/test",
 		Executable: func() (string, error) { return os.Args[0], nil },

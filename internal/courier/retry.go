@@ -41,6 +41,9 @@ func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool,
 	r.written = false
 	r.mu.Unlock()
 	retryAt := r.c.now().Add(wait).UTC()
+	// If this write fails, the record goes on saying sending: this process
+	// still sends the message again (the text is in memory); only a crash
+	// during the wait would leave it to a reader, which never sends.
 	r.update(func(x *store.Record) {
 		x.State, x.Message, x.SentAt, x.RetryAt = store.Queued, r.text, nil, &retryAt
 		x.Refusals = r.refusals

@@ -45,8 +45,8 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 		return r.rec, err
 	}
 	defer r.clearFinishedCancel()
-	if done, err := r.decide(ctx); done || err != nil {
-		return r.current(), err
+	if rec, done, err := r.decide(ctx); done || err != nil {
+		return rec, err
 	}
 	if err := r.begin(); err != nil {
 		return r.current(), err
@@ -160,12 +160,13 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 // decide says what this run does: send the message, or recover the task by
 // reading. A task canceled or without text ends here, before anything
 // leaves, and a refused message waits until the server said it may come
-// back. done is true when the task ended (or was handed off) here.
-func (r *run) decide(ctx context.Context) (done bool, err error) {
+// back. done is true when the task ended (or was handed off) here; the
+// record is then how it ended.
+func (r *run) decide(ctx context.Context) (_ *store.Record, done bool, err error) {
 	rec := r.current()
 	if r.c.Store.CancelRequested(r.id, rec.MessageID) {
-		r.update(func(x *store.Record) { MarkCanceled(x, r.c.now()) })
-		return true, nil
+		rec, err := r.cancelWith("canceled on request", nil)
+		return rec, true, err
 	}
 	r.created = r.w.Text != "" && rec.State == store.Sending && rec.Workers == 1
 	r.send = rec.State == store.Queued || r.created
@@ -175,13 +176,13 @@ func (r *run) decide(ctx context.Context) (done bool, err error) {
 	}
 	switch {
 	case r.send && r.text == "":
-		r.update(func(x *store.Record) {
+		rec, err := r.finalWrite(func(x *store.Record) {
 			finish(x, r.c.now(), store.Failed)
 			x.Reason = "the record holds no message text to send"
 		})
-		return true, nil
+		return rec, true, err
 	case !r.send || r.created:
-		return false, nil
+		return nil, false, nil
 	}
 	if rec.RetryAt != nil {
 		// The server refused this message earlier and said when to come
@@ -190,20 +191,20 @@ func (r *run) decide(ctx context.Context) (done bool, err error) {
 			r.c.logf("%s: the server asked to wait; sending in %s", r.id, WaitText(d))
 			if client.SleepContext(ctx, d) != nil {
 				if canceled(ctx) {
-					r.cancelUnsent("canceled on request")
-					return true, nil
+					rec, err := r.cancelWith("canceled on request", nil)
+					return rec, true, err
 				}
-				return true, ErrHandedOff
+				return r.current(), true, ErrHandedOff
 			}
 		}
 	}
 	if canceled(ctx) || r.c.Store.CancelRequested(r.id, rec.MessageID) {
 		// Canceled while it waited its turn: it is still queued, nothing
 		// left.
-		r.cancelUnsent("canceled on request before it was sent")
-		return true, nil
+		rec, err := r.cancelWith("canceled on request before it was sent", nil)
+		return rec, true, err
 	}
-	return false, nil
+	return nil, false, nil
 }
 
 // canceled reports whether ctx ended because cancel asked.
@@ -229,6 +230,7 @@ func (r *run) begin() error {
 			return fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
 		}
 	default:
+		// A count and a note: reading goes on if they cannot be written.
 		r.update(func(x *store.Record) {
 			x.Workers++
 			// Whatever held a blocking send's connection is gone.

@@ -76,7 +76,9 @@ func TestRunRecoversByReadingOnly(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	c := newEngine(t)
-	rec, h, err := c.Submit(context.Background(), message(sim, "slow", "once"), true, "send")
+	m := message(sim, "slow", "once")
+	m.MaxWait = 5 * time.Second
+	rec, h, err := c.Submit(context.Background(), m, true, "send")
 	if err != nil {
 		t.Fatal(err)
 	}

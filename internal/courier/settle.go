@@ -68,33 +68,31 @@ func (r *run) ending(ctx, dctx context.Context, out client.Outcome) ending {
 	return endStuck
 }
 
-// settle writes how the run ended into the record and returns it.
+// settle writes how the run ended into the record and returns it. A write
+// that fails is never silent: the record as it would be comes back with a
+// *RecordWriteError (or, for a message that could not be put back in the
+// queue, an error that says to send it again).
 func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Record, error) {
-	switch r.ending(ctx, dctx, out) {
+	how := r.ending(ctx, dctx, out)
+	switch how {
 	case endOutcome:
 		return r.settleOutcome(out)
 	case endCanceled:
 		// Canceled before a connection was made (or while a refusal was
 		// waited out): nothing reached the server, and the record says so.
 		notSent := r.send && (out.NotSent() || r.unsent)
-		r.update(func(x *store.Record) {
+		return r.cancelWith("canceled on request", func(x *store.Record) {
 			if notSent {
 				x.State, x.SentAt = store.Queued, nil
 			}
-			MarkCanceled(x, r.c.now())
 		})
-		r.endCanceled("canceled on request")
-		return r.current(), nil
 	case endUnsent:
-		// Nothing left, so the task goes back to queued, text included,
-		// and the next worker sends it (once).
-		r.update(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil })
-		r.c.logf("%s: handed off before sending; back to queued", r.id)
-		return r.current(), ErrHandedOff
+		return r.requeue()
 	case endHandedOff:
 		if cur := r.current(); cur.Target.Kind == store.TargetKibana && !cur.Target.NonBlocking && !cur.ConnectionLost {
 			// This process's connection carried the blocking send: it
-			// ends with the hand-off.
+			// ends with the hand-off (a note; the hand-off stands without
+			// it).
 			r.update(func(x *store.Record) { x.ConnectionLost = true })
 		}
 		r.c.logf("%s: handed off in state %s", r.id, r.current().State)
@@ -105,30 +103,77 @@ func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Reco
 		r.update(func(x *store.Record) { x.LastError = ErrorInfo(out.Err) })
 		r.c.logf("%s: stopped: %v", r.id, out.Err)
 		return r.current(), out.Err
+	}
+	rec, err := r.expire(out, how)
+	r.audit()
+	return rec, err
+}
+
+// requeue puts a message that never left back in the queue, text included,
+// for the next worker to send (once). If that cannot be written, the record
+// stays sending without its text, which nobody would send again: the caller
+// is told to send it again.
+func (r *run) requeue() (*store.Record, error) {
+	if err := r.update(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil }); err != nil {
+		return r.current(), fmt.Errorf("task %s was not sent, and cannot be put back in the queue (%w): no worker will send it; send the message again", r.id, err)
+	}
+	r.c.logf("%s: handed off before sending; back to queued", r.id)
+	return r.current(), ErrHandedOff
+}
+
+// expire ends the task as expired, with the reason its ending gives; lost
+// when nothing can read its reply back any more.
+func (r *run) expire(out client.Outcome, how ending) (*store.Record, error) {
+	reason, lost := "", false
+	switch how {
 	case endGone:
-		// Nothing left to follow: say so now rather than after the maximum
+		// Nothing left to follow: said now rather than after the maximum
 		// wait.
-		r.expire(out, OneLine(out.Err), true)
-		r.c.logf("%s: expired: %v", r.id, out.Err)
-	case endExpired:
-		r.expire(out, "", false)
-		r.c.logf("%s: expired", r.id)
+		reason, lost = OneLine(out.Err), true
 	case endTooLarge:
 		// The conversation is larger than a2a-courier reads, and it only
 		// grows: no reply can ever be read back, here or by fetch.
-		r.expire(out, "the reply is larger than a2a-courier reads, and cannot be read back: "+OneLine(out.Err), true)
-		r.c.logf("%s: lost: %v", r.id, out.Err)
+		reason, lost = "the reply is larger than a2a-courier reads, and cannot be read back: "+OneLine(out.Err), true
 	case endUnreadable:
 		// The run ended (a round is stored), but what it answered cannot be
 		// read: lost, not failed (nothing says it failed).
-		r.expire(out, "the run ended, but the round Kibana stored for it cannot be read: "+OneLine(out.Err), true)
-		r.c.logf("%s: lost: %v", r.id, out.Err)
-	default:
+		reason, lost = "the run ended, but the round Kibana stored for it cannot be read: "+OneLine(out.Err), true
+	case endStuck:
 		// End it rather than leave it open for ever.
-		r.expire(out, "following the task stopped: "+OneLine(out.Err), false)
-		r.c.logf("%s: expired: %v", r.id, out.Err)
+		reason = "following the task stopped: " + OneLine(out.Err)
 	}
-	r.audit()
+	// (endExpired, the maximum wait: the reason the release behaves by.)
+	rec, err := r.finalWrite(func(x *store.Record) {
+		finish(x, r.c.now(), store.Expired)
+		x.Reason = reason
+		if reason == "" {
+			x.Reason = expiredReason(x)
+		}
+		if out.Err != nil {
+			x.LastError = ErrorInfo(out.Err)
+		}
+		x.Lost = x.Lost || lost
+	})
+	switch {
+	case lost:
+		r.c.logf("%s: lost: %v", r.id, out.Err)
+	case out.Err != nil:
+		r.c.logf("%s: expired: %v", r.id, out.Err)
+	default:
+		r.c.logf("%s: expired", r.id)
+	}
+	return rec, err
+}
+
+// finalWrite writes how the run ended. When the write fails, it returns
+// the record as it would be and a *RecordWriteError: the caller still
+// learns the outcome, and knows the record lags.
+func (r *run) finalWrite(fn func(*store.Record)) (*store.Record, error) {
+	if err := r.update(fn); err != nil {
+		res := *r.current()
+		fn(&res)
+		return &res, &RecordWriteError{err}
+	}
 	return r.current(), nil
 }
 
@@ -182,34 +227,23 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 	return r.current(), nil
 }
 
-// expire ends the task as expired: reason ("" for the maximum wait's, as the
-// release behaves), lost when nothing can read its reply back any more.
-func (r *run) expire(out client.Outcome, reason string, lost bool) {
-	r.update(func(x *store.Record) {
-		finish(x, r.c.now(), store.Expired)
-		x.Reason = reason
-		if reason == "" {
-			x.Reason = expiredReason(x)
+// cancelWith ends the task canceled (after before, when given), then
+// clears its cancel marker, logs and audits it. When the write fails the
+// marker stays, so that the next holder of the record cancels it.
+func (r *run) cancelWith(why string, before func(*store.Record)) (*store.Record, error) {
+	rec, err := r.finalWrite(func(x *store.Record) {
+		if before != nil {
+			before(x)
 		}
-		if out.Err != nil {
-			x.LastError = ErrorInfo(out.Err)
-		}
-		x.Lost = x.Lost || lost
+		MarkCanceled(x, r.c.now())
 	})
-}
-
-// cancelUnsent ends a task canceled before it was sent.
-func (r *run) cancelUnsent(why string) {
-	r.update(func(x *store.Record) { MarkCanceled(x, r.c.now()) })
-	r.endCanceled(why)
-}
-
-// endCanceled clears the marker of a task now canceled, and logs and
-// audits it.
-func (r *run) endCanceled(why string) {
+	if err != nil {
+		return rec, err
+	}
 	r.c.Store.ClearCancel(r.id)
 	r.c.logf("%s: %s", r.id, why)
 	r.audit()
+	return rec, nil
 }
 
 // MarkCanceled ends a task canceled with the cancel command, with the

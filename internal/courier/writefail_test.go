@@ -1,0 +1,102 @@
+package courier
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// failWrites makes the engine's record writes fail when bad says so about
+// what the write would set (probed on an empty record).
+func failWrites(c *Courier, bad func(probe *store.Record) bool) {
+	c.write = func(h *store.Handle, fn func(*store.Record) error) (*store.Record, error) {
+		var probe store.Record
+		fn(&probe)
+		if bad(&probe) {
+			return nil, errNoSpace
+		}
+		return h.Update(fn)
+	}
+}
+
+// A message refused by a busy server, whose wait is cut short, goes back to
+// the queue; when that write fails, the run says to send it again instead
+// of leaving a record nobody would send.
+func TestRequeueThatCannotBeWrittenSaysSendAgain(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteA2A, Status: 429, RetryAfter: "30"}}
+	})
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "busy?"))
+	failWrites(c, func(p *store.Record) bool { return p.State == store.Queued && p.RetryAt == nil })
+	h, _ := c.Store.Lock(rec.ContextID)
+	defer h.Release()
+	ctx, cancel := context.WithCancel(context.Background())
+	got, err := c.Run(ctx, h, Work{Command: "worker", Key: testKey, OnEvent: func(e client.Event) {
+		if e.Kind == client.EventBusy {
+			cancel()
+		}
+	}})
+	if err == nil || errors.Is(err, ErrHandedOff) || !strings.Contains(err.Error(), "send the message again") {
+		t.Fatalf("err %v, record %+v", err, got)
+	}
+	if sim.TotalRuns() != 0 {
+		t.Errorf("%d runs", sim.TotalRuns())
+	}
+}
+
+// A cancel whose write fails is not lost: the run says the record lags,
+// and the marker stays for the next holder of the record.
+func TestCancelThatCannotBeWrittenKeepsItsMarker(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "never mind"))
+	if err := c.Store.RequestCancel(rec.ContextID, rec.MessageID); err != nil {
+		t.Fatal(err)
+	}
+	failWrites(c, func(p *store.Record) bool { return p.State == store.Canceled })
+	h, _ := c.Store.Lock(rec.ContextID)
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	h.Release()
+	var rwe *RecordWriteError
+	if !errors.As(err, &rwe) || got.State != store.Canceled {
+		t.Fatalf("err %v, record %+v", err, got)
+	}
+	if !c.Store.CancelRequested(rec.ContextID, rec.MessageID) || load(t, c, rec.ContextID).State != store.Queued {
+		t.Fatal("the cancel marker went with the failed write")
+	}
+	if sim.TotalRuns() != 0 {
+		t.Errorf("%d runs", sim.TotalRuns())
+	}
+}
+
+// A task that expires while its record cannot be written: the run hands
+// back the expired record and says the record lags, never nil, never
+// silence.
+func TestExpiryThatCannotBeWrittenSaysSo(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	m := message(sim, "slow", "too slow")
+	m.MaxWait = 200 * time.Millisecond
+	rec := queued(t, c, m)
+	failWrites(c, func(p *store.Record) bool { return p.State == store.Expired })
+	h, _ := c.Store.Lock(rec.ContextID)
+	defer h.Release()
+	got, err := c.Run(context.Background(), h, Work{Command: "worker", Key: testKey})
+	var rwe *RecordWriteError
+	if !errors.As(err, &rwe) || got == nil || got.State != store.Expired || !strings.Contains(got.Reason, "maximum wait") {
+		t.Fatalf("err %v, record %+v", err, got)
+	}
+	if disk := load(t, c, rec.ContextID); disk.State.Terminal() {
+		t.Errorf("on disk %s", disk.State)
+	}
+}
