@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	a2acourier "github.com/a2a-courier/a2a-courier"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
@@ -22,6 +25,33 @@ const Name = "a2a-courier"
 
 // Content returns the embedded SKILL.md.
 func Content() []byte { return a2acourier.SkillMD }
+
+// Doc is the skill as `skill show --json` prints it: the front matter's
+// fields and the whole file.
+type Doc struct {
+	Name          string `json:"name" yaml:"name"`
+	Description   string `json:"description" yaml:"description"`
+	Compatibility string `json:"compatibility,omitempty" yaml:"compatibility"`
+	// Body is the text after the front matter; Content the whole SKILL.md.
+	Body    string `json:"body" yaml:"-"`
+	Content string `json:"content" yaml:"-"`
+}
+
+// Parse reads the embedded SKILL.md's front matter.
+func Parse() (Doc, error) {
+	s := string(Content())
+	rest, ok := strings.CutPrefix(s, "---\n")
+	front, body, closed := strings.Cut(rest, "\n---\n")
+	var d Doc
+	if !ok || !closed {
+		return d, errors.New("SKILL.md has no front matter")
+	}
+	if err := yaml.Unmarshal([]byte(front), &d); err != nil {
+		return d, fmt.Errorf("SKILL.md's front matter: %w", err)
+	}
+	d.Body, d.Content = strings.TrimLeft(body, "\n"), s
+	return d, nil
+}
 
 // Targets maps an assistant to its usual skills folder, relative to the
 // home directory ("~/") or to the current directory ("./").

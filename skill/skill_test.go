@@ -92,3 +92,14 @@ func TestTargetDir(t *testing.T) {
 		t.Error("unknown target accepted")
 	}
 }
+
+func TestParse(t *testing.T) {
+	d, err := Parse()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Name != Name || !strings.HasPrefix(d.Description, "Delegate a task") || !strings.Contains(d.Compatibility, "a2a-courier") ||
+		!strings.HasPrefix(d.Body, "# a2a-courier") || d.Content != string(Content()) {
+		t.Errorf("%+v", d)
+	}
+}

@@ -208,7 +208,7 @@ func checkOneLineError(t *testing.T, r result, code int, message string) {
 	if strings.Contains(r.stderr, "panic") || strings.Contains(r.stderr, "goroutine ") {
 		t.Fatalf("a panic escaped: %s", r.stderr)
 	}
-	lines := strings.Split(strings.TrimRight(r.stderr, "\n"), "\n")
+	lines := strings.Split(strings.TrimRight(afterStarted(r.stderr), "\n"), "\n")
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "a2a-courier: ") || !strings.HasPrefix(lines[1], "hint: ") {
 		t.Fatalf("want one error line and one hint line, got:\n%s", r.stderr)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -250,8 +251,14 @@ func TestSendSync(t *testing.T) {
 		h := newHarness(t, sim)
 		r := h.run("send", "elastic-ai-agent", "How many errors?")
 		r.expect(t, ExitOK)
-		if r.stdout != "Echo: How many errors?\n" || r.stderr != "" {
+		// Before anything leaves, stderr names the task (a caller stopped
+		// by its own timeout still has the contextId), and tasks lists it.
+		ctxID := mcpserver.StartedContext(r.stderr)
+		if r.stdout != "Echo: How many errors?\n" || ctxID == "" || afterStarted(r.stderr) != "" {
 			t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+		}
+		if l := h.run("tasks"); !strings.HasPrefix(l.stdout, ctxID+"\telastic-ai-agent\tcompleted\t") || !strings.HasSuffix(l.stdout, "\tEcho: How many errors?\n") {
+			t.Errorf("tasks: %q", l.stdout)
 		}
 	})
 	t.Run("stdin and json", func(t *testing.T) {
@@ -708,7 +715,7 @@ func TestLostTasks(t *testing.T) {
 		r := h.run("send", "--url", srv.URL, "analyse", "--poll-interval", "50ms", "--max-wait", "400ms", "--json")
 		r.expect(t, ExitStillRunning)
 		d := decodeTask(t, r.stdout)
-		if d.State != "expired" || d.Error != nil || d.Resume != "a2a-courier fetch "+d.ContextID || sends.Load() != 1 {
+		if d.State != "expired" || d.Error != nil || d.Resume != "a2a-courier fetch "+d.ContextID+" --json" || sends.Load() != 1 {
 			t.Fatalf("%+v error %+v, %d sends", d, d.Error, sends.Load())
 		}
 		if rec := loadRecord(t, h, d.ContextID); rec.Lost || rec.LastError == nil || !strings.Contains(rec.LastError.Message, "invalid params") {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/doctor"
 )
 
 type configShowDoc struct {
@@ -311,8 +312,8 @@ func TestDoctor(t *testing.T) {
 		r := h.run("doctor", "--json")
 		r.expect(t, ExitNotFound)
 		var doc struct {
-			OK     bool    `json:"ok"`
-			Checks []check `json:"checks"`
+			OK     bool           `json:"ok"`
+			Checks []doctor.Check `json:"checks"`
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/doctor"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
 )
 
@@ -101,7 +102,7 @@ func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 	case err != nil:
 		return err
 	}
-	if host, _, err := net.SplitHostPort(srv.Addr()); err == nil && !isLoopback(host) {
+	if host, _, err := net.SplitHostPort(srv.Addr()); err == nil && !doctor.IsLoopback(host) {
 		pr.warn("listening on %s, beyond loopback: the test routes /__sim/* have no authentication", srv.Addr())
 	}
 	key := srv.APIKey()

@@ -175,7 +175,7 @@ func TestE2EWorkerKilledMidRun(t *testing.T) {
 	r := p.run("send-async", "audit-agent", "kill me", "--poll-interval", "300ms", "--json")
 	r.expect(t, ExitOK)
 	d := decodeTask(t, r.stdout)
-	if d.State != "queued" || d.Resume != "a2a-courier result "+d.ContextID+" --wait" {
+	if d.State != "queued" || d.Resume != "a2a-courier result "+d.ContextID+" --wait --json" {
 		t.Fatalf("send-async doc %+v", d)
 	}
 	st := p.store()
@@ -303,7 +303,7 @@ func TestE2EFailingAndExpiring(t *testing.T) {
 		r = p.run("result", ctxID, "--wait", "--timeout", "30s", "--json")
 		r.expect(t, ExitStillRunning)
 		d := decodeTask(t, r.stdout)
-		if d.State != "expired" || d.Resume != "a2a-courier fetch "+ctxID || d.Error != nil {
+		if d.State != "expired" || d.Resume != "a2a-courier fetch "+ctxID+" --json" || d.Error != nil {
 			t.Fatalf("%+v", d)
 		}
 		r = p.run("result", ctxID)
@@ -320,7 +320,8 @@ func TestE2EFailingAndExpiring(t *testing.T) {
 		r := p.run("send", "audit-agent", "hand me off", "--timeout", "500ms", "--poll-interval", "200ms", "--json")
 		r.expect(t, ExitStillRunning)
 		d := decodeTask(t, r.stdout)
-		if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait" {
+		// The command that goes on keeps the caller's --timeout and --json.
+		if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait --timeout 500ms --json" {
 			t.Fatalf("%+v", d)
 		}
 		r = p.run("result", d.ContextID, "--wait", "--timeout", "30s")

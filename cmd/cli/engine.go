@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/httplog"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -36,8 +37,20 @@ func (a *App) caches() *courier.Courier {
 }
 
 // httpClients is the process's HTTP clients, one per TLS setting
-// (courier.HTTPClients), or the one Process gives.
+// (courier.HTTPClients), or the one Process gives; with -v each request is
+// shown on stderr (httplog: never a credential).
 func (a *App) httpClients() func(store.Target) (*http.Client, error) {
-	a.clientsOnce.Do(func() { a.clients = courier.HTTPClients(a.p.HTTPClient) })
+	a.clientsOnce.Do(func() {
+		a.clients = courier.HTTPClients(a.p.HTTPClient)
+		if inner := a.clients; a.verbose {
+			a.clients = func(t store.Target) (*http.Client, error) {
+				hc, err := inner(t)
+				if err != nil {
+					return nil, err
+				}
+				return httplog.Wrap(hc, a.printer().logf, a.p.Now), nil
+			}
+		}
+	})
 	return a.clients
 }

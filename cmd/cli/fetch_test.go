@@ -167,7 +167,7 @@ func TestFetchGenericAgent(t *testing.T) {
 		r = b.run("fetch", ctxID, "--url", slow, "--json")
 		r.expect(t, ExitStillRunning)
 		d := decodeTask(t, r.stdout)
-		if d.State != "working" || d.Reply != nil || d.Resume != "a2a-courier fetch "+ctxID+" --url "+slow || !strings.Contains(d.Reason, "working on the agent") {
+		if d.State != "working" || d.Reply != nil || d.Resume != "a2a-courier fetch "+ctxID+" --url "+slow+" --json" || !strings.Contains(d.Reason, "working on the agent") {
 			t.Fatalf("%+v", d)
 		}
 		r = b.run("fetch", ctxID, "--url", slow)
@@ -178,7 +178,7 @@ func TestFetchGenericAgent(t *testing.T) {
 		// Where a worker follows it, result --wait is the way on.
 		r = a.run("fetch", ctxID, "--json")
 		r.expect(t, ExitStillRunning)
-		if d := decodeTask(t, r.stdout); d.Resume != "a2a-courier result "+ctxID+" --wait" {
+		if d := decodeTask(t, r.stdout); d.Resume != "a2a-courier result "+ctxID+" --wait --json" {
 			t.Fatalf("%+v", d)
 		}
 	})
@@ -315,7 +315,7 @@ func TestFetchKibanaUnknownIDs(t *testing.T) {
 	r.expect(t, ExitStillRunning)
 	// Nothing says when it started: no created_at (not the time of this
 	// fetch).
-	if d := decodeTask(t, r.stdout); !strings.Contains(d.Reason, "add --url <agent URL> or the peer's name") || d.Resume != "a2a-courier fetch "+ctxID || d.CreatedAt != nil {
+	if d := decodeTask(t, r.stdout); !strings.Contains(d.Reason, "add --url <agent URL> or the peer's name") || d.Resume != "a2a-courier fetch "+ctxID+" --json" || d.CreatedAt != nil {
 		t.Fatalf("%+v", d)
 	}
 

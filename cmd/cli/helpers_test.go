@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/simulator/agentbuilder"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -161,6 +162,17 @@ func (r result) expect(t *testing.T, code int) {
 	if r.code != code {
 		t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, code, r.stdout, r.stderr)
 	}
+}
+
+// afterStarted is stderr without the line send and send-async write before
+// anything leaves ("task <contextId> started; …", which internal/mcpserver
+// reads for its progress: the two agree here).
+func afterStarted(stderr string) string {
+	first, rest, ok := strings.Cut(stderr, "\n")
+	if ok && mcpserver.StartedContext(first) != "" {
+		return rest
+	}
+	return stderr
 }
 
 // golden compares got with testdata/<name>.golden, rewriting it with -update.

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -45,9 +47,10 @@ ids never; on a narrow terminal each conversation takes two lines, the title
 on the second); piped, it is one conversation per line with tab-separated
 id, title, agent and updated time (as the server wrote it, RFC 3339), no
 header. When --limit cut the list, stderr says how many conversations there
-are. --json prints
-{"conversations":[{"id","title","agent_id","updated_at"}],"total":N}, where
-total is how many conversations the server reports.`,
+are. --json prints {"conversations":[{"id","context_id","title","agent_id",
+"updated_at"}],"total":N}: context_id is the contextId of a conversation
+a2a-courier started (a2a-<id>), total how many conversations the server
+reports. An --agent that is no agent of the space exits 5 (not found).`,
 		Example: `  a2a-courier history
   a2a-courier history --agent elastic-ai-agent --limit 5
   a2a-courier history --json --limit 0
@@ -65,6 +68,7 @@ total is how many conversations the server reports.`,
 
 type historyEntry struct {
 	ID        string `json:"id"`
+	ContextID string `json:"context_id,omitempty"`
 	Title     string `json:"title"`
 	AgentID   string `json:"agent_id"`
 	UpdatedAt string `json:"updated_at"`
@@ -99,6 +103,17 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 	if err != nil {
 		return err
 	}
+	if len(list.Conversations) == 0 && opts.agent != "" {
+		// An agent id that is not one is an error, not an empty list.
+		agents, err := k.ListAgents(ctx)
+		if err != nil {
+			return err
+		}
+		if !slices.ContainsFunc(agents, func(ag client.Agent) bool { return ag.ID == opts.agent }) {
+			return &cliError{exit: ExitNotFound, code: "not_found", hint: agentHint(agents, opts.agent),
+				message: fmt.Sprintf("agent %s is unknown in %s", opts.agent, describeTarget(s))}
+		}
+	}
 	pr := a.printer()
 	if list.Capped {
 		if list.Paginated {
@@ -110,7 +125,11 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 	if pr.json {
 		doc := historyDoc{Conversations: make([]historyEntry, len(list.Conversations)), Total: list.Total}
 		for i, c := range list.Conversations {
-			doc.Conversations[i] = historyEntry{ID: c.ID, Title: c.Title, AgentID: c.AgentID, UpdatedAt: c.UpdatedAt}
+			ctxID, _ := strings.CutPrefix(c.ID, "a2a-")
+			if ctxID == c.ID {
+				ctxID = "" // not a conversation of an A2A context (Kibana's UI)
+			}
+			doc.Conversations[i] = historyEntry{ID: c.ID, ContextID: ctxID, Title: c.Title, AgentID: c.AgentID, UpdatedAt: c.UpdatedAt}
 		}
 		return pr.writeJSON(doc)
 	}

@@ -45,6 +45,7 @@ func TestHistory(t *testing.T) {
   "conversations": [
     {
       "id": "a2a-new",
+      "context_id": "new",
       "title": "Errors\tyesterday",
       "agent_id": "elastic-ai-agent",
       "updated_at": "2026-11-03T12:00:00Z"
@@ -57,6 +58,7 @@ func TestHistory(t *testing.T) {
     },
     {
       "id": "a2a-old",
+      "context_id": "old",
       "title": "Audit of last month",
       "agent_id": "audit-agent",
       "updated_at": "2026-11-03T10:00:00Z"
@@ -82,10 +84,15 @@ func TestHistory(t *testing.T) {
 			"2 of 3 conversations, newest first; --limit 0 lists all\n", 0},
 		{"limit 0 lists all", e, false, []string{"history", "--limit", "0"}, tsv, "", 0},
 		{"limit with json: total says more exist, stderr stays quiet", e, false, []string{"history", "--limit", "1", "--json"},
-			"{\n  \"conversations\": [\n    {\n      \"id\": \"a2a-new\",\n      \"title\": \"Errors\\tyesterday\",\n      \"agent_id\": \"elastic-ai-agent\",\n      \"updated_at\": \"2026-11-03T12:00:00Z\"\n    }\n  ],\n  \"total\": 3\n}\n", "", 0},
+			"{\n  \"conversations\": [\n    {\n      \"id\": \"a2a-new\",\n      \"context_id\": \"new\",\n      \"title\": \"Errors\\tyesterday\",\n      \"agent_id\": \"elastic-ai-agent\",\n      \"updated_at\": \"2026-11-03T12:00:00Z\"\n    }\n  ],\n  \"total\": 3\n}\n", "", 0},
 		{"agent filter", e, false, []string{"history", "--agent", "audit-agent"}, "a2a-old\tAudit of last month\taudit-agent\t2026-11-03T10:00:00Z\n", "", 0},
 		{"no conversations", empty, false, []string{"history"}, "", fmt.Sprintf("no conversations in %s (space default)\n", empty.srv.URL), 0},
-		{"no conversations of an agent", e, false, []string{"history", "--agent", "nobody"}, "", fmt.Sprintf("no conversations with agent nobody in %s (space default)\n", e.srv.URL), 0},
+		{"no conversations of an agent", empty, false, []string{"history", "--agent", "audit-agent"}, "", fmt.Sprintf("no conversations with agent audit-agent in %s (space default)\n", empty.srv.URL), 0},
+		{"an agent that is none", e, false, []string{"history", "--agent", "nobody"}, "", fmt.Sprintf("a2a-courier: agent nobody is unknown in %s (space default)\n"+
+			"hint: check the id; `a2a-courier discover` lists the agents of this space\n", e.srv.URL), ExitNotFound},
+		{"an agent id in other letters", e, false, []string{"history", "--agent", "Audit-Agent", "--json"}, fmt.Sprintf("{\n  \"error\": {\n    \"code\": \"not_found\",\n"+
+			"    \"message\": \"agent Audit-Agent is unknown in %s (space default)\",\n"+
+			"    \"hint\": \"did you mean audit-agent (named \\\"Audit Analyst\\\")? an agent is given by its id; `a2a-courier discover` lists them\"\n  }\n}\n", e.srv.URL), "", ExitNotFound},
 		{"no conversations, json", empty, false, []string{"history", "--json"}, "{\n  \"conversations\": [],\n  \"total\": 0\n}\n", "", 0},
 		{"negative limit", e, false, []string{"history", "--limit", "-1"}, "",
 			"a2a-courier: --limit must not be negative\nhint: use a positive number, or 0 to list all\n", 2},

@@ -261,7 +261,7 @@ func TestSendAsyncIntoAStateDirThatCannotBeWritten(t *testing.T) {
 			}
 			r := p.runWithin(30*time.Second, "send-async", "elastic-ai-agent", "hello")
 			r.expect(t, ExitUsage)
-			lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+			lines := strings.Split(strings.TrimSuffix(afterStarted(r.stderr), "\n"), "\n")
 			prefix := "a2a-courier: cannot write to the state directory " + st.Dir() + ": open " + d + "/"
 			if sub == "logs" {
 				// The record is written; the worker could not be given its log.

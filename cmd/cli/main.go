@@ -238,6 +238,10 @@ type App struct {
 	// remote is set once the command deals with a generic A2A agent, so
 	// that hints speak of it, not of Kibana.
 	remote bool
+	// verbose shows the requests on stderr (-v); resumeFlags are the flags
+	// of the caller's command line that a printed command keeps (--timeout).
+	verbose     bool
+	resumeFlags []string
 
 	clientsOnce sync.Once
 	clients     func(store.Target) (*http.Client, error)
@@ -256,14 +260,46 @@ func (a *App) printer() *printer {
 func (a *App) printError(e *cliError) { a.printer().printError(e) }
 
 func versionString() string {
-	v := Version
-	if v == "" {
-		v = "dev"
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
+	bi, _ := debug.ReadBuildInfo()
+	return versionOf(Version, bi)
+}
+
+// versionOf is the version to show: the one set at build time (-ldflags)
+// wins; else the module's own (go install …@v1.2.3); else, for a build of
+// a checkout (go build), dev and the commit Go recorded (vcs.revision,
+// "-dirty" for uncommitted changes); else dev.
+func versionOf(set string, bi *debug.BuildInfo) string {
+	if set != "" {
+		return set
+	}
+	if bi == nil {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" && !isPseudoVersion(v) {
+		return v
+	}
+	v, dirty := "dev", ""
+	for _, s := range bi.Settings {
+		switch {
+		case s.Key == "vcs.revision":
+			v += "-" + s.Value[:min(12, len(s.Value))]
+		case s.Key == "vcs.modified" && s.Value == "true":
+			dirty = "-dirty"
 		}
 	}
-	return v
+	return v + dirty
+}
+
+// isPseudoVersion reports whether v is a version Go made up from a commit
+// (v0.0.0-20261201100839-e926defc4e14): no release.
+func isPseudoVersion(v string) bool {
+	parts := strings.Split(strings.TrimSuffix(v, "+dirty"), "-")
+	if len(parts) < 3 || len(parts[len(parts)-1]) != 12 {
+		return false
+	}
+	stamp := parts[len(parts)-2]
+	stamp = stamp[strings.LastIndexByte(stamp, '.')+1:]
+	return len(stamp) == 14 && strings.Trim(stamp, "0123456789") == "" && strings.Trim(parts[len(parts)-1], "0123456789abcdef") == ""
 }
 
 // commandSpec is one command of the tree: its name, and how it is built.
@@ -284,10 +320,13 @@ func commandSpecs() []commandSpec {
 		{"result", false, newResultCmd},
 		{"fetch", false, newFetchCmd},
 		{"cancel", false, newCancelCmd},
+		{"tasks", false, newTasksCmd},
+		{"prune", false, newPruneCmd},
 		{"history", false, newHistoryCmd},
 		{"show", false, newShowCmd},
 		{"doctor", false, newDoctorCmd},
 		{"config", false, newConfigCmd},
+		{"mcp", false, newMCPCmd},
 		{"skill", true, newSkillCmd},
 		{"version", true, newVersionCmd},
 		{"demo", true, newDemoCmd},
@@ -376,6 +415,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 	pf.StringVar(&app.flags.Space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
 	pf.StringVar(&app.flags.APIKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (the key itself is never a flag value: put it in KIBANA_API_KEY or the config file)")
 	pf.StringVar(&app.flags.TokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
+	pf.BoolVarP(&app.verbose, "verbose", "v", false, "show each HTTP request on stderr: method, URL, status, time (never a credential)")
 	root.SetFlagErrorFunc(flagError)
 	for _, sc := range commandSpecs() {
 		if only != "" && sc.name != only {

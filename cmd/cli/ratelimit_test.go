@@ -191,7 +191,7 @@ func TestSendInterruptedWhileRateLimited(t *testing.T) {
 	r.expect(t, ExitStillRunning)
 	d := decodeTask(t, r.stdout)
 	if d.State != "queued" || d.LastError == nil || d.LastError.Code != "busy" || d.LastError.RetryAfterSeconds != 3 ||
-		d.Resume != "a2a-courier result "+d.ContextID+" --wait" {
+		d.Resume != "a2a-courier result "+d.ContextID+" --wait --json" {
 		t.Fatalf("%s", r.stdout)
 	}
 	r = h.run("result", d.ContextID, "--wait", "--timeout", "40s", "--json")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/doctor"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -185,7 +186,7 @@ func releaseOwnTimeout(t *testing.T, m releaseMode, times *recoveryTimes) {
 	r := p.run("send", "audit-agent", "impatient", "--timeout", "700ms", "--poll-interval", "200ms", "--json")
 	r.expect(t, ExitStillRunning)
 	d := decodeTask(t, r.stdout)
-	if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait" {
+	if d.State != "working" || d.Resume != "a2a-courier result "+d.ContextID+" --wait --timeout 700ms --json" {
 		t.Fatalf("%+v", d)
 	}
 	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s", "--json")
@@ -413,11 +414,11 @@ func TestDoctorReportsTheRelease(t *testing.T) {
 		flavor      string
 		path        string
 	}{
-		{agentbuildertest.V95, 0, "", checkPass, "9.5.1", "traditional", courier.PathBlocking},
-		{agentbuildertest.V96, 0, "", checkPass, "9.6.0", "traditional", courier.PathTask},
-		{agentbuildertest.VServerless, 0, "", checkPass, "9.7.0", "serverless", courier.PathTask},
-		{agentbuildertest.V96, 0, "false", checkWarn, "9.6.0", "traditional", courier.PathBlocking},
-		{agentbuildertest.V96, 403, "", checkWarn, "", "", ""},
+		{agentbuildertest.V95, 0, "", doctor.Pass, "9.5.1", "traditional", courier.PathBlocking},
+		{agentbuildertest.V96, 0, "", doctor.Pass, "9.6.0", "traditional", courier.PathTask},
+		{agentbuildertest.VServerless, 0, "", doctor.Pass, "9.7.0", "serverless", courier.PathTask},
+		{agentbuildertest.V96, 0, "false", doctor.Warn, "9.6.0", "traditional", courier.PathBlocking},
+		{agentbuildertest.V96, 403, "", doctor.Warn, "", "", ""},
 	} {
 		t.Run(fmt.Sprintf("%s %d %s", tc.version, tc.statusFault, tc.nonBlocking), func(t *testing.T) {
 			t.Parallel()
@@ -435,7 +436,7 @@ func TestDoctorReportsTheRelease(t *testing.T) {
 			r := h.run("doctor", "--json")
 			r.expect(t, ExitOK)
 			var doc struct {
-				Checks []check `json:"checks"`
+				Checks []doctor.Check `json:"checks"`
 				Kibana struct {
 					Version, BuildFlavor, Path, Why string
 				} `json:"kibana"`
@@ -443,7 +444,7 @@ func TestDoctorReportsTheRelease(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 				t.Fatal(err)
 			}
-			var release *check
+			var release *doctor.Check
 			for i := range doc.Checks {
 				if doc.Checks[i].Name == "Kibana release" {
 					release = &doc.Checks[i]

@@ -492,14 +492,37 @@ type docExtra struct {
 
 func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store, extra docExtra) error {
 	pr := a.printer()
+	doc, code, refused, err := a.taskDocument(rec, maxChars, st, extra)
+	if err != nil {
+		return err
+	}
+	if extra.note != "" && !pr.json {
+		pr.info("%s", extra.note)
+	}
+	switch {
+	case pr.json:
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+	case refused != nil:
+		a.printError(refused)
+	default:
+		a.printRecord(rec, doc, code)
+	}
+	return exitWith(code)
+}
+
+// taskDocument is a record's --json document as a command reports it (its
+// reply cut as --max-chars and the reply's file say, its commands as the
+// caller ran this one), its exit code, and, when nobody can read its reply
+// with this credential, that error.
+func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
 	doc := recordDoc(rec)
 	doc.Note = extra.note
 	if extra.resume != "" && doc.Resume != "" {
 		doc.Resume = extra.resume
 	}
-	if extra.note != "" && !pr.json {
-		pr.info("%s", extra.note)
-	}
+	doc.Resume, doc.Answer = a.asCaller(doc.Resume), a.asCaller(doc.Answer)
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,
 		// and the file its whole.
@@ -509,7 +532,7 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		}
 		prefix, total, err := courier.ReadPrefix(rec.ReplyFile, limit)
 		if err != nil {
-			return fmt.Errorf("read the reply of task %s: %w", rec.ContextID, err)
+			return doc, 0, nil, fmt.Errorf("read the reply of task %s: %w", rec.ContextID, err)
 		}
 		doc.Reply = &prefix
 		if total > limit {
@@ -519,43 +542,48 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		}
 		doc.ReplyChars, doc.ReplyFile = total, rec.ReplyFile
 	} else if doc.Reply != nil && maxChars > 0 {
-		if cut, file, total, err := courier.CutText("reply", *doc.Reply, maxChars, courier.ReplyName(rec), st); err == nil && file != "" {
-			doc.Reply = &cut
-			doc.ReplyTruncated = true
-			doc.ReplyChars = total
-			doc.ReplyFile = file
-		} else if err != nil {
-			return err
+		cut, file, total, err := courier.CutText("reply", *doc.Reply, maxChars, courier.ReplyName(rec), st)
+		if err != nil {
+			return doc, 0, nil, err
+		}
+		if file != "" {
+			doc.Reply, doc.ReplyTruncated, doc.ReplyChars, doc.ReplyFile = &cut, true, total, file
 		}
 	}
 	if doc.ReplyTruncated {
 		doc.Parts = courier.CutPartTexts(doc.Parts) // the whole texts are in the file
 	}
-	code := exitCodeFor(rec)
 	if courier.ReadingRefused(rec) && (st == nil || !st.Locked(rec.ContextID)) {
 		// Nobody can read the reply with this credential: "still running"
 		// would have a caller wait for ever.
 		ce := fromClientError(courier.ClientError(rec.LastError))
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
 		ce.hint += "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
-		if pr.json {
-			doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
-			if err := pr.writeJSON(doc); err != nil {
-				return err
-			}
-			return exitWith(ce.exit)
-		}
-		a.printError(ce)
-		return exitWith(ce.exit)
+		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
+		return doc, ce.exit, ce, nil
 	}
-	if pr.json {
-		if err := pr.writeJSON(doc); err != nil {
-			return err
-		}
-		return exitWith(code)
+	return doc, exitCodeFor(rec), nil, nil
+}
+
+// asCaller is a command printed for the caller to run next, with what of
+// the caller's own command line it keeps: --timeout as it was given (for a
+// command that waits: result, send) and --json. An answer command keeps
+// its "-" (stdin) last.
+func (a *App) asCaller(command string) string {
+	if command == "" {
+		return ""
 	}
-	a.printRecord(rec, doc, code)
-	return exitWith(code)
+	head, stdin := strings.CutSuffix(command, " -")
+	if len(a.resumeFlags) > 0 && (strings.HasPrefix(head, "a2a-courier result ") || strings.HasPrefix(head, "a2a-courier send ")) {
+		head += " " + strings.Join(a.resumeFlags, " ")
+	}
+	if a.jsonOut && !strings.Contains(head, " --json") {
+		head += " --json"
+	}
+	if stdin {
+		head += " -"
+	}
+	return head
 }
 
 // printRecord prints a record's outcome for people: the reply on stdout, or
@@ -583,10 +611,10 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 			pr.payload(*doc.Reply)
 		}
 		pr.info("the agent needs input before it can finish (context %s).", rec.ContextID)
-		pr.info("answer with (the answer on stdin): %s", answerCommand(rec, false))
+		pr.info("answer with (the answer on stdin): %s", a.asCaller(answerCommand(rec, false)))
 	case code == ExitStillRunning && rec.State == store.Expired:
 		pr.info("%s (context %s).", nonEmptyStr(rec.Reason, "no reply within the maximum wait; the server may still finish"), rec.ContextID)
-		pr.info("look again later: %s", resumeCommand(rec))
+		pr.info("look again later: %s", doc.Resume)
 	case code == ExitStillRunning && courier.RunLikelyAborted(rec):
 		// non_blocking false on a release that aborts: the connection that
 		// held the run is gone.
@@ -637,7 +665,7 @@ func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
 func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
 	pr := a.printer()
 	doc := recordDoc(rec)
-	doc.Note = a.stalledText(rec, w)
+	doc.Note, doc.Resume = a.stalledText(rec, w), a.asCaller(doc.Resume)
 	if pr.json {
 		if err := pr.writeJSON(doc); err != nil {
 			return err

@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,8 +15,8 @@ import (
 )
 
 type resultOptions struct {
-	contextID  string
-	wait       bool
+	contextIDs []string
+	wait, any  bool
 	timeout    time.Duration
 	timeoutSet bool
 	maxChars   int
@@ -23,8 +25,8 @@ type resultOptions struct {
 func newResultCmd(app *App) *cobra.Command {
 	opts := &resultOptions{}
 	cmd := &cobra.Command{
-		Use:   "result <contextId>",
-		Short: "Print the outcome recorded for a task, waiting for it with --wait",
+		Use:   "result <contextId> [contextId...]",
+		Short: "Print the outcome recorded for a task (or several), waiting for it with --wait",
 		Long: `Print the outcome recorded locally for a task started by send or send-async:
 the final reply on stdout (exit 0), or the state it is in.
 
@@ -33,28 +35,39 @@ a new worker reads the reply back from the server, never sending the
 message again. With --wait, result waits until the task is final or
 --timeout runs out (exit 8: still running, nothing lost).
 
+Several contextIds: with --wait, result waits for all of them (exit 8 while
+one is still running when --timeout ends, else the exit code of the first,
+in the order given, that did not complete, else 0); with --any, for the
+first to finish, and exits with its code (8 when none finished). Each
+task's reply follows a line "[task <contextId> (<agent>): <state>]". --json
+prints {"tasks":[<task document>...],"first","pending","resume"}: first is
+the task that finished first (--any), pending the tasks still running, and
+resume the command that waits for them.
+
 No local record (another machine, a wiped disk)? Use fetch.`,
 		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse last week's failed logins")
   a2a-courier result "$ctx"
   a2a-courier result "$ctx" --wait --timeout 10m --json
-  a2a-courier result "$ctx" --max-chars 2000`,
-		Args: exactArgs(1, "a contextId (printed by send-async)"),
+  a2a-courier result "$ctx" --max-chars 2000
+  a2a-courier result "$ctx1" "$ctx2" "$ctx3" --wait --any --timeout 90s --json`,
+		Args: rangeArgs(1, 100, "one or more contextIds (printed by send-async), at most 100"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.contextID = args[0]
+			opts.contextIDs = args
 			opts.timeoutSet = cmd.Flags().Changed("timeout")
+			if opts.timeoutSet {
+				app.resumeFlags = []string{"--timeout", opts.timeout.String()}
+			}
 			return app.runResult(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.wait, "wait", false, "wait until the task is final")
+	cmd.Flags().BoolVar(&opts.wait, "wait", false, "wait until the task is final (with several: all of them)")
+	cmd.Flags().BoolVar(&opts.any, "any", false, "with several tasks, report the first to finish")
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", config.DefaultWaitTimeout, "with --wait, how long to wait (exit 8 when it runs out) (env A2A_COURIER_WAIT_TIMEOUT)")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker (a reply kept in a file of its own, over 4 MiB, is always shown cut, at 1 Mi characters at most)")
 	return cmd
 }
 
 func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
-	if err := store.CheckContextID(opts.contextID); err != nil {
-		return usageErr("pass the contextId printed by send-async", "%s", err.Error())
-	}
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
@@ -62,21 +75,32 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	if err != nil {
 		return err
 	}
-	rec, err := c.Store.Load(opts.contextID)
-	if errors.Is(err, store.ErrNotFound) {
-		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.contextID,
-			hint: "started on another machine or with another state directory? `a2a-courier fetch " + opts.contextID + "` asks the server"}
-	}
-	if err != nil {
-		return err
-	}
-	a.revive(c, rec)
-	if opts.wait && !rec.State.Terminal() {
-		if !opts.timeoutSet {
-			if s, err := a.loadSettings(); err == nil {
-				opts.timeout = s.WaitTimeout
-			}
+	var recs []*store.Record
+	for _, id := range opts.contextIDs {
+		if err := store.CheckContextID(id); err != nil {
+			return usageErr("pass the contextId printed by send-async", "%s", err.Error())
 		}
+		rec, err := c.Store.Load(id)
+		if errors.Is(err, store.ErrNotFound) {
+			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id,
+				hint: "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"}
+		}
+		if err != nil {
+			return err
+		}
+		a.revive(c, rec)
+		recs = append(recs, rec)
+	}
+	if opts.wait && !opts.timeoutSet {
+		if s, err := a.loadSettings(); err == nil {
+			opts.timeout = s.WaitTimeout
+		}
+	}
+	if len(recs) > 1 || opts.any {
+		return a.waitResults(ctx, c, recs, opts)
+	}
+	rec := recs[0]
+	if opts.wait && !rec.State.Terminal() {
 		if w, ok := c.StalledHolder(rec); ok {
 			a.printer().warn("%s; waiting in case it goes on", a.stalledText(rec, w))
 		}
@@ -93,6 +117,91 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		return a.reportStalled(rec, w)
 	}
 	return a.reportRecord(rec, opts.maxChars, c.Store)
+}
+
+// resultsDoc is the --json document of result with several contextIds (or
+// --any). Fields are only ever added.
+type resultsDoc struct {
+	Tasks []taskDoc `json:"tasks"`
+	// First is the task that finished first (--any; absent when none did).
+	First string `json:"first,omitempty"`
+	// Pending are the tasks not final yet, and Resume the command that
+	// waits for them.
+	Pending []string `json:"pending,omitempty"`
+	Resume  string   `json:"resume,omitempty"`
+}
+
+// waitResults waits for several tasks (courier.WaitMany: all, or with
+// --any the first to finish; without --wait it looks once) and reports
+// them.
+func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store.Record, opts *resultOptions) error {
+	wctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	if !opts.wait {
+		cancel() // one look
+	}
+	defer cancel()
+	spin := a.printer().startSpinner(fmt.Sprintf("waiting for %d tasks", len(recs)), a.p.Now)
+	recs, first, err := c.WaitMany(wctx, recs, opts.any, func(r *store.Record) { a.revive(c, r) })
+	spin.Stop()
+	if err != nil {
+		return err
+	}
+	doc := resultsDoc{}
+	code, codes := ExitOK, make([]int, len(recs))
+	for i, r := range recs {
+		d, rc, _, err := a.taskDocument(r, opts.maxChars, c.Store, docExtra{})
+		if err != nil {
+			return err
+		}
+		doc.Tasks, codes[i] = append(doc.Tasks, d), rc
+		if !c.Done(r) {
+			doc.Pending = append(doc.Pending, r.ContextID)
+		} else if code == ExitOK {
+			code = rc
+		}
+	}
+	if doc.Pending != nil {
+		code = ExitStillRunning
+		doc.Resume = a.asCaller("a2a-courier result " + strings.Join(doc.Pending, " ") + " --wait" + map[bool]string{true: " --any"}[opts.any])
+	}
+	if opts.any {
+		code = ExitStillRunning
+		if first >= 0 {
+			doc.First, code = recs[first].ContextID, codes[first]
+		}
+	}
+	return a.printResults(recs, doc, first, opts.any, code)
+}
+
+// printResults prints several tasks' outcomes: --json's document, or for
+// people each task's reply after a line naming it (--any: the first to
+// finish), and on stderr what still runs.
+func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyDone bool, code int) error {
+	pr := a.printer()
+	if pr.json {
+		if err := pr.writeJSON(doc); err != nil {
+			return err
+		}
+		return exitWith(code)
+	}
+	for i, r := range recs {
+		if anyDone && i != first {
+			continue
+		}
+		d := doc.Tasks[i]
+		head := fmt.Sprintf("[task %s (%s): %s]", r.ContextID, r.Agent, d.State)
+		if d.Error != nil {
+			head = fmt.Sprintf("[task %s (%s): %s: %s]", r.ContextID, r.Agent, d.State, d.Error.Message)
+		}
+		pr.payload(head)
+		if d.Reply != nil {
+			pr.payload(*d.Reply)
+		}
+	}
+	if doc.Pending != nil {
+		pr.info("still running: %s; wait for them with: %s", strings.Join(doc.Pending, ", "), doc.Resume)
+	}
+	return exitWith(code)
 }
 
 // revive starts a worker for a task nobody works on (courier.Revive), with

@@ -134,6 +134,9 @@ func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error 
 		opts.pollSet = cmd.Flags().Changed("poll-interval")
 		opts.maxWaitSet = cmd.Flags().Changed("max-wait")
 		opts.timeoutSet = cmd.Flags().Changed("timeout")
+		if opts.timeoutSet {
+			app.resumeFlags = []string{"--timeout", opts.timeout.String()}
+		}
 		return app.runSend(cmd.Context(), opts)
 	}
 }
@@ -186,6 +189,10 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 		return submitError(err)
 	}
 	defer h.Release()
+	// Said before anything leaves, in every mode: a caller that its own
+	// timeout stops still has the contextId (internal/mcpserver reads this
+	// line for its progress: StartedContext).
+	a.printer().logf("task %s started; its reply: a2a-courier result %s --wait", rec.ContextID, rec.ContextID)
 	if !opts.async {
 		return a.runForeground(ctx, c, h, rec, m, opts)
 	}
@@ -195,10 +202,10 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	pr := a.printer()
 	doc := recordDoc(rec)
 	if pr.json {
+		doc.Resume = a.asCaller(doc.Resume)
 		return pr.writeJSON(doc)
 	}
 	pr.payload(rec.ContextID)
-	pr.info("task %s started; get the reply with: a2a-courier result %s --wait", rec.ContextID, rec.ContextID)
 	return nil
 }
 
@@ -286,16 +293,16 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
-				spin.setLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
+				spin.SetLabel(fmt.Sprintf("connection lost; reading the reply back every %s", time.Duration(rec.PollInterval)))
 			case client.EventBusy:
-				spin.setLabel(e.Message)
+				spin.SetLabel(e.Message)
 				if !pr.errTTY {
 					pr.info("%s", e.Message)
 				}
 			case client.EventSent:
-				spin.setLabel("waiting for " + rec.Agent)
+				spin.SetLabel("waiting for " + rec.Agent)
 			case client.EventProgress:
-				spin.setLabel(a.progressed(rec.Agent, e, opts.progress))
+				spin.SetLabel(a.progressed(rec.Agent, e, opts.progress))
 			}
 		}})
 	spin.Stop()

@@ -48,12 +48,12 @@ In text mode stdout carries only the reply and a newline. With
 ends it with a marker naming a private file in the state directory that
 holds the whole text.
 
---json prints {"conversation_id","round","reply","round_count"} (round is
-1-based; "status" is the round's status when the server gives one;
-"reply_truncated", "reply_chars" and "reply_file" appear when the reply
-was cut). With --all-rounds: {"conversation_id","round_count","rounds":[
-{"round","input","reply","status"}]}, with "input_truncated",
-"input_chars" and "input_file" for a cut input.
+--json prints {"conversation_id","agent_id","title","round","reply",
+"round_count"} (round is 1-based; "status" is the round's status when the
+server gives one; "reply_truncated", "reply_chars" and "reply_file" appear
+when the reply was cut). With --all-rounds: {"conversation_id","agent_id",
+"title","round_count","rounds":[{"round","input","reply","status"}]}, with
+"input_truncated", "input_chars" and "input_file" for a cut input.
 
 Exit status: 0 with the reply; 5 when the conversation or the round does
 not exist; 8 when the round is still in progress (or the conversation has
@@ -82,6 +82,8 @@ the round failed; 1 when a finished round holds no reply. With
 // showDoc is the --json document of show. Fields are only ever added.
 type showDoc struct {
 	ConversationID string  `json:"conversation_id"`
+	AgentID        string  `json:"agent_id,omitempty"`
+	Title          string  `json:"title,omitempty"`
 	Round          int     `json:"round"`
 	Reply          *string `json:"reply,omitempty"`
 	ReplyTruncated bool    `json:"reply_truncated,omitempty"`
@@ -96,6 +98,8 @@ type showDoc struct {
 // showAllDoc is the --json document of show --all-rounds.
 type showAllDoc struct {
 	ConversationID string         `json:"conversation_id"`
+	AgentID        string         `json:"agent_id,omitempty"`
+	Title          string         `json:"title,omitempty"`
 	RoundCount     int            `json:"round_count"`
 	Rounds         []showRoundDoc `json:"rounds"`
 }
@@ -185,9 +189,9 @@ func (a *App) localRecord(target string) *store.Record {
 // Kibana has not stored yet: it is running, not missing.
 func (a *App) showNotYetStored(rec *store.Record) error {
 	convID := client.ConversationIDForContext(rec.ContextID)
-	doc := showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning,
+	doc := showDoc{ConversationID: convID, AgentID: rec.Agent, RoundCount: 0, Status: roundRunning,
 		Reason: fmt.Sprintf("task %s is still %s: Kibana stores its conversation once the first round completes", rec.ContextID, rec.State),
-		Resume: resumeCommand(rec)}
+		Resume: a.asCaller(resumeCommand(rec))}
 	if rec.State == store.Expired {
 		doc.Reason = fmt.Sprintf("task %s had no reply within the maximum wait, and Kibana has stored no conversation for it yet", rec.ContextID)
 	}
@@ -333,7 +337,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		resumeRound = number
 	}
 	state := roundState(r)
-	doc := showDoc{ConversationID: convID, Round: number, Status: r.Status, RoundCount: n}
+	doc := showDoc{ConversationID: convID, AgentID: conv.AgentID(), Title: conv.Title(), Round: number, Status: r.Status, RoundCount: n}
 	switch state {
 	case roundFailed:
 		return &cliError{exit: ExitTaskFailed, code: "round_failed",
@@ -401,7 +405,7 @@ func (a *App) awaitingHint(conv *client.Conversation, convID string, number int)
 
 func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *showOptions, st *store.Store) error {
 	pr := a.printer()
-	doc := showAllDoc{ConversationID: convID, Rounds: []showRoundDoc{}}
+	doc := showAllDoc{ConversationID: convID, AgentID: conv.AgentID(), Title: conv.Title(), Rounds: []showRoundDoc{}}
 	var cutErr error
 	var states, failures []string
 	lastState := ""

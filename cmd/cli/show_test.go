@@ -44,6 +44,8 @@ func TestShow(t *testing.T) {
 		"[round 2 of 2: input]\nAnd warnings?\n[round 2 of 2: reply]\n56 warnings.\nMostly disk space.\n"
 	allRoundsJSON := fmt.Sprintf(`{
   "conversation_id": %q,
+  "agent_id": "elastic-ai-agent",
+  "title": "Errors",
   "round_count": 2,
   "rounds": [
     {
@@ -73,11 +75,11 @@ func TestShow(t *testing.T) {
 		{"round 1", []string{"show", showCtx, "--round", "1"}, "1234 errors.\n", "", 0},
 		{"a conversation started in Kibana", []string{"show", "ui-conv"}, "Hi there.\n", "", 0},
 		{"json", []string{"show", showCtx, "--json"},
-			fmt.Sprintf("{\n  \"conversation_id\": %q,\n  \"round\": 2,\n  \"reply\": \"56 warnings.\\nMostly disk space.\",\n  \"status\": \"completed\",\n  \"round_count\": 2\n}\n", conv), "", 0},
+			fmt.Sprintf("{\n  \"conversation_id\": %q,\n  \"agent_id\": \"elastic-ai-agent\",\n  \"title\": \"Errors\",\n  \"round\": 2,\n  \"reply\": \"56 warnings.\\nMostly disk space.\",\n  \"status\": \"completed\",\n  \"round_count\": 2\n}\n", conv), "", 0},
 		{"json, round 1", []string{"show", conv, "--json", "--round=1"},
-			fmt.Sprintf("{\n  \"conversation_id\": %q,\n  \"round\": 1,\n  \"reply\": \"1234 errors.\",\n  \"status\": \"completed\",\n  \"round_count\": 2\n}\n", conv), "", 0},
+			fmt.Sprintf("{\n  \"conversation_id\": %q,\n  \"agent_id\": \"elastic-ai-agent\",\n  \"title\": \"Errors\",\n  \"round\": 1,\n  \"reply\": \"1234 errors.\",\n  \"status\": \"completed\",\n  \"round_count\": 2\n}\n", conv), "", 0},
 		{"json, a round without status (9.2)", []string{"show", "ui-conv", "--json"},
-			"{\n  \"conversation_id\": \"ui-conv\",\n  \"round\": 1,\n  \"reply\": \"Hi there.\",\n  \"round_count\": 1\n}\n", "", 0},
+			"{\n  \"conversation_id\": \"ui-conv\",\n  \"agent_id\": \"elastic-ai-agent\",\n  \"title\": \"From the UI\",\n  \"round\": 1,\n  \"reply\": \"Hi there.\",\n  \"round_count\": 1\n}\n", "", 0},
 		{"all rounds", []string{"show", showCtx, "--all-rounds"}, allRoundsText, "", 0},
 		{"all rounds, json", []string{"show", showCtx, "--all-rounds", "--json"}, allRoundsJSON, "", 0},
 		{"round out of range", []string{"show", showCtx, "--round", "3"}, "",
@@ -92,7 +94,7 @@ func TestShow(t *testing.T) {
 		{"round still in progress", []string{"show", "a2a-running"}, "",
 			"round 2 of conversation a2a-running is still in progress: no reply yet; look again later: a2a-courier show a2a-running\n", 8},
 		{"round still in progress, json", []string{"show", "a2a-running", "--json"},
-			"{\n  \"conversation_id\": \"a2a-running\",\n  \"round\": 2,\n  \"status\": \"in_progress\",\n  \"round_count\": 2,\n" +
+			"{\n  \"conversation_id\": \"a2a-running\",\n  \"agent_id\": \"audit-agent\",\n  \"title\": \"Running\",\n  \"round\": 2,\n  \"status\": \"in_progress\",\n  \"round_count\": 2,\n" +
 				"  \"reason\": \"round 2 of conversation a2a-running is still in progress: no reply yet\",\n  \"resume\": \"a2a-courier show a2a-running\"\n}\n", "", 8},
 		{"an earlier round of a running conversation", []string{"show", "a2a-running", "--round", "1"}, "First answer.\n", "", 0},
 		{"all rounds of a running conversation", []string{"show", "a2a-running", "--all-rounds"},
@@ -102,7 +104,7 @@ func TestShow(t *testing.T) {
 			"the agent awaits an answer or a confirmation (round 1 of conversation a2a-awaiting).\n" +
 				"answer in the same conversation (the answer on stdin): a2a-courier send audit-agent --context awaiting -\n", 7},
 		{"awaiting a prompt, json", []string{"show", "a2a-awaiting", "--json"},
-			"{\n  \"conversation_id\": \"a2a-awaiting\",\n  \"round\": 1,\n  \"reply\": \"Confirm the deletion of index logs-1?\",\n  \"status\": \"awaiting_prompt\",\n  \"round_count\": 1\n}\n", "", 7},
+			"{\n  \"conversation_id\": \"a2a-awaiting\",\n  \"agent_id\": \"audit-agent\",\n  \"title\": \"Awaiting\",\n  \"round\": 1,\n  \"reply\": \"Confirm the deletion of index logs-1?\",\n  \"status\": \"awaiting_prompt\",\n  \"round_count\": 1\n}\n", "", 7},
 		{"awaiting a prompt, all rounds", []string{"show", "a2a-awaiting", "--all-rounds"},
 			"[round 1 of 1: input]\ndelete the index?\n[round 1 of 1: reply, awaiting an answer or a confirmation]\nConfirm the deletion of index logs-1?\n",
 			"the agent awaits an answer or a confirmation (round 1 of conversation a2a-awaiting).\n" +
@@ -116,7 +118,7 @@ func TestShow(t *testing.T) {
 		{"no round yet", []string{"show", "a2a-empty"}, "",
 			"conversation a2a-empty has no round yet: its first run may still be going, or it failed (Kibana 9.6 keeps no round of a failed run); a2a-courier result empty tells which, on the machine that sent it; look again later: a2a-courier show a2a-empty\n", 8},
 		{"no round yet, all rounds, json", []string{"show", "a2a-empty", "--all-rounds", "--json"},
-			"{\n  \"conversation_id\": \"a2a-empty\",\n  \"round_count\": 0,\n  \"rounds\": []\n}\n", "", 8},
+			"{\n  \"conversation_id\": \"a2a-empty\",\n  \"agent_id\": \"elastic-ai-agent\",\n  \"title\": \"[A2A] a2a-empty\",\n  \"round_count\": 0,\n  \"rounds\": []\n}\n", "", 8},
 		{"an empty reply is a reply", []string{"show", "a2a-emptyreply"}, "", "warning: the agent's reply is empty\n", 0},
 		{"invalid argument", []string{"show", "../etc/passwd"}, "",
 			"a2a-courier: invalid conversation id or contextId \"../etc/passwd\": use letters, digits and . _ ~ : @ + - (at most 255, not starting with '.')\n" +
@@ -160,7 +162,7 @@ func TestShowMaxChars(t *testing.T) {
 	checkPrivateFile(t, file, reply)
 
 	r = e.run(t, true, "show", "a2a-long", "--max-chars", "12", "--json")
-	want := fmt.Sprintf("{\n  \"conversation_id\": \"a2a-long\",\n  \"round\": 2,\n  \"reply\": \"Ünïcode firs\\n[… reply cut at 12 of %d characters; the whole reply is in %s]\",\n"+
+	want := fmt.Sprintf("{\n  \"conversation_id\": \"a2a-long\",\n  \"agent_id\": \"elastic-ai-agent\",\n  \"title\": \"Long\",\n  \"round\": 2,\n  \"reply\": \"Ünïcode firs\\n[… reply cut at 12 of %d characters; the whole reply is in %s]\",\n"+
 		"  \"reply_truncated\": true,\n  \"reply_chars\": %d,\n  \"reply_file\": %q,\n  \"status\": \"completed\",\n  \"round_count\": 2\n}\n", total, file, total, file)
 	hsCheck(t, "json", r, want, "", 0)
 
@@ -315,7 +317,7 @@ func TestShowOfALocalTask(t *testing.T) {
 	r.expect(t, ExitStillRunning)
 	var doc showDoc
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Status != "in_progress" ||
-		!strings.Contains(doc.Reason, "still") || doc.Resume != "a2a-courier result "+ctxID+" --wait" {
+		!strings.Contains(doc.Reason, "still") || doc.Resume != "a2a-courier result "+ctxID+" --wait --json" {
 		t.Fatalf("%v %+v", err, doc)
 	}
 	r = p.run("result", ctxID, "--wait", "--timeout", "30s")

@@ -42,11 +42,21 @@ The skill is the SKILL.md of the repository, embedded in the binary.`,
 	install.Flags().StringVar(&opts.target, "target", "", "an assistant's usual skills folder: claude, workbuddy or agents")
 	install.Flags().BoolVar(&opts.dryRun, "dry-run", false, "say what would be written, write nothing")
 	show := &cobra.Command{
-		Use:     "show",
-		Short:   "Print the skill (SKILL.md) on stdout",
-		Example: `  a2a-courier skill show > SKILL.md`,
+		Use:   "show",
+		Short: "Print the skill (SKILL.md) on stdout",
+		Long: `Print SKILL.md on stdout. --json prints {"name","description",
+"compatibility","body","content"}: the front matter's fields, the text
+after it, and the whole file.`,
+		Example: "  a2a-courier skill show > SKILL.md\n  a2a-courier skill show --json",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if app.jsonOut {
+				d, err := skill.Parse()
+				if err != nil {
+					return err
+				}
+				return app.printer().writeJSON(d)
+			}
 			_, err := app.p.Stdout.Write(skill.Content())
 			return err
 		},

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -128,6 +129,11 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	if err != nil {
 		stopStatus() // no send follows: the release does not matter
 		<-server
+		if agents, lerr := k.ListAgents(ctx); lerr == nil && client.IsKind(err, client.KindNotFound) {
+			ce := *classify(err)
+			ce.hint = agentHint(agents, name)
+			return nil, &ce
+		}
 		return nil, err
 	}
 	sv := <-server
@@ -138,6 +144,15 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 		st.KibanaVersion, st.KibanaFlavor = sv.info.Number, sv.info.Flavor
 	}
 	return &target{Name: name, Kind: store.TargetKibana, S: s, Cred: s.APIKey, Card: card, Path: &path, Store: st}, nil
+}
+
+// agentHint is the hint for an agent id Kibana does not know: the id
+// discover knows for what was given as a name (send Chat), if any.
+func agentHint(agents []client.Agent, name string) string {
+	if ag, ok := courier.SuggestAgent(agents, name); ok {
+		return fmt.Sprintf("did you mean %s (named %q)? an agent is given by its id; `a2a-courier discover` lists them", ag.ID, ag.Name)
+	}
+	return "check the id; `a2a-courier discover` lists the agents of this space"
 }
 
 // remoteTarget resolves a generic agent from its card.

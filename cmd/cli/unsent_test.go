@@ -122,7 +122,7 @@ func TestFetchNeverOverwritesAnUnsentAnswer(t *testing.T) {
 			}
 			r = h.run(args...)
 			r.expect(t, ExitStillRunning)
-			if d := decodeTask(t, r.stdout); d.State != "queued" || d.ContextID != ctxID || d.Resume != "a2a-courier result "+ctxID+" --wait" {
+			if d := decodeTask(t, r.stdout); d.State != "queued" || d.ContextID != ctxID || d.Resume != "a2a-courier result "+ctxID+" --wait --json" {
 				t.Fatalf("%+v", d)
 			}
 			checkQueued(t, h, ctxID, mid)

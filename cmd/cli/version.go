@@ -48,11 +48,14 @@ func newVersionCmd(app *App) *cobra.Command {
 				return pr.writeJSON(info)
 			}
 			s := fmt.Sprintf("a2a-courier %s (%s, %s)", info.Version, info.Go, info.Platform)
-			if info.Commit != "" {
+			switch {
+			case info.Commit != "":
 				s += fmt.Sprintf("\ncommit %s %s", info.Commit, info.CommitTime)
 				if info.Modified {
 					s += " (modified)"
 				}
+			case info.Version == "dev":
+				s += "\nno commit recorded: built with -buildvcs=false, from a Git worktree or outside a Git checkout"
 			}
 			pr.payload(s)
 			return nil

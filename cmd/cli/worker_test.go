@@ -40,12 +40,12 @@ func TestWorkerKeepsNoDescriptorOfItsCaller(t *testing.T) {
 	}
 	c.Env = append(c.Env, "LOCK="+lockPath, "BIN="+os.Args[0])
 	c.ExtraFiles = []*os.File{pw}
-	var out strings.Builder
-	c.Stdout, c.Stderr = &out, &out
+	var out, errOut strings.Builder
+	c.Stdout, c.Stderr = &out, &errOut
 	err = c.Run()
 	pw.Close()
 	if err != nil {
-		t.Fatalf("caller: %v\n%s", err, out.String())
+		t.Fatalf("caller: %v\n%s%s", err, out.String(), errOut.String())
 	}
 	ctxID := strings.TrimSpace(strings.SplitN(out.String(), "\n", 2)[0])
 	// The worker reads its credential (descriptor 3) before it takes its

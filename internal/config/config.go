@@ -83,6 +83,32 @@ type Settings struct {
 	// KeyHeldBack says which key was not used because it belongs to
 	// another Kibana than URL ("" when none was).
 	KeyHeldBack string
+	// Profiles are the config file's profiles, by name, as they may be
+	// shown: never a key.
+	Profiles []ProfileSummary
+}
+
+// ProfileSummary is what may be shown of a profile of the config file.
+type ProfileSummary struct {
+	Name      string `json:"name"`
+	KibanaURL string `json:"kibana_url,omitempty"`
+	Space     string `json:"space,omitempty"`
+	// HasKey says whether the profile names a key (api_key or
+	// api_key_file); Selected whether it is the profile in use.
+	HasKey   bool `json:"api_key_set"`
+	Selected bool `json:"selected"`
+}
+
+// summarize lists a config file's profiles, sorted, the selected one
+// marked; URLs with a password in them are redacted.
+func summarize(cf *File, selected string) []ProfileSummary {
+	var out []ProfileSummary
+	for name, p := range cf.Profiles {
+		out = append(out, ProfileSummary{Name: name, KibanaURL: client.RedactURL(p.KibanaURL), Space: p.Space,
+			HasKey: p.APIKey != "" || p.APIKeyFile != "", Selected: strings.EqualFold(name, selected)})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }
 
 // Peer is a named A2A agent of the config file's peers section.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -22,14 +23,50 @@ func RequireKibana(s *Settings) error {
 			Hint:    "a key goes only to its own Kibana: give this one its key (KIBANA_API_KEY beside a matching KIBANA_URL, --api-key-file, or a profile with its own kibana-url and api-key), or drop the URL that overrides it"}
 	}
 	if len(missing) > 0 {
-		return &Error{Code: "not_configured",
+		e := &Error{Code: "not_configured",
 			Message: "not configured: " + strings.Join(missing, " and ") + " not set",
 			Hint:    SetupSteps(), Setup: SetupStepList()}
+		profileAdvice(s, e, missing)
+		return e
 	}
 	if _, err := client.ParseKibanaURL(s.URL); err != nil {
 		return configErr(KibanaURLHint(s.URL, s.Sources["kibana_url"]), "%s", err.Error())
 	}
 	return nil
+}
+
+// profileAdvice speaks of the config file's profiles, when it has some: the
+// one selected lacks what is missing, or none of them is selected.
+func profileAdvice(s *Settings, e *Error, missing []string) {
+	if len(s.Profiles) == 0 {
+		return
+	}
+	var names []string
+	selected := false
+	for _, p := range s.Profiles {
+		names = append(names, p.Name)
+		selected = selected || p.Selected
+	}
+	if !selected {
+		e.Message += fmt.Sprintf(", and no profile is selected: the config file (%s) has %s, and the profile in use, %s, is not one of them",
+			s.ConfigFile, plural(len(names), "profile")+" "+strings.Join(names, ", "), s.Profile)
+		e.Hint = fmt.Sprintf("select one: --profile %[1]s, or export A2A_COURIER_PROFILE=%[1]s, or make it the default: a2a-courier config set default-profile %[1]s", names[0])
+		return
+	}
+	keys := map[string]string{"KIBANA_URL": "kibana-url <url>", "KIBANA_API_KEY": "api-key < key-file"}
+	var sets []string
+	for _, m := range missing {
+		sets = append(sets, "a2a-courier config set "+keys[m]+" --profile "+s.Profile)
+	}
+	e.Message += fmt.Sprintf(", nor in profile %s of %s", s.Profile, s.ConfigFile)
+	e.Hint = "set it in the profile: " + strings.Join(sets, "; ") + "; or select another profile with --profile or A2A_COURIER_PROFILE (profiles: " + strings.Join(names, ", ") + ")"
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprint(n) + " " + word + "s"
 }
 
 // KibanaURLHint is the hint for a Kibana URL that ParseKibanaURL refused;

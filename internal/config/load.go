@@ -69,6 +69,7 @@ func (l *loader) profile() error {
 		}
 		l.prof = p
 		s.Peers = cf.Peers
+		s.Profiles = summarize(cf, s.Profile)
 	} else if from != "default" {
 		return configErr("create it with: a2a-courier config set kibana-url <url> --profile "+s.Profile, "no profile %q: there is no config file (%s)", s.Profile, Path(l.getenv))
 	}

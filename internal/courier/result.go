@@ -44,6 +44,28 @@ const reviveAfter = 5 * time.Second
 // It watches the tasks directory and looks every second in case an event
 // is missed; a worker that dies meanwhile is replaced with revive.
 func (c *Courier) Wait(ctx context.Context, rec *store.Record, revive func(*store.Record)) (*store.Record, error) {
+	recs, _, err := c.WaitMany(ctx, []*store.Record{rec}, false, revive)
+	if err != nil {
+		return nil, err
+	}
+	return recs[0], nil
+}
+
+// Done reports whether waiting for a record is over: it is final, or its
+// reads were refused and nobody holds it (nobody can do better until the
+// credential is fixed).
+func (c *Courier) Done(rec *store.Record) bool {
+	return rec.State.Terminal() || ReadingRefused(rec) && !c.Store.Locked(rec.ContextID)
+}
+
+// WaitMany waits for several tasks, as Wait does for one: until every one
+// is done, or with anyDone until one is; or until ctx ends. It returns the
+// records as they stand, in the order given, and the index of the task
+// that finished first (-1 when none has): of those found done at the same
+// look, the one whose record ended first. A record that disappears (a
+// follow-up archived it) counts as done as it was last read.
+func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bool, revive func(*store.Record)) ([]*store.Record, int, error) {
+	recs = append([]*store.Record(nil), recs...)
 	var events <-chan fsnotify.Event
 	var watchErrs <-chan error
 	if w, err := fsnotify.NewWatcher(); err == nil {
@@ -52,42 +74,88 @@ func (c *Courier) Wait(ctx context.Context, rec *store.Record, revive func(*stor
 			events, watchErrs = w.Events, w.Errors
 		}
 	}
-	name := rec.ContextID + ".json"
+	names := map[string]bool{}
+	for _, r := range recs {
+		names[r.ContextID+".json"] = true
+	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	revived := c.now()
-	for {
-		select {
-		case <-ctx.Done():
-			return rec, nil
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
+	first := -1
+	gone := make([]bool, len(recs))
+	for look := 0; ; look++ {
+		if look > 0 {
+			select {
+			case <-ctx.Done():
+				return recs, first, nil
+			case ev, ok := <-events:
+				if !ok {
+					events = nil
+				}
+				if !ok || !names[filepath.Base(ev.Name)] {
+					continue
+				}
+			case _, ok := <-watchErrs:
+				if !ok {
+					watchErrs = nil
+				}
 				continue
+			case <-tick.C:
 			}
-			if filepath.Base(ev.Name) != name {
-				continue
-			}
-		case _, ok := <-watchErrs:
-			if !ok {
-				watchErrs = nil
-			}
-		case <-tick.C:
 		}
-		cur, err := c.Store.Load(rec.ContextID)
+		all, err := c.lookAll(recs, gone)
 		if err != nil {
-			if errors.Is(err, store.ErrNotFound) {
-				return rec, nil
-			}
-			return nil, err
+			return nil, -1, err
 		}
-		rec = cur
-		if rec.State.Terminal() || ReadingRefused(rec) && !c.Store.Locked(rec.ContextID) {
-			return rec, nil
+		first = c.firstDone(recs, gone, first)
+		if all || anyDone && first >= 0 {
+			return recs, first, nil
 		}
-		if c.now().Sub(revived) > reviveAfter && !c.Store.Locked(rec.ContextID) {
+		if c.now().Sub(revived) > reviveAfter {
 			revived = c.now()
-			revive(rec)
+			for i, r := range recs {
+				if !gone[i] && !c.Done(r) && !c.Store.Locked(r.ContextID) {
+					revive(r)
+				}
+			}
 		}
 	}
+}
+
+// lookAll reads every record afresh and reports whether all are done.
+func (c *Courier) lookAll(recs []*store.Record, gone []bool) (bool, error) {
+	all := true
+	for i, r := range recs {
+		if gone[i] {
+			continue
+		}
+		cur, err := c.Store.Load(r.ContextID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			gone[i] = true
+			continue
+		case err != nil:
+			return false, err
+		}
+		recs[i] = cur
+		all = all && c.Done(cur)
+	}
+	return all, nil
+}
+
+// firstDone keeps the task found done first, or names the one of those
+// done now whose record ended first.
+func (c *Courier) firstDone(recs []*store.Record, gone []bool, first int) int {
+	if first >= 0 {
+		return first
+	}
+	for i, r := range recs {
+		if !gone[i] && !c.Done(r) {
+			continue
+		}
+		if first < 0 || endedAt(r).Before(endedAt(recs[first])) {
+			first = i
+		}
+	}
+	return first
 }

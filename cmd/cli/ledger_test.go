@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// tasks lists the local records newest first, filtered by state (running
+// is the states a worker still moves), agent and limit; piped it is TSV,
+// on a terminal a table, and --json the documented document.
+func TestTasksCommand(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 30 * time.Second })
+	h := newHarness(t, sim)
+	done := h.run("send", "elastic-ai-agent", "What is up?")
+	done.expect(t, ExitOK)
+	doneID := mcpserver.StartedContext(done.stderr)
+	h.run("send", "flaky-agent", "Will you fail?").expect(t, ExitTaskFailed)
+	slow := h.run("send-async", "audit-agent", "Take your time")
+	slow.expect(t, ExitOK)
+	slowID := strings.TrimSpace(slow.stdout)
+	if mcpserver.StartedContext(slow.stderr) != slowID {
+		t.Errorf("send-async's stderr %q does not name %s", slow.stderr, slowID)
+	}
+
+	r := h.run("tasks")
+	r.expect(t, ExitOK)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], slowID+"\taudit-agent\t") || !strings.HasPrefix(lines[2], doneID+"\telastic-ai-agent\tcompleted\t") ||
+		!strings.HasSuffix(lines[2], "\tEcho: What is up?") || !strings.Contains(lines[1], "\tflaky-agent\tfailed\t") ||
+		!strings.HasSuffix(lines[1], "No complete response received from chat service") {
+		t.Fatalf("tasks:\n%s", r.stdout)
+	}
+	if _, err := time.Parse(time.RFC3339, strings.Split(lines[2], "\t")[3]); err != nil {
+		t.Errorf("piped, the fourth column is the created time: %v", err)
+	}
+
+	r = h.run("tasks", "--state", "running", "--json")
+	r.expect(t, ExitOK)
+	var doc struct {
+		Source string    `json:"source"`
+		Tasks  []taskRow `json:"tasks"`
+		Total  int       `json:"total"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Source != "local" || doc.Total != 1 || len(doc.Tasks) != 1 || doc.Tasks[0].ContextID != slowID || doc.Tasks[0].Target != "kibana" ||
+		doc.Tasks[0].State == "completed" || doc.Tasks[0].AgeSeconds < 0 {
+		t.Errorf("running: %+v", doc)
+	}
+	r = h.run("tasks", "--agent", "ELASTIC-AI-AGENT", "--limit", "1")
+	if !strings.HasPrefix(r.stdout, doneID) || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("agent filter: %q", r.stdout)
+	}
+	r = h.run("tasks", "--limit", "2")
+	if strings.Count(r.stdout, "\n") != 2 || !strings.Contains(r.stderr, "2 of 3 tasks") {
+		t.Errorf("limit: %q %q", r.stdout, r.stderr)
+	}
+	h.tty = true
+	r = h.run("tasks", "--state", "completed")
+	h.tty = false
+	if !strings.Contains(r.stdout, "│ CONTEXT") || !strings.Contains(r.stdout, doneID) || !strings.Contains(r.stdout, "│ 0s ") {
+		t.Errorf("terminal:\n%s", r.stdout)
+	}
+	r = h.run("tasks", "--state", "done")
+	checkOneLineError(t, r, ExitUsage, `--state: unknown state "done": use running, queued,`)
+	h.run("cancel", slowID).expect(t, ExitOK)
+}
+
+// prune drops the final records that ended before --older-than and their
+// reply files, never a running one; --dry-run drops nothing.
+func TestPruneCommand(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	old := h.run("send", "elastic-ai-agent", "Old question", "--max-chars", "5", "--json")
+	old.expect(t, ExitOK)
+	oldDoc := decodeTask(t, old.stdout)
+	if oldDoc.ReplyFile == "" {
+		t.Fatalf("no reply file: %s", old.stdout)
+	}
+	young := decodeTask(t, h.run("send", "elastic-ai-agent", "New question", "--json").stdout)
+	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record that ended 40 days ago, and one that never ended.
+	ageRecord(t, st, oldDoc.ContextID, 40*24*time.Hour)
+	running := &store.Record{ContextID: "3f6c2e1a-0000-4000-8000-00000000aaaa", MessageID: "m", Agent: "audit-agent", State: store.Queued,
+		Message: "never sent", CreatedAt: time.Now().Add(-90 * 24 * time.Hour), Target: store.Target{Kind: store.TargetKibana, URL: sim.URL}}
+	if err := st.Create(running); err != nil {
+		t.Fatal(err)
+	}
+	ageRecord(t, st, running.ContextID, 90*24*time.Hour)
+
+	r := h.run("prune", "--older-than", "30d", "--dry-run", "--json")
+	r.expect(t, ExitOK)
+	var doc struct {
+		DryRun      bool        `json:"dry_run"`
+		OlderThan   string      `json:"older_than"`
+		Pruned      []prunedDoc `json:"pruned"`
+		ReplyFiles  int         `json:"reply_files"`
+		KeptRunning int         `json:"kept_running"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if !doc.DryRun || doc.OlderThan != "720h0m0s" || len(doc.Pruned) != 1 || doc.Pruned[0].ContextID != oldDoc.ContextID ||
+		doc.Pruned[0].State != "completed" || doc.ReplyFiles != 1 || doc.KeptRunning != 1 {
+		t.Fatalf("dry run: %s", r.stdout)
+	}
+	if _, err := st.Load(oldDoc.ContextID); err != nil {
+		t.Fatalf("a dry run removed the record: %v", err)
+	}
+	r = h.run("prune", "--older-than", "30d")
+	r.expect(t, ExitOK)
+	if !strings.HasPrefix(r.stdout, oldDoc.ContextID+"\telastic-ai-agent\tcompleted\t") ||
+		!strings.Contains(r.stderr, "dropped 1 task record and 1 reply file") || !strings.Contains(r.stderr, "kept: 1 not final") {
+		t.Errorf("prune: %q %q", r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(oldDoc.ReplyFile); !os.IsNotExist(err) {
+		t.Errorf("the reply file is still there: %v", err)
+	}
+	for _, id := range []string{young.ContextID, running.ContextID} {
+		if _, err := st.Load(id); err != nil {
+			t.Errorf("%s was pruned: %v", id, err)
+		}
+	}
+	if _, err := st.Load(oldDoc.ContextID); err == nil {
+		t.Error("the old record is still there")
+	}
+	checkOneLineError(t, h.run("prune"), ExitUsage, "prune needs --older-than")
+	checkOneLineError(t, h.run("prune", "--older-than", "soon"), ExitUsage, `--older-than: "soon" is not a positive age`)
+}
+
+// ageRecord moves a record's times back by d, as if it had been written
+// then.
+func ageRecord(t *testing.T, st *store.Store, id string, d time.Duration) {
+	t.Helper()
+	path := filepath.Join(st.Dir(), "tasks", id+".json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	for _, k := range []string{"created_at", "updated_at", "sent_at", "finished_at"} {
+		if v, ok := m[k].(string); ok {
+			tm, _ := time.Parse(time.RFC3339Nano, v)
+			m[k] = tm.Add(-d).Format(time.RFC3339Nano)
+		}
+	}
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// result on several contextIds: --any reports the first to finish (its
+// reply and exit code) and names the others with the command that waits
+// for them, keeping --timeout and --json; without --any it waits for all.
+func TestResultOfSeveralTasks(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 2500 * time.Millisecond })
+	h := newHarness(t, sim)
+	slow := strings.TrimSpace(h.run("send-async", "audit-agent", "the long one").stdout)
+	quick := strings.TrimSpace(h.run("send-async", "elastic-ai-agent", "the short one").stdout)
+
+	r := h.run("result", slow, quick, "--wait", "--any", "--timeout", "20s", "--json")
+	r.expect(t, ExitOK)
+	var doc resultsDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err, r.stdout)
+	}
+	want := fmt.Sprintf("a2a-courier result %s --wait --any --timeout 20s --json", slow)
+	if doc.First != quick || len(doc.Tasks) != 2 || doc.Tasks[1].Reply == nil || *doc.Tasks[1].Reply != "Echo: the short one" ||
+		len(doc.Pending) != 1 || doc.Pending[0] != slow || doc.Resume != want {
+		t.Fatalf("any: %s", r.stdout)
+	}
+
+	r = h.run("result", slow, quick, "--wait", "--timeout", "20s")
+	r.expect(t, ExitOK)
+	wantOut := fmt.Sprintf("[task %s (audit-agent): completed]\nReport for the long one: 14 escalations.\n[task %s (elastic-ai-agent): completed]\nEcho: the short one\n", slow, quick)
+	if r.stdout != wantOut {
+		t.Errorf("all:\n%s\nwant\n%s", r.stdout, wantOut)
+	}
+	failed := h.run("send", "flaky-agent", "fail", "--json")
+	failedID := decodeTask(t, failed.stdout).ContextID
+	r = h.run("result", quick, failedID, "--json")
+	r.expect(t, ExitTaskFailed)
+	doc = resultsDoc{}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Tasks[1].Error == nil || doc.Tasks[1].Error.Code != "task_failed" || doc.Pending != nil {
+		t.Errorf("a failed one: %s", r.stdout)
+	}
+	checkOneLineError(t, h.run("result", quick, "3f6c2e1a-0000-4000-8000-000000000000"), ExitNotFound, "no local record of task 3f6c2e1a-0000-4000-8000-000000000000")
+}
+
+// A result that is still running when --any's wait ends exits 8 with the
+// command that waits again.
+func TestResultAnyStillRunning(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 30 * time.Second })
+	h := newHarness(t, sim)
+	a := strings.TrimSpace(h.run("send-async", "audit-agent", "one").stdout)
+	b := strings.TrimSpace(h.run("send-async", "audit-agent", "two").stdout)
+	defer h.run("cancel", a)
+	defer h.run("cancel", b)
+	r := h.run("result", a, b, "--wait", "--any", "--timeout", "1s")
+	r.expect(t, ExitStillRunning)
+	if r.stdout != "" || !strings.Contains(r.stderr, "still running: "+a+", "+b+"; wait for them with: a2a-courier result "+a+" "+b+" --wait --any --timeout 1s") {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}

@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+)
+
+func newMCPCmd(app *App) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve the commands as MCP tools on stdin and stdout, for assistants that speak MCP",
+		Long: `Serve a2a-courier as an MCP server over stdio (the official Go SDK), for
+Claude Desktop, Cursor, VS Code, Gemini CLI and any assistant that speaks
+MCP: its tools are discover, get_card, send, send_async, result, fetch,
+history, show, cancel and tasks, each the command of that name run in this
+process with --json. A tool's structuredContent is the command's --json
+document, beside a short text; a command's error is a tool result with
+isError, its message and its hint, never a protocol error. send and result
+wait at most wait_seconds (45 by default, at most 600), with progress
+notifications, then return state working and the context_id: the task goes
+on in a detached worker, as for the command line.
+
+The same state directory, workers, configuration and secrets as the command
+line: the API key comes from the config file or the environment of the
+assistant's process, never from a tool argument. An assistant starts the
+server with its own environment: keep the settings in the config file
+(a2a-courier config set), which "mcp install" checks.
+
+"a2a-courier mcp install --target <assistant>" writes the server's entry
+into the assistant's MCP configuration.`,
+		Example: `  a2a-courier mcp install --target claude-desktop
+  a2a-courier mcp            # what the assistant runs`,
+		Args: exactArgs(0, "no arguments (or the subcommand install)"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if app.jsonOut {
+				return usageErr("run `a2a-courier mcp` alone", "mcp speaks JSON-RPC on stdout: --json does not apply")
+			}
+			return app.runMCP(cmd.Context())
+		},
+	}
+	cmd.AddCommand(newMCPInstallCmd(app))
+	return cmd
+}
+
+func (a *App) runMCP(ctx context.Context) error {
+	a.printer().logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
+	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString()}, a.p.Stdin, a.p.Stdout)
+	if err != nil && ctx.Err() == nil {
+		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + oneLineErr(err), err: err,
+			hint: "the client closed the connection or sent what is not MCP; see the assistant's MCP log"}
+	}
+	return nil
+}
+
+// mcpRunner runs a tool's command line in this process, as a command of
+// its own: this process's environment, executable and connection flags
+// (--profile …), its own streams, no terminal, and no signal handling of
+// its own (the server's is the process's: a signal ends every call, each
+// handing its task to a worker).
+func (a *App) mcpRunner() mcpserver.Runner {
+	var conn []string
+	for _, f := range [][2]string{{"--profile", a.flags.Profile}, {"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space},
+		{"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
+		if f[1] != "" {
+			conn = append(conn, f[0], f[1])
+		}
+	}
+	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		p := *a.p
+		p.Args = append(append([]string{}, conn...), args...)
+		p.Stdin, p.Stdout, p.Stderr = stdin, stdout, stderr
+		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals = false, false, false, nil, nil
+		return Run(ctx, &p)
+	}
+}
+
+type mcpInstallOptions struct {
+	target string
+	dryRun bool
+}
+
+func newMCPInstallCmd(app *App) *cobra.Command {
+	opts := &mcpInstallOptions{}
+	cmd := &cobra.Command{
+		Use:   "install --target claude-desktop|cursor|vscode|gemini",
+		Short: "Write the MCP server's entry into an assistant's MCP configuration",
+		Long: `Write the entry that starts "a2a-courier mcp" into the user's MCP
+configuration of an assistant: Claude Desktop (claude_desktop_config.json),
+Cursor (~/.cursor/mcp.json), VS Code (the user profile's mcp.json) or Gemini
+CLI (~/.gemini/settings.json). The entry's command is this binary's
+absolute path, with --profile when one was given; its env holds only
+A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR when they are not the
+default ones: never a key or a token.
+
+The file is edited in place: other servers and settings, comments (VS
+Code's JSON with comments) and the order of keys are kept, and a file that
+already has the entry is left as it is. A setting this shell gives by its
+environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID) is named in
+a warning: the assistant's process will not have it; keep it in the config
+file. --dry-run prints the file as it would be written, and writes nothing.
+
+--json prints {"target","path","action","dry_run","command","args","env",
+"warnings"} (and "content" with --dry-run); action is created, added,
+replaced or unchanged.`,
+		Example: `  a2a-courier mcp install --target claude-desktop
+  a2a-courier mcp install --target vscode --dry-run
+  a2a-courier mcp install --target cursor --profile prod`,
+		Args: exactArgs(0, "no arguments"),
+		RunE: func(cmd *cobra.Command, args []string) error { return app.runMCPInstall(opts) },
+	}
+	cmd.Flags().StringVar(&opts.target, "target", "", "the assistant: claude-desktop, cursor, vscode or gemini")
+	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "print the file as it would be written; write nothing")
+	return cmd
+}
+
+func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
+	t, err := mcpinstall.ParseTarget(opts.target)
+	if err != nil {
+		return usageErr("e.g. a2a-courier mcp install --target claude-desktop", "--target: %v", err)
+	}
+	s, err := a.loadSettings()
+	if err != nil {
+		return err
+	}
+	exe, err := a.p.Executable()
+	if err == nil {
+		exe, err = filepath.Abs(exe)
+	}
+	if err != nil {
+		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
+	}
+	// The directories the assistant's process, with HOME alone, finds.
+	homeOnly := func(k string) string { return map[bool]string{true: a.p.getenv(k)}[k == "HOME"] }
+	setup := mcpinstall.Setup{Executable: exe, Profile: a.flags.Profile, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir,
+		HomeConfigDir: config.Dir(homeOnly)}
+	setup.HomeStateDir, _ = config.StateDir(homeOnly)
+	for _, k := range []string{"kibana_url", "api_key", "space"} {
+		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok {
+			setup.EnvOnly = append(setup.EnvOnly, v)
+		}
+	}
+	entry := setup.Entry()
+	path, err := mcpinstall.Path(t, mcpinstall.Where{GOOS: runtime.GOOS, Home: a.p.getenv("HOME"), Getenv: a.p.getenv})
+	if err != nil {
+		return configErr("write the entry by hand: see `a2a-courier mcp install --help`", "%v", err)
+	}
+	res, err := mcpinstall.Install(path, t, entry, opts.dryRun)
+	if err != nil {
+		return configErr("fix or move the file, then run mcp install again", "%s: %v", path, err)
+	}
+	warnings := mcpinstall.Warnings(t, exe, setup.EnvOnly)
+	pr := a.printer()
+	if pr.json {
+		doc := map[string]any{"target": t, "path": path, "action": res.Action(), "dry_run": opts.dryRun, "command": entry.Command,
+			"args": entry.Args, "env": entry.Env, "warnings": append([]string{}, warnings...)}
+		if opts.dryRun {
+			doc["content"] = string(res.Content)
+		}
+		return pr.writeJSON(doc)
+	}
+	for _, w := range warnings {
+		pr.warn("%s", w)
+	}
+	if opts.dryRun {
+		pr.payload(string(res.Content))
+		pr.info("would be %s: %s (nothing written)", res.Action(), path)
+		return nil
+	}
+	pr.payload(res.Action() + ": " + path)
+	pr.info("restart %s to load the a2a-courier server (%s mcp)", t, exe)
+	return nil
+}

@@ -1,0 +1,254 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
+)
+
+// lockedBuffer is a process's stderr, read while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// mcpSession is the real binary (this test binary as the program, see
+// TestMain) started as `a2a-courier mcp`, over a real stdio pipe, with the
+// go-sdk's own client.
+type mcpSession struct {
+	t        *testing.T
+	ctx      context.Context
+	cmd      *exec.Cmd
+	cs       *mcp.ClientSession
+	stderr   *lockedBuffer
+	mu       sync.Mutex
+	progress []string
+}
+
+func startMCP(t *testing.T, ctx context.Context, p *proc) *mcpSession {
+	t.Helper()
+	m := &mcpSession{t: t, ctx: ctx, cmd: p.cmd(ctx, "", "mcp"), stderr: &lockedBuffer{}}
+	m.cmd.Stdin = nil // the transport's pipe
+	m.cmd.Stderr = m.stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "a2a-courier-test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			m.mu.Lock()
+			m.progress = append(m.progress, r.Params.Message)
+			m.mu.Unlock()
+		},
+	})
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: m.cmd, TerminateDuration: 5 * time.Second}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, m.stderr.String())
+	}
+	m.cs = cs
+	return m
+}
+
+// call calls a tool, asking for progress; a protocol error fails the test.
+// It returns the result, its structuredContent and its text.
+func (m *mcpSession) call(name string, args map[string]any) (*mcp.CallToolResult, map[string]any, string) {
+	m.t.Helper()
+	params := &mcp.CallToolParams{Name: name, Arguments: args}
+	params.SetProgressToken(name)
+	res, err := m.cs.CallTool(m.ctx, params)
+	if err != nil {
+		m.t.Fatalf("%s: a protocol error: %v\n%s", name, err, m.stderr.String())
+	}
+	var doc map[string]any
+	b, _ := json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &doc)
+	return res, doc, res.Content[0].(*mcp.TextContent).Text
+}
+
+func (m *mcpSession) lastProgress() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.progress) == 0 {
+		return ""
+	}
+	return m.progress[len(m.progress)-1]
+}
+
+// TestMCPServer drives `a2a-courier mcp` against the simulator: the tools
+// are listed; send_async, result, show and tasks carry a task through; a
+// bad agent is a tool error, not a protocol error; a send past its
+// wait_seconds returns state working and the contextId with the advice to
+// call result.
+func TestMCPServer(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "slow-agent", Name: "Slow", Description: "Takes long.", RunTime: 20 * time.Second})
+	})
+	p := newProc(t, sim)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := startMCP(t, ctx, p)
+	defer m.cs.Close()
+	if init := m.cs.InitializeResult(); init.ServerInfo.Name != "a2a-courier" || !strings.Contains(init.Instructions, "send_async") {
+		t.Errorf("initialize: %+v", init)
+	}
+	checkTools(t, m)
+	checkTaskThroughTools(t, m)
+
+	// A bad agent: a tool result with isError, the message and the hint.
+	res, doc, text := m.call("send", map[string]any{"agent": "no-such-agent", "message": "hello", "wait_seconds": 5})
+	errDoc, _ := doc["error"].(map[string]any)
+	if !res.IsError || errDoc["code"] != "not_found" || !strings.Contains(text, "no-such-agent") || !strings.Contains(text, "hint: ") {
+		t.Errorf("bad agent: %v %v %q", res.IsError, doc, text)
+	}
+
+	// A send past its wait: working, the contextId, and what to do next;
+	// meanwhile a progress notification (every 5 s) names the contextId
+	// that send announced on its stderr before it sent.
+	start := time.Now()
+	res, doc, text = m.call("send", map[string]any{"agent": "slow-agent", "message": "This takes a while", "wait_seconds": 6})
+	slowID, _ := doc["context_id"].(string)
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("send waited %s for wait_seconds 6", took)
+	}
+	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(text, "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
+		t.Errorf("send past its wait: %v %v %q", res.IsError, doc, text)
+	}
+	if last := m.lastProgress(); !strings.Contains(last, "send: waiting") || !strings.Contains(last, "(context "+slowID+")") {
+		t.Errorf("progress %q", last)
+	}
+	if res, doc, _ = m.call("result", map[string]any{"context_id": slowID}); res.IsError || doc["state"] != "working" || sim.Runs(slowID) != 1 {
+		t.Errorf("result of the running task: %v %v, %d runs", res.IsError, doc, sim.Runs(slowID))
+	}
+	m.call("cancel", map[string]any{"context_id": slowID})
+	if log := m.stderr.String(); strings.Contains(log, testKey) || !strings.Contains(log, "serving MCP on stdin and stdout") {
+		t.Errorf("server stderr: %s", log)
+	}
+	if err := m.cs.Close(); err != nil || m.cmd.ProcessState == nil || m.cmd.ProcessState.ExitCode() != 0 {
+		t.Errorf("the server did not exit cleanly when its stdin closed: %v %v\n%s", err, m.cmd.ProcessState, m.stderr.String())
+	}
+}
+
+// checkTools lists the tools: the ten commands, each described.
+func checkTools(t *testing.T, m *mcpSession) {
+	t.Helper()
+	tools, err := m.cs.ListTools(m.ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if tl.Description == "" || tl.InputSchema == nil {
+			t.Errorf("tool %s has no description or schema", tl.Name)
+		}
+	}
+	sort.Strings(names)
+	if got := strings.Join(names, " "); got != "cancel discover fetch get_card history result send send_async show tasks" {
+		t.Errorf("tools: %s", got)
+	}
+}
+
+// checkTaskThroughTools carries a task through send_async, result, show and
+// tasks.
+func checkTaskThroughTools(t *testing.T, m *mcpSession) {
+	t.Helper()
+	res, doc, text := m.call("send_async", map[string]any{"agent": "audit-agent", "message": "Review last week's escalations"})
+	ctxID, _ := doc["context_id"].(string)
+	if res.IsError || doc["state"] != "queued" || ctxID == "" || !strings.Contains(text, "call the result tool with context_id") {
+		t.Fatalf("send_async: %v %v %q", res.IsError, doc, text)
+	}
+	res, doc, text = m.call("result", map[string]any{"context_id": ctxID, "wait_seconds": 60})
+	const reply = "Report for Review last week's escalations: 14 escalations."
+	if res.IsError || doc["state"] != "completed" || doc["reply"] != reply || text != reply {
+		t.Fatalf("result: %v %v %q", res.IsError, doc, text)
+	}
+	res, doc, _ = m.call("show", map[string]any{"conversation": ctxID})
+	if res.IsError || doc["reply"] != reply || doc["agent_id"] != "audit-agent" || doc["conversation_id"] != "a2a-"+ctxID {
+		t.Errorf("show: %v %v", res.IsError, doc)
+	}
+	res, doc, text = m.call("tasks", map[string]any{"agent": "audit-agent"})
+	rows, _ := doc["tasks"].([]any)
+	if res.IsError || len(rows) != 1 || rows[0].(map[string]any)["context_id"] != ctxID || rows[0].(map[string]any)["summary"] != reply ||
+		!strings.HasPrefix(text, ctxID+"\taudit-agent\tcompleted\t") {
+		t.Errorf("tasks: %v %v %q", res.IsError, doc, text)
+	}
+}
+
+// mcp install writes each assistant's file in place: a new one, then the
+// same run again changes nothing; the entry names this binary and mcp,
+// the non-default directories, never a key; a key from the environment
+// only is named in a warning.
+func TestMCPInstallCommand(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	h.env["KIBANA_URL"] = "http://kibana.example:5601"
+	h.env["KIBANA_API_KEY"] = testKey
+	home := h.env["HOME"]
+	for _, target := range mcpinstall.Targets {
+		r := h.run("mcp", "install", "--target", string(target), "--json")
+		r.expect(t, ExitOK)
+		var doc struct {
+			Path, Action, Command string
+			Args                  []string
+			Env                   map[string]string
+			Warnings              []string
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Action != "created" || !strings.HasPrefix(doc.Path, home) || doc.Command != os.Args[0] || strings.Join(doc.Args, " ") != "mcp" ||
+			doc.Env["A2A_COURIER_STATE_DIR"] != h.env["A2A_COURIER_STATE_DIR"] || len(doc.Env) != 1 ||
+			len(doc.Warnings) == 0 || !strings.Contains(doc.Warnings[0], "the settings KIBANA_URL and KIBANA_API_KEY come from this shell's environment only, which "+string(target)+"'s process will not have") {
+			t.Errorf("%s: %s", target, r.stdout)
+		}
+		b, err := os.ReadFile(doc.Path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), testKey) || !strings.Contains(string(b), `"command": "`+os.Args[0]+`"`) {
+			t.Errorf("%s: %s", target, b)
+		}
+		if fi, _ := os.Stat(doc.Path); fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: mode %v", target, fi.Mode())
+		}
+		again := h.run("mcp", "install", "--target", string(target))
+		if again.code != ExitOK || again.stdout != "unchanged: "+doc.Path+"\n" {
+			t.Errorf("%s again: %q %q", target, again.stdout, again.stderr)
+		}
+	}
+	// VS Code's file, an existing one with comments, on Linux.
+	vscode := filepath.Join(home, ".config", "Code", "User", "mcp.json")
+	r := h.run("mcp", "install", "--target", "vscode", "--dry-run", "--profile", "lab")
+	if r.code != ExitUsage || !strings.Contains(r.stderr, `no profile "lab"`) {
+		t.Errorf("a profile that is not there: %d %q", r.code, r.stderr)
+	}
+	if b, _ := os.ReadFile(vscode); !strings.Contains(string(b), `"type": "stdio"`) {
+		t.Errorf("vscode: %s", b)
+	}
+	checkOneLineError(t, h.run("mcp", "install", "--target", "emacs"), ExitUsage, `--target: unknown target "emacs"`)
+	if r := h.run("mcp", "--json"); r.code != ExitUsage || !strings.Contains(r.stdout, "mcp speaks JSON-RPC on stdout") {
+		t.Errorf("mcp --json: %d %q", r.code, r.stdout)
+	}
+}

@@ -1,0 +1,67 @@
+package httplog
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// A request through a real loopback server: its line names the method,
+// the URL, the status and the time, and no credential, in a header, the
+// URL's password or a query parameter.
+func TestLogsRequestsWithoutCredentials(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "ApiKey c2VjcmV0LWtleQ==" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		fmt.Fprint(w, `{"ok":true}`)
+	}))
+	defer srv.Close()
+	var mu sync.Mutex
+	var lines []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}
+	hc := Wrap(srv.Client(), logf, time.Now)
+	u := strings.Replace(srv.URL, "http://", "http://ada:hunter2@", 1) + "/api/agents?page=2&api_key=s3cr3t-query&X-Amz-Signature=abc123#frag"
+	req, _ := http.NewRequest(http.MethodGet, u, nil)
+	req.Header.Set("Authorization", "ApiKey c2VjcmV0LWtleQ==")
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d: the wrapper lost the header", resp.StatusCode)
+	}
+	bad, _ := http.NewRequest(http.MethodPost, "http://127.0.0.1:1/a2a?token=tok-123", nil)
+	if _, err := hc.Do(bad); err == nil {
+		t.Fatal("a request to a closed port succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 2 {
+		t.Fatalf("lines %q", lines)
+	}
+	if !strings.Contains(lines[0], "GET http://ada:redacted@127.0.0.1:") || !strings.Contains(lines[0], "/api/agents?") ||
+		!strings.Contains(lines[0], "page=2") || !strings.Contains(lines[0], "→ 200 OK (") || !strings.Contains(lines[0], "11 B)") {
+		t.Errorf("line %q", lines[0])
+	}
+	if !strings.Contains(lines[1], "POST http://127.0.0.1:1/a2a?token=%5Bredacted%5D → error after") {
+		t.Errorf("line %q", lines[1])
+	}
+	for _, secret := range []string{"c2VjcmV0LWtleQ", "secret-key", "hunter2", "s3cr3t-query", "abc123", "tok-123", "frag", "Authorization"} {
+		for _, l := range lines {
+			if strings.Contains(l, secret) {
+				t.Errorf("%q shows %q", l, secret)
+			}
+		}
+	}
+}

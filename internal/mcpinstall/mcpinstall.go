@@ -1,0 +1,473 @@
+// Package mcpinstall writes the entry that starts `a2a-courier mcp` into the
+// MCP configuration of an assistant: Claude Desktop, Cursor, VS Code and
+// Gemini CLI. It edits the file in place, keeping everything else in it
+// (other servers, other settings, comments where the format allows them,
+// the order of keys), and it is idempotent: a file that already holds the
+// same entry is left as it is. It never writes a secret: the entry names
+// the binary, `mcp`, and where the configuration and state live.
+package mcpinstall
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tailscale/hujson"
+)
+
+// Target is an assistant whose MCP configuration Install knows.
+type Target string
+
+// The targets, as `a2a-courier mcp install --target` names them.
+const (
+	ClaudeDesktop Target = "claude-desktop"
+	Cursor        Target = "cursor"
+	VSCode        Target = "vscode"
+	Gemini        Target = "gemini"
+)
+
+// Targets lists the targets in the order help texts show them.
+var Targets = []Target{ClaudeDesktop, Cursor, VSCode, Gemini}
+
+// ParseTarget checks a target name.
+func ParseTarget(s string) (Target, error) {
+	for _, t := range Targets {
+		if string(t) == s {
+			return t, nil
+		}
+	}
+	names := make([]string, len(Targets))
+	for i, t := range Targets {
+		names[i] = string(t)
+	}
+	return "", fmt.Errorf("unknown target %q: use %s", s, strings.Join(names, ", "))
+}
+
+// Entry is the server entry written: a stdio server started as Command
+// with Args, with Env (never a secret).
+type Entry struct {
+	Name    string
+	Command string
+	Args    []string
+	Env     map[string]string
+}
+
+// Where says how to find a target's file on this machine.
+type Where struct {
+	// GOOS is the operating system ("linux", "darwin").
+	GOOS string
+	// Home is the user's home directory.
+	Home string
+	// Getenv reads the environment (XDG_CONFIG_HOME).
+	Getenv func(string) string
+}
+
+// Path returns the file an assistant reads its MCP servers from, for the
+// user (not a project): Claude Desktop's claude_desktop_config.json, Cursor's
+// ~/.cursor/mcp.json, VS Code's user-profile mcp.json, Gemini CLI's
+// ~/.gemini/settings.json.
+func Path(t Target, w Where) (string, error) {
+	if w.Home == "" {
+		return "", errors.New("cannot find the home directory (HOME is not set)")
+	}
+	config := filepath.Join(w.Home, ".config")
+	if w.Getenv != nil {
+		if x := w.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
+			config = x
+		}
+	}
+	appSupport := filepath.Join(w.Home, "Library", "Application Support")
+	switch t {
+	case ClaudeDesktop:
+		switch w.GOOS {
+		case "darwin":
+			return filepath.Join(appSupport, "Claude", "claude_desktop_config.json"), nil
+		case "linux":
+			return filepath.Join(config, "Claude", "claude_desktop_config.json"), nil
+		}
+	case VSCode:
+		switch w.GOOS {
+		case "darwin":
+			return filepath.Join(appSupport, "Code", "User", "mcp.json"), nil
+		case "linux":
+			return filepath.Join(config, "Code", "User", "mcp.json"), nil
+		}
+	case Cursor:
+		return filepath.Join(w.Home, ".cursor", "mcp.json"), nil
+	case Gemini:
+		return filepath.Join(w.Home, ".gemini", "settings.json"), nil
+	default:
+		return "", fmt.Errorf("unknown target %q", t)
+	}
+	return "", fmt.Errorf("%s on %s: a2a-courier knows its configuration file on Linux and macOS only", t, w.GOOS)
+}
+
+// serversKey is the top-level object that holds the servers: VS Code calls
+// it "servers", the others "mcpServers".
+func serversKey(t Target) string {
+	if t == VSCode {
+		return "servers"
+	}
+	return "mcpServers"
+}
+
+// server is an entry as the targets write it, in the order their docs show
+// the keys.
+type server struct {
+	// Type is VS Code's: it wants an explicit "stdio".
+	Type    string            `json:"type,omitempty"`
+	Command string            `json:"command"`
+	Args    []string          `json:"args"`
+	Env     map[string]string `json:"env,omitempty"`
+}
+
+func (e Entry) value(t Target) server {
+	v := server{Command: e.Command, Args: e.Args, Env: e.Env}
+	if v.Args == nil {
+		v.Args = []string{}
+	}
+	if t == VSCode {
+		v.Type = "stdio"
+	}
+	return v
+}
+
+// Result is what Plan made of a file.
+type Result struct {
+	// Content is the file as it is to be written.
+	Content []byte
+	// Changed is false when the file already holds the entry as is.
+	Changed bool
+	// Replaced is true when an entry of that name was there, different;
+	// Created when there was no file (or an empty one).
+	Replaced, Created bool
+}
+
+// Action names what Plan did: created (a new file), added (the entry
+// added to a file), replaced (an older entry of that name replaced), or
+// unchanged.
+func (r Result) Action() string {
+	switch {
+	case r.Created:
+		return "created"
+	case r.Replaced:
+		return "replaced"
+	case r.Changed:
+		return "added"
+	}
+	return "unchanged"
+}
+
+// Setup is what `mcp install` knows of this machine: the binary, the
+// connection flags given, the directories as the command line resolves
+// them and as HOME alone would give them, and which settings come from the
+// environment only.
+type Setup struct {
+	Executable string
+	// Profile is the --profile given ("" for none).
+	Profile string
+	// ConfigDir and StateDir are the directories in use; HomeConfigDir and
+	// HomeStateDir those the assistant's process would find with HOME
+	// alone.
+	ConfigDir, StateDir, HomeConfigDir, HomeStateDir string
+	// EnvOnly names the settings given by the environment only
+	// (KIBANA_API_KEY, …).
+	EnvOnly []string
+}
+
+// Entry is the server entry of a set-up: this binary's absolute path and
+// mcp (with --profile when one was given), and in its env only the
+// directories that are not the default ones: never a key or a token.
+func (s Setup) Entry() Entry {
+	e := Entry{Name: "a2a-courier", Command: s.Executable, Args: []string{"mcp"}, Env: map[string]string{}}
+	if s.Profile != "" {
+		e.Args = append(e.Args, "--profile", s.Profile)
+	}
+	if s.ConfigDir != s.HomeConfigDir {
+		e.Env["A2A_COURIER_CONFIG_DIR"] = s.ConfigDir
+	}
+	if s.StateDir != s.HomeStateDir {
+		e.Env["A2A_COURIER_STATE_DIR"] = s.StateDir
+	}
+	return e
+}
+
+// Warnings say what an assistant started from its own process will lack:
+// settings the environment alone gives here (envOnly, variable names), and
+// a binary go run built in a temporary directory.
+func Warnings(t Target, executable string, envOnly []string) []string {
+	var w []string
+	if len(envOnly) > 0 {
+		what := "the setting " + envOnly[0] + " comes"
+		if n := len(envOnly); n > 1 {
+			what = "the settings " + strings.Join(envOnly[:n-1], ", ") + " and " + envOnly[n-1] + " come"
+		}
+		w = append(w, fmt.Sprintf("%s from this shell's environment only, which %s's process will not have: keep them in the config file "+
+			"(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file; a2a-courier config set space <id>), "+
+			"then check with a2a-courier doctor", what, t))
+	}
+	if strings.Contains(executable, string(filepath.Separator)+"go-build") {
+		w = append(w, executable+" is a temporary build of go run, gone when it exits: install the binary (go install) and run mcp install with it")
+	}
+	return w
+}
+
+// Plan adds the entry to a target's file content (nil or empty: a file not
+// there yet), or replaces an entry of the same name that differs. The rest
+// of the file is kept byte for byte: other keys and servers, their order
+// and layout, comments and trailing commas (VS Code's format is JSON with
+// comments); the entry is written in the file's own indentation.
+func Plan(t Target, existing []byte, e Entry) (Result, error) {
+	if e.Name == "" || e.Command == "" {
+		return Result{}, errors.New("the entry needs a name and a command")
+	}
+	key := serversKey(t)
+	if len(bytes.TrimSpace(existing)) == 0 {
+		out, err := json.MarshalIndent(map[string]any{key: map[string]any{e.Name: e.value(t)}}, "", "  ")
+		if err != nil {
+			return Result{}, err
+		}
+		return Result{Content: append(out, '\n'), Changed: true, Created: true}, nil
+	}
+	doc, err := hujson.Parse(existing)
+	if err != nil {
+		return Result{}, fmt.Errorf("the file is not JSON (or JSON with comments): %w", err)
+	}
+	top, ok := doc.Value.(*hujson.Object)
+	if !ok {
+		return Result{}, errors.New("the file's top level is not a JSON object")
+	}
+	unit := indentUnit(top)
+	replaced := false
+	switch servers := member(top, key); {
+	case servers == nil:
+		addMember(top, key, map[string]any{e.Name: e.value(t)}, "", unit)
+	default:
+		obj, ok := servers.Value.(*hujson.Object)
+		if !ok {
+			return Result{}, fmt.Errorf("%q in the file is not an object", key)
+		}
+		current := member(obj, e.Name)
+		if current == nil {
+			addMember(obj, e.Name, e.value(t), memberIndent(top, unit), unit)
+			break
+		}
+		want, err := json.Marshal(e.value(t))
+		if err != nil {
+			return Result{}, err
+		}
+		same, err := sameJSON(current, want)
+		if err != nil {
+			return Result{}, err
+		}
+		if same {
+			return Result{Content: existing}, nil
+		}
+		replaced = true
+		indent := memberIndent(obj, unit+memberIndent(top, unit))
+		nv, err := formatted(e.value(t), indent, unit)
+		if err != nil {
+			return Result{}, err
+		}
+		current.Value = nv.Value
+	}
+	out := doc.Pack()
+	if !bytes.HasSuffix(out, []byte("\n")) {
+		out = append(out, '\n')
+	}
+	return Result{Content: out, Changed: true, Replaced: replaced}, nil
+}
+
+// member returns the value of the first member of obj named name.
+func member(obj *hujson.Object, name string) *hujson.Value {
+	for i := range obj.Members {
+		var got string
+		if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); ok && json.Unmarshal(lit, &got) == nil && got == name {
+			return &obj.Members[i].Value
+		}
+	}
+	return nil
+}
+
+// lineIndent is the whitespace after the last newline of b, and whether b
+// holds a newline at all.
+func lineIndent(b []byte) (string, bool) {
+	i := bytes.LastIndexByte(b, '\n')
+	if i < 0 {
+		return "", false
+	}
+	return string(bytes.TrimRight(b[i+1:], "\r")), true
+}
+
+// indentUnit guesses one level of the file's indentation from its
+// top-level members (two spaces when it cannot tell).
+func indentUnit(top *hujson.Object) string {
+	if len(top.Members) > 0 {
+		if ind, ok := lineIndent(top.Members[0].Name.BeforeExtra); ok && ind != "" {
+			return ind
+		}
+	}
+	return "  "
+}
+
+// memberIndent is the indentation of obj's members, or def.
+func memberIndent(obj *hujson.Object, def string) string {
+	if len(obj.Members) > 0 {
+		if ind, ok := lineIndent(obj.Members[0].Name.BeforeExtra); ok {
+			return ind
+		}
+	}
+	return def
+}
+
+// formatted is v as a JSON value written with the file's indentation: its
+// first line where it stands, the next ones after prefix.
+func formatted(v any, prefix, unit string) (hujson.Value, error) {
+	b, err := json.MarshalIndent(v, prefix, unit)
+	if err != nil {
+		return hujson.Value{}, err
+	}
+	return hujson.Parse(b)
+}
+
+// addMember appends name: v to obj, after its last member, where a person
+// would write it: on a line of its own in the members' indentation (or, in
+// a file written on one line, on that line), with a trailing comma when
+// the object's members have one. Comments that followed the last member
+// stay with it.
+func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string) {
+	indent := memberIndent(obj, parentIndent+unit)
+	closing, multiline := lineIndent(obj.AfterExtra)
+	if len(obj.Members) > 0 {
+		_, multiline = lineIndent(obj.Members[0].Name.BeforeExtra)
+	} else if !multiline {
+		multiline = true // an empty object: written out
+		closing = parentIndent
+	}
+	trailing := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
+	prefix := indent
+	if !multiline {
+		prefix = ""
+	}
+	nv, err := formatted(v, prefix, unit)
+	if err != nil || !multiline {
+		// One line: compact, as the rest is.
+		b, _ := json.Marshal(v)
+		nv, _ = hujson.Parse(b)
+	}
+	quoted, _ := json.Marshal(name)
+	var before hujson.Extra
+	switch {
+	case multiline:
+		// What followed the last member (a comment after its comma) stays
+		// before the new one; the closing brace keeps its own line.
+		head := obj.AfterExtra[:len(obj.AfterExtra)-len(closing)]
+		if !bytes.HasSuffix(head, []byte("\n")) {
+			head = append(append(hujson.Extra{}, head...), '\n')
+		}
+		before = append(append(hujson.Extra{}, head...), indent...)
+		obj.AfterExtra = hujson.Extra("\n" + closing)
+	case len(obj.Members) > 0:
+		before = hujson.Extra{}
+	}
+	nv.BeforeExtra = hujson.Extra(" ")
+	if !multiline {
+		nv.BeforeExtra = nil
+	}
+	nv.AfterExtra = nil
+	if trailing {
+		nv.AfterExtra = hujson.Extra{}
+	}
+	obj.Members = append(obj.Members, hujson.ObjectMember{
+		Name:  hujson.Value{BeforeExtra: before, Value: hujson.Literal(quoted)},
+		Value: nv,
+	})
+}
+
+// sameJSON compares a value of the file with the entry, as JSON values
+// (whitespace, comments and key order aside).
+func sameJSON(v *hujson.Value, want []byte) (bool, error) {
+	c := v.Clone()
+	c.Standardize()
+	var a, b any
+	if err := json.Unmarshal(c.Pack(), &a); err != nil {
+		return false, err
+	}
+	if err := json.Unmarshal(want, &b); err != nil {
+		return false, err
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return bytes.Equal(ja, jb), nil
+}
+
+// escape writes a key as a JSON pointer segment (RFC 6901).
+func escape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+// Install plans the entry into the target's file and, unless dryRun,
+// writes it: atomically (a temporary file in the same directory, then a
+// rename), keeping the file's mode, 0600 for a new file, its directory
+// created 0700 when missing.
+func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
+	existing, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return Result{}, err
+	}
+	if err == nil {
+		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+			return Result{}, fmt.Errorf("%s is not a regular file", path)
+		}
+	}
+	res, err := Plan(t, existing, e)
+	if err != nil || dryRun || !res.Changed {
+		return res, err
+	}
+	mode := os.FileMode(0o600)
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return Result{}, err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return Result{}, err
+	}
+	_, werr := f.Write(res.Content)
+	if werr == nil {
+		werr = f.Chmod(mode)
+	}
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if cerr := f.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), path)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return Result{}, werr
+	}
+	return res, nil
+}
+
+// EnvNames lists an entry's environment variable names, sorted (for
+// messages: the values are paths, never secrets).
+func (e Entry) EnvNames() []string {
+	var n []string
+	for k := range e.Env {
+		n = append(n, k)
+	}
+	sort.Strings(n)
+	return n
+}

@@ -1,0 +1,209 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// These tests check the adapter's own rules (which command line a tool
+// runs, how exit codes become tool results, progress while waiting) with a
+// command runner that answers as the CLI's documents do. The real CLI
+// behind a real stdio pipe is tested in cmd/cli (TestMCPServer).
+
+type scripted struct {
+	mu    sync.Mutex
+	calls [][]string
+	stdin []string
+	// answer returns stdout, stderr (written before the wait), a wait and
+	// the exit code for a command line.
+	answer func(args []string) (string, string, time.Duration, int)
+}
+
+func (s *scripted) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	b, _ := io.ReadAll(stdin)
+	s.mu.Lock()
+	s.calls = append(s.calls, args)
+	s.stdin = append(s.stdin, string(b))
+	s.mu.Unlock()
+	out, errText, wait, code := s.answer(args)
+	io.WriteString(stderr, errText)
+	select {
+	case <-time.After(wait):
+	case <-ctx.Done():
+	}
+	io.WriteString(stdout, out)
+	return code
+}
+
+func connect(t *testing.T, o Options) *mcp.ClientSession {
+	t.Helper()
+	st, ct := mcp.NewInMemoryTransports()
+	srv := New(o)
+	ctx := context.Background()
+	ss, err := srv.Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+func TestToolsRunTheirCommands(t *testing.T) {
+	sc := &scripted{answer: func(args []string) (string, string, time.Duration, int) {
+		return `{"context_id":"c-1","state":"completed","reply":"hello"}`, "", 0, 0
+	}}
+	cs := connect(t, Options{Run: sc.run, DefaultWait: 30 * time.Second, MaxWait: time.Minute})
+	ctx := context.Background()
+	for _, tc := range []struct {
+		tool  string
+		args  map[string]any
+		want  string
+		stdin string
+	}{
+		{"discover", nil, "discover --json", ""},
+		{"get_card", map[string]any{"agent": "audit-agent"}, "get-card audit-agent --json", ""},
+		{"send", map[string]any{"agent": "audit-agent", "message": "q", "wait_seconds": 600}, "send audit-agent - --json --timeout 60s", "q"},
+		{"send", map[string]any{"url": "https://a.example/x", "message": "q", "context_id": "c-0", "max_chars": 10}, "send --url https://a.example/x - --json --timeout 30s --context c-0 --max-chars 10", "q"},
+		{"send_async", map[string]any{"agent": "audit-agent", "message": "long"}, "send-async audit-agent - --json", "long"},
+		{"result", map[string]any{"context_ids": []string{"a", "b"}, "any": true, "wait_seconds": 5}, "result a b --json --wait --timeout 5s --any", ""},
+		{"fetch", map[string]any{"context_id": "c-1"}, "fetch c-1 --json", ""},
+		{"history", map[string]any{"limit": 5}, "history --json --limit 5", ""},
+		{"show", map[string]any{"conversation": "a2a-c-1", "all_rounds": true}, "show a2a-c-1 --json --all-rounds", ""},
+		{"cancel", map[string]any{"context_id": "c-1"}, "cancel c-1 --json", ""},
+		{"tasks", map[string]any{"state": "running"}, "tasks --json --state running", ""},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %+v", tc.tool, err, res)
+		}
+		sc.mu.Lock()
+		got, stdin := strings.Join(sc.calls[len(sc.calls)-1], " "), sc.stdin[len(sc.stdin)-1]
+		sc.mu.Unlock()
+		if got != tc.want || stdin != tc.stdin {
+			t.Errorf("%s: ran %q (stdin %q), want %q (%q)", tc.tool, got, stdin, tc.want, tc.stdin)
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if !strings.Contains(string(b), `"reply":"hello"`) {
+			t.Errorf("%s: structured %s", tc.tool, b)
+		}
+	}
+	// A bad call is a tool error, not a protocol failure; an argument that
+	// would read as a flag of the command line is never run.
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"message": "q"}})
+	if err != nil || !res.IsError {
+		t.Fatalf("no agent: %v %+v", err, res)
+	}
+	sc.mu.Lock()
+	before := len(sc.calls)
+	sc.mu.Unlock()
+	for _, bad := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"send", map[string]any{"agent": "--kibana-url=http://elsewhere.example", "message": "q"}},
+		{"result", map[string]any{"context_ids": []string{"c-1", "--api-key-file=/etc/shadow"}}},
+		{"fetch", map[string]any{"context_id": "--url=http://x"}},
+		{"show", map[string]any{"conversation": "-v"}},
+		{"cancel", map[string]any{"context_id": "--profile=x"}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "starts with '-'") {
+			t.Errorf("%s %v: %v %+v", bad.tool, bad.args, err, res)
+		}
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if len(sc.calls) != before {
+		t.Errorf("a flag-like argument ran: %q", sc.calls[before:])
+	}
+}
+
+func TestExitCodesBecomeResults(t *testing.T) {
+	for _, tc := range []struct {
+		code    int
+		doc     string
+		isError bool
+		text    string
+	}{
+		{0, `{"state":"completed","reply":"the answer"}`, false, "the answer"},
+		{7, `{"context_id":"c","state":"input_required","reply":"Delete?"}`, false, "the agent asks"},
+		{8, `{"context_id":"c","state":"working","resume":"a2a-courier result c --wait"}`, false, "do not send the message again"},
+		{6, `{"context_id":"c","state":"failed","error":{"code":"task_failed","message":"task c failed: boom","hint":"sending again starts a new run"}}`, true, "hint: sending again"},
+		{5, `{"error":{"code":"not_found","message":"agent x not found","hint":"check the id"}}`, true, "agent x not found"},
+	} {
+		sc := &scripted{answer: func([]string) (string, string, time.Duration, int) { return tc.doc, "", 0, tc.code }}
+		cs := connect(t, Options{Run: sc.run})
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "result", Arguments: map[string]any{"context_id": "c"}})
+		if err != nil {
+			t.Fatalf("exit %d: a protocol error: %v", tc.code, err)
+		}
+		text := res.Content[0].(*mcp.TextContent).Text
+		if res.IsError != tc.isError || !strings.Contains(text, tc.text) {
+			t.Errorf("exit %d: isError %v, %q", tc.code, res.IsError, text)
+		}
+	}
+}
+
+func TestProgressWhileWaiting(t *testing.T) {
+	sc := &scripted{answer: func([]string) (string, string, time.Duration, int) {
+		return `{"context_id":"c-9","state":"completed","reply":"done"}`, "task c-9 started\n", 250 * time.Millisecond, 0
+	}}
+	st, ct := mcp.NewInMemoryTransports()
+	srv := New(Options{Run: sc.run, ProgressEvery: 50 * time.Millisecond})
+	ss, _ := srv.Connect(context.Background(), st, nil)
+	defer ss.Close()
+	var mu sync.Mutex
+	var got []string
+	c := mcp.NewClient(&mcp.Implementation{Name: "test"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
+			got = append(got, fmt.Sprint(r.Params.Message))
+			mu.Unlock()
+		},
+	})
+	cs, err := c.Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	params := &mcp.CallToolParams{Name: "send", Arguments: map[string]any{"agent": "a", "message": "q"}}
+	params.SetProgressToken("p-1")
+	res, err := cs.CallTool(context.Background(), params)
+	if err != nil || res.IsError {
+		t.Fatal(err, res)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) == 0 || !strings.Contains(got[0], "context c-9") {
+		t.Errorf("progress %q", got)
+	}
+}
+
+// The short text of several tasks' results names the first to finish and
+// those still running; that of the ledger is a line a task.
+func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
+	multi := `{"tasks":[{"context_id":"a","state":"working"},{"context_id":"b","state":"completed","reply":"B done"}],"first":"b","pending":["a"]}`
+	if got := summary(json.RawMessage(multi), 0); got != "task b: completed (the first to finish)\nB done\nstill running: a. Nothing is lost: call the result tool with these context_ids later; do not send the messages again." {
+		t.Errorf("results: %q", got)
+	}
+	ledger := `{"source":"local","tasks":[{"context_id":"a","agent":"audit","state":"failed","summary":"boom"}],"total":1}`
+	if got := summary(json.RawMessage(ledger), 0); got != "a\taudit\tfailed\tboom" {
+		t.Errorf("ledger: %q", got)
+	}
+	if got := StartedContext("warning: x\ntask 3f6c-1 started; its reply: a2a-courier result 3f6c-1 --wait\n"); got != "3f6c-1" {
+		t.Errorf("started: %q", got)
+	}
+}

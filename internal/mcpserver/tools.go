@@ -1,0 +1,285 @@
+package mcpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// instructions is what the server tells an assistant once, at connection.
+const instructions = `a2a-courier hands work to remote AI agents over A2A (Elastic Kibana Agent Builder agents first) and brings back the final reply only.
+
+Sync or async: look at the agent, not at the question. Agents that use tools heavily (search, ES|QL, log or audit analysis) take minutes even for a one-line question: use send_async, then result with wait_seconds, repeated while its state is not final. Light chat agents answer in seconds: send is fine. When unsure, use send_async. A wrong choice loses nothing: when send's wait runs out it returns state "working" and the context_id, and the task goes on in a background worker.
+
+Never send the same request again after a timeout or a "working" state: call result (or fetch) with the context_id. Sending again runs the whole analysis twice. Keep the context_id of every task you start: it is the only handle on the reply.`
+
+// agentRef is how a tool names the agent: an id or a peer's name, or a URL.
+type agentRef struct {
+	Agent string `json:"agent,omitempty" jsonschema:"the agent: a Kibana Agent Builder agent id (listed by discover) or the name of a peer of the config file; leave empty when url is given"`
+	URL   string `json:"url,omitempty" jsonschema:"a generic A2A agent's base URL (its card at <url>/.well-known/agent-card.json) or its card's URL, instead of agent"`
+}
+
+func (a agentRef) args() ([]string, error) {
+	switch {
+	case a.Agent != "" && a.URL != "":
+		return nil, errors.New("give agent or url, not both")
+	case a.Agent == "" && a.URL == "":
+		return nil, errors.New("name the agent (agent, as listed by discover) or give its url")
+	}
+	if err := positional("agent", a.Agent); err != nil {
+		return nil, err
+	}
+	return agentArgs(a.Agent, a.URL), nil
+}
+
+// positional checks a tool argument that becomes a word of the command
+// line on its own: one starting with '-' would be read as a flag (say
+// --api-key-file, or --kibana-url of another server), so it is refused.
+func positional(what string, values ...string) error {
+	for _, v := range values {
+		if strings.HasPrefix(v, "-") {
+			return fmt.Errorf("%s %q starts with '-': ids and names never do", what, v)
+		}
+	}
+	return nil
+}
+
+type discoverIn struct {
+	URL string `json:"url,omitempty" jsonschema:"list the agent at this URL instead of Kibana's agents"`
+}
+
+type getCardIn struct{ agentRef }
+
+type sendIn struct {
+	agentRef
+	Message     string  `json:"message" jsonschema:"the message to send (it never appears in a process list)"`
+	ContextID   string  `json:"context_id,omitempty" jsonschema:"continue this conversation (the context_id of an earlier task), for example to answer a Kibana agent's question"`
+	TaskID      string  `json:"task_id,omitempty" jsonschema:"answer this task of a generic A2A agent that asked a question (state input_required)"`
+	WaitSeconds float64 `json:"wait_seconds,omitempty" jsonschema:"how long to wait for the reply before returning state working (default 45, at most 600); the task goes on either way"`
+	MaxChars    int     `json:"max_chars,omitempty" jsonschema:"cut the reply at this many characters; the whole reply is saved to the file named in reply_file"`
+}
+
+type sendAsyncIn struct {
+	agentRef
+	Message   string `json:"message" jsonschema:"the message to send"`
+	ContextID string `json:"context_id,omitempty" jsonschema:"continue this conversation (the context_id of an earlier task)"`
+	TaskID    string `json:"task_id,omitempty" jsonschema:"answer this task of a generic A2A agent that asked a question"`
+}
+
+type resultIn struct {
+	ContextID   string   `json:"context_id,omitempty" jsonschema:"the task's context_id"`
+	ContextIDs  []string `json:"context_ids,omitempty" jsonschema:"several tasks' context_ids: with any, wait for the first to finish"`
+	Any         bool     `json:"any,omitempty" jsonschema:"with context_ids: return as soon as one of them is final"`
+	WaitSeconds float64  `json:"wait_seconds,omitempty" jsonschema:"wait this long for a final state (default 0: answer at once; at most 600)"`
+	MaxChars    int      `json:"max_chars,omitempty" jsonschema:"cut the reply at this many characters; the whole reply is saved to the file named in reply_file"`
+}
+
+type fetchIn struct {
+	ContextID string `json:"context_id,omitempty" jsonschema:"the task's context_id: the reply is read from the server, on any machine"`
+	URL       string `json:"url,omitempty" jsonschema:"a generic A2A agent's URL, for a task not sent to Kibana"`
+	TaskID    string `json:"task_id,omitempty" jsonschema:"read this task of a generic A2A agent by its id (with url)"`
+	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"cut the reply at this many characters"`
+}
+
+type historyIn struct {
+	Agent string `json:"agent,omitempty" jsonschema:"only this agent's conversations"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many, newest first (default 20)"`
+}
+
+type showIn struct {
+	Conversation string `json:"conversation" jsonschema:"a conversation id from history, or a task's context_id"`
+	Round        int    `json:"round,omitempty" jsonschema:"this round (from 1) instead of the last"`
+	AllRounds    bool   `json:"all_rounds,omitempty" jsonschema:"every round's question and reply"`
+	MaxChars     int    `json:"max_chars,omitempty" jsonschema:"cut each text at this many characters"`
+}
+
+type cancelIn struct {
+	ID  string `json:"context_id" jsonschema:"the task's context_id (or a generic agent's task id, with url)"`
+	URL string `json:"url,omitempty" jsonschema:"the generic A2A agent of a task id"`
+}
+
+type tasksIn struct {
+	State string `json:"state,omitempty" jsonschema:"only tasks in this state: running (queued, sending, working), or a state name (completed, failed, input_required, …)"`
+	Agent string `json:"agent,omitempty" jsonschema:"only this agent's tasks"`
+	Limit int    `json:"limit,omitempty" jsonschema:"at most this many, newest first (default 20)"`
+}
+
+func readOnly(title string) *mcp.ToolAnnotations {
+	open := true
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: &open}
+}
+
+func (t *tools) add(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "discover", Annotations: readOnly("List agents"),
+		Description: "List the agents one can hand work to: id, name, one-line description. Start here to choose an agent."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in discoverIn) (*mcp.CallToolResult, any, error) {
+			args := []string{"discover", "--json"}
+			if in.URL != "" {
+				args = append(args, "--url", in.URL)
+			}
+			return t.call(ctx, req, args, "", "discover")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "get_card", Annotations: readOnly("Agent card"),
+		Description: "An agent's card: what it does, its skills (tools), its capabilities. Use it to judge whether a task suits the agent, and whether it is tool-heavy (then use send_async)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in getCardIn) (*mcp.CallToolResult, any, error) {
+			a, err := in.args()
+			if err != nil {
+				return nil, nil, err
+			}
+			return t.call(ctx, req, append(append([]string{"get-card"}, a...), "--json"), "", "get-card")
+		})
+	t.addTasks(s)
+	t.addReads(s)
+}
+
+// addTasks adds the tools that start and follow tasks.
+func (t *tools) addTasks(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "send",
+		Description: "Send a message and wait for the final reply, at most wait_seconds (default 45). For light chat agents that answer in seconds. " +
+			"If the wait runs out the result has state \"working\" and the context_id: the task goes on in the background; call result with that context_id later. " +
+			"Never call send again for the same request: that runs it twice. State input_required: the agent asks a question; answer with send, the same agent, its context_id (Kibana) or task_id (other agents) and the user's answer."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in sendIn) (*mcp.CallToolResult, any, error) {
+			a, err := in.args()
+			if err != nil {
+				return nil, nil, err
+			}
+			if in.Message == "" {
+				return nil, nil, errors.New("the message is empty")
+			}
+			args := append(append([]string{"send"}, a...), "-", "--json", "--timeout", t.waitFlag(in.WaitSeconds))
+			args = appendOpt(args, "--context", in.ContextID)
+			args = appendOpt(args, "--task", in.TaskID)
+			args = appendInt(args, "--max-chars", in.MaxChars)
+			return t.call(ctx, req, args, in.Message, "send")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "send_async",
+		Description: "Send a message in the background and return its context_id at once (state queued). For agents that use tools heavily (search, ES|QL, analysis: minutes even for a one-line question), and when unsure. " +
+			"Then call result with the context_id and wait_seconds, repeated while the state is not final. The task survives this conversation, a closed assistant and a dropped connection."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in sendAsyncIn) (*mcp.CallToolResult, any, error) {
+			a, err := in.args()
+			if err != nil {
+				return nil, nil, err
+			}
+			if in.Message == "" {
+				return nil, nil, errors.New("the message is empty")
+			}
+			args := append(append([]string{"send-async"}, a...), "-", "--json")
+			args = appendOpt(args, "--context", in.ContextID)
+			args = appendOpt(args, "--task", in.TaskID)
+			return t.call(ctx, req, args, in.Message, "send-async")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "result",
+		Description: "The outcome of a task started here (send or send_async), by context_id: the reply once completed; with wait_seconds, wait for it (at most 600 s), then return state working if it is still running (nothing is lost: call again later). " +
+			"With context_ids and any: wait for the first of several tasks to finish."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, any, error) {
+			ids := in.ContextIDs
+			if in.ContextID != "" {
+				ids = append([]string{in.ContextID}, ids...)
+			}
+			if len(ids) == 0 {
+				return nil, nil, errors.New("give context_id (or context_ids)")
+			}
+			if err := positional("context_id", ids...); err != nil {
+				return nil, nil, err
+			}
+			args := append(append([]string{"result"}, ids...), "--json")
+			if in.WaitSeconds > 0 {
+				args = append(args, "--wait", "--timeout", t.waitFlag(in.WaitSeconds))
+			}
+			if in.Any {
+				args = append(args, "--any")
+			}
+			args = appendInt(args, "--max-chars", in.MaxChars)
+			return t.call(ctx, req, args, "", "result")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "cancel",
+		Description: "Cancel a task: ask the agent to stop it and stop following it. Kibana's agents cannot be stopped over A2A: the run may still finish, and fetch can read it."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {
+			if in.ID == "" {
+				return nil, nil, errors.New("give context_id")
+			}
+			if err := positional("context_id", in.ID); err != nil {
+				return nil, nil, err
+			}
+			args := appendOpt([]string{"cancel", in.ID, "--json"}, "--url", in.URL)
+			return t.call(ctx, req, args, "", "cancel")
+		})
+}
+
+// addReads adds the tools that only read: the server's conversations and
+// tasks, and the local ledger.
+func (t *tools) addReads(s *mcp.Server) {
+	mcp.AddTool(s, &mcp.Tool{Name: "fetch", Annotations: readOnly("Fetch a reply"),
+		Description: "Read a task's reply from the server by context_id alone: on another machine, after local state was lost, or after a task expired. It never sends anything. State working means the server has no reply yet (look again later, a few times, then tell the user)."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in fetchIn) (*mcp.CallToolResult, any, error) {
+			var args []string
+			switch {
+			case in.TaskID != "":
+				args = []string{"fetch", "--task", in.TaskID}
+			case positional("context_id", in.ContextID) != nil:
+				return nil, nil, positional("context_id", in.ContextID)
+			case in.ContextID != "":
+				args = []string{"fetch", in.ContextID}
+			default:
+				return nil, nil, errors.New("give context_id (or task_id with url)")
+			}
+			args = append(args, "--json")
+			args = appendOpt(args, "--url", in.URL)
+			args = appendInt(args, "--max-chars", in.MaxChars)
+			return t.call(ctx, req, args, "", "fetch")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "history", Annotations: readOnly("Past conversations"),
+		Description: "Past conversations: id, title, agent, time, newest first; no content. Cheap: look here first, then show the one you need."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in historyIn) (*mcp.CallToolResult, any, error) {
+			args := []string{"history", "--json", "--limit", strconv.Itoa(max(in.Limit, 0))}
+			if in.Limit == 0 {
+				args = args[:2]
+			}
+			args = appendOpt(args, "--agent", in.Agent)
+			return t.call(ctx, req, args, "", "history")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "show", Annotations: readOnly("Show a reply"),
+		Description: "The final reply of one past conversation (the last round by default); never reasoning or tool output. all_rounds gives every round's question and reply."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in showIn) (*mcp.CallToolResult, any, error) {
+			if in.Conversation == "" {
+				return nil, nil, errors.New("give conversation (an id from history, or a context_id)")
+			}
+			if err := positional("conversation", in.Conversation); err != nil {
+				return nil, nil, err
+			}
+			args := []string{"show", in.Conversation, "--json"}
+			args = appendInt(args, "--round", in.Round)
+			if in.AllRounds {
+				args = append(args, "--all-rounds")
+			}
+			args = appendInt(args, "--max-chars", in.MaxChars)
+			return t.call(ctx, req, args, "", "show")
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "tasks", Annotations: readOnly("Local tasks"),
+		Description: "The tasks started from this machine, newest first: context_id, agent, state, age and the first line of the reply or reason. Use it to find a context_id you lost."},
+		func(ctx context.Context, req *mcp.CallToolRequest, in tasksIn) (*mcp.CallToolResult, any, error) {
+			args := []string{"tasks", "--json"}
+			args = appendOpt(args, "--state", in.State)
+			args = appendOpt(args, "--agent", in.Agent)
+			args = appendInt(args, "--limit", in.Limit)
+			return t.call(ctx, req, args, "", "tasks")
+		})
+}
+
+func appendOpt(args []string, flag, v string) []string {
+	if v == "" {
+		return args
+	}
+	return append(args, flag, v)
+}
+
+func appendInt(args []string, flag string, v int) []string {
+	if v == 0 {
+		return args
+	}
+	return append(args, flag, strconv.Itoa(v))
+}
