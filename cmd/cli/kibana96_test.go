@@ -135,7 +135,7 @@ func TestCancelOnAgentBuilder(t *testing.T) {
 // TestKibana96StreamCutAbortsRun: with non_blocking false on 9.6, a stream
 // a proxy cuts takes its run with it (Kibana aborts the run with the
 // request) and nothing is stored. The client must say so honestly (never
-// completed, never a second send). On Serverless, whose rounds keep
+// completed, never a second send): the task is lost, exit 6. On Serverless, whose rounds keep
 // interrupted runs, the aborted round says it at once.
 func TestKibana96StreamCutAbortsRun(t *testing.T) {
 	t.Parallel()
@@ -165,8 +165,9 @@ func TestKibana96StreamCutAbortsRun(t *testing.T) {
 				}
 				return
 			}
-			r.expect(t, ExitStillRunning)
-			if d.State != "expired" || !strings.Contains(d.Reason, "most likely ended without a reply") {
+			// Lost, not still running: no reply is coming (send again).
+			r.expect(t, ExitTaskFailed)
+			if d.State != "expired" || !strings.Contains(d.Reason, "most likely ended without a reply") || d.Error == nil || d.Error.Code != "task_lost" {
 				t.Fatalf("an aborted run reported as %q (%q)", d.State, d.Reason)
 			}
 		})
