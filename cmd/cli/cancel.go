@@ -143,59 +143,44 @@ func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *ca
 	if tg.Kind != store.TargetA2A {
 		return usageErr("Agent Builder cannot stop a run; cancel its task by contextId to stop following it", "cancel by task id needs a generic A2A agent")
 	}
-	ag, err := c.A2A(tg.Store, tg.Cred)
-	if err != nil {
-		return err
-	}
-	task, err := ag.CancelTask(ctx, opts.id)
+	rec, err := c.CancelRemote(ctx, tg.Store, tg.Cred, tg.Name, opts.id)
 	if err != nil {
 		return cancelError(err)
 	}
-	// A2A tasks carry no creation time: created_at is left out.
-	return a.reportCanceled(&store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: tg.Name, CanceledBy: "cancel",
-		Target: tg.Store, State: store.State(stateFromA2A(task.State)), Reason: "canceled on request"}, c.Store)
+	return a.reportCanceled(rec, c.Store)
 }
 
 // askToCancel asks the agent to cancel a task that was sent, as far as it
-// can be asked, and says what it cannot do. stopped reports a Kibana that
-// stopped the run.
+// can be asked (courier.StopWayOf), and says what it cannot do. stopped
+// reports a Kibana that stopped the run.
 func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Record) (stopped bool, _ error) {
-	switch {
-	case rec.State == store.Queued:
-		// Not sent: nothing of it is on the server. An answer (send --task)
-		// carries the id of the task it answers, whose work is not this
-		// record's to cancel.
-	case rec.Target.Kind == store.TargetA2A && rec.TaskID != "":
+	switch courier.StopWayOf(rec) {
+	case courier.StopNothing:
+	case courier.StopAgent:
 		cred, err := a.credentialFor(rec.Target)
 		if err != nil {
 			return false, err
 		}
-		ag, err := c.A2A(rec.Target, cred)
-		if err != nil {
-			return false, err
-		}
-		if _, err := ag.CancelTask(ctx, rec.TaskID); err != nil {
+		if err := c.StopAgentTask(ctx, rec, cred); err != nil {
 			return false, cancelError(err)
 		}
-	case rec.Target.Kind != store.TargetA2A && rec.Target.NonBlocking && rec.TaskID != "":
-		// A Task Manager run: ask, though Kibana 9.6 answers not
-		// cancelable (a release that can stop it answers canceled).
+	case courier.StopTaskManager:
 		return a.cancelKibanaTask(ctx, rec), nil
-	case rec.Target.Kind != store.TargetA2A && rec.Target.NonBlocking:
+	case courier.StopKibanaUnnamed:
 		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
-	case rec.Target.Kind != store.TargetA2A && courier.ReleaseAborts(rec.Target):
+	case courier.StopByClosing:
 		a.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
-	case rec.Target.Kind != store.TargetA2A:
+	case courier.StopCannot:
 		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
-	default:
+	case courier.StopUnnamed:
 		a.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
 	}
 	return false, nil
 }
 
-// cancelKibanaTask asks Kibana to cancel a Task Manager run and reports
-// whether it did. Kibana 9.6 cannot (not cancelable): the run goes on, and
-// the user is told so.
+// cancelKibanaTask asks Kibana to cancel a Task Manager run
+// (courier.StopKibanaTask) and reports whether it did. Kibana 9.6 cannot
+// (not cancelable): the run goes on, and the user is told so.
 func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
 	k, _, sameKibana, err := a.kibanaForRecord(rec)
 	if err != nil || !sameKibana {
@@ -206,16 +191,15 @@ func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
 		a.printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `a2a-courier fetch %s` can still read its reply", why, rec.ContextID)
 		return false
 	}
-	task, err := k.CancelTask(ctx, rec.Agent, rec.TaskID)
-	switch {
-	case err == nil && task.State == "canceled":
+	switch ks := courier.StopKibanaTask(ctx, k, rec); {
+	case ks.Stopped:
 		return true
-	case rpcCodeOf(err) == -32002:
+	case ks.NotCancelable:
 		a.printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
-	case err != nil:
-		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", oneLineErr(err), rec.ContextID)
+	case ks.Err != nil:
+		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", oneLineErr(ks.Err), rec.ContextID)
 	default:
-		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `a2a-courier fetch %s` can still read its reply", task.State, rec.ContextID)
+		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `a2a-courier fetch %s` can still read its reply", ks.State, rec.ContextID)
 	}
 	return false
 }
@@ -242,21 +226,4 @@ func rpcCodeOf(err error) int {
 		return ce.RPCCode
 	}
 	return 0
-}
-
-// stateFromA2A maps an A2A task state to a record state.
-func stateFromA2A(s string) string {
-	switch s {
-	case "completed":
-		return string(store.Completed)
-	case "failed":
-		return string(store.Failed)
-	case "canceled":
-		return string(store.Canceled)
-	case "rejected":
-		return string(store.Rejected)
-	case "input-required", "auth-required":
-		return string(store.InputRequired)
-	}
-	return string(store.Working)
 }

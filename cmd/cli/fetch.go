@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -369,56 +368,23 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 	return a.reportTask(res, opts, src, local, st, ctxID, "", resume)
 }
 
-// reportTask reports a task read from a generic agent, and writes a final
-// outcome into the local record when it is not final yet.
+// reportTask reports a task read from a generic agent (its final outcome
+// written into the local record by the engine when it is not final yet).
 func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store, ctxID, note, resume string) error {
-	out, final := res.Outcome()
-	out.Reply, out.Reason = client.RedactCredential(out.Reply, src.cred), client.RedactCredential(out.Reason, src.cred)
-	if final && local != nil && local.AnswersTask != "" && local.AnswersTask == res.TaskID && !local.State.Terminal() &&
-		out.State == client.StateInputRequired && out.Reply == local.Question {
-		// The task still asks the question our message answers: the agent
-		// has not taken the answer in yet.
-		final = false
-	}
-	now := a.p.Now().UTC()
-	// Without a local record the task's start is unknown (A2A tasks carry
-	// no creation time): created_at is left out.
-	rec := &store.Record{ContextID: ctxID, Agent: src.name, Target: src.target, State: store.Working}
-	if local != nil {
-		cp := *local
-		rec = &cp
-	}
-	if client.ValidID(res.TaskID) {
-		rec.TaskID = res.TaskID
-	}
-	if !final {
-		rec.State = store.Working
-		rec.Reason = fmt.Sprintf("the task is %s on the agent", nonEmptyStr(res.State, "in an unknown state"))
-		return a.reportRecordWith(rec, opts.maxChars, st, docExtra{resume: resume, note: note})
-	}
-	rec.State = store.State(out.State)
-	rec.Reason, rec.Error = out.Reason, nil
-	dir, err := courier.OutDir(opts.out)
-	if err == nil && dir != "" {
-		rec.OutDir = dir
-	}
-	if err == nil {
-		err = errors.Join(courier.KeepReply(st, rec, out.Reply), courier.KeepReplyParts(st, rec, out.Parts))
-	}
+	f, err := a.caches().SettleFetchedTask(courier.TaskRead{Result: res, Local: local, ContextID: ctxID, Agent: src.name,
+		Target: src.target, Key: src.cred, OutDir: opts.out})
 	if err != nil {
-		return fmt.Errorf("keep the reply of task %s: %w", rec.TaskID, err)
+		return err
 	}
-	rec.FinishedAt = &now
-	if t, err := time.Parse(time.RFC3339Nano, res.Timestamp); err == nil {
-		// The time comes from the server, not from this fetch.
-		t = t.UTC()
-		rec.FinishedAt = &t
+	if !f.Final {
+		return a.reportRecordWith(f.Record, opts.maxChars, st, docExtra{resume: resume, note: note})
 	}
-	a.writeFetched(st, local, rec)
-	return a.reportRecordWith(rec, opts.maxChars, st, docExtra{note: note})
+	a.warnNotWritten(local, f.WriteErr)
+	return a.reportRecordWith(f.Record, opts.maxChars, st, docExtra{note: note})
 }
 
-// fetchKibana reads a context's reply from Kibana's conversation store.
+// fetchKibana reads a context's reply from Kibana's conversation store
+// (courier.FetchKibana) and reports it.
 func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.Record, st *store.Store) error {
 	k, space, sameKibana, err := a.kibanaForRecord(local)
 	if err != nil {
@@ -430,111 +396,28 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		}
 		return err
 	}
-	conv, out, found, err := a.readConversation(ctx, k, opts.contextID, local, space)
-	if err != nil {
-		return err
-	}
-	if !found && out.Malformed() != "" {
-		// The run ended (its round is stored), and what it answered cannot
-		// be read: lost, as a worker that read it so would say.
-		return &cliError{exit: ExitTaskFailed, code: "task_lost",
-			message: "the round Kibana stored for context " + opts.contextID + " cannot be read: " + out.Malformed(),
-			hint:    "open the conversation in Kibana; no reply can be read from it"}
-	}
-	// taskNote says what Kibana's task said, when it was asked.
-	taskNote := ""
-	if !found && sameKibana && local.TaskID != "" && local.State != store.Queued && (local.Path == courier.PathTask || local.Target.NonBlocking) {
-		out, found, taskNote = readKibanaTask(ctx, k, local)
-	}
-	rec := local
-	if rec == nil {
-		// Its start is unknown until the conversation says: created_at is
-		// left out, never the time of this fetch.
-		rec = &store.Record{ContextID: opts.contextID, State: store.Working}
-		if conv != nil {
-			rec.Agent = conv.AgentID()
-		}
-	}
-	if !found {
-		return a.reportNotStored(opts, rec, local, conv, space, taskNote, st)
-	}
-	result := *rec
-	result.State = store.State(out.State)
-	result.Reason = out.Reason
-	if err := courier.KeepReply(st, &result, out.Reply); err != nil {
-		return fmt.Errorf("keep the reply of context %s: %w", opts.contextID, err)
-	}
-	// Times come from the server's document, not from this fetch (none
-	// when the outcome came from the task alone).
-	result.FinishedAt = nil
-	if conv != nil {
-		if t, err := time.Parse(time.RFC3339Nano, conv.UpdatedAt()); err == nil {
-			t = t.UTC()
-			result.FinishedAt = &t
-		}
-		if local == nil {
-			if t, err := time.Parse(time.RFC3339Nano, conv.CreatedAt()); err == nil {
-				result.CreatedAt = t.UTC()
-			}
-		}
-	}
-	a.writeFetched(st, local, &result)
-	return a.reportRecord(&result, opts.maxChars, st)
-}
-
-// readConversation reads the conversation of a context and the outcome of
-// its round: the local record's, by its hash and round count, else the
-// first. A conversation Kibana does not have is no error (conv nil), but
-// for an id that cannot be a2a-courier's.
-func (a *App) readConversation(ctx context.Context, k *client.Kibana, contextID string, local *store.Record, space string) (*client.Conversation, client.Outcome, bool, error) {
-	conv, err := k.GetConversation(ctx, client.ConversationIDForContext(contextID))
+	read, err := a.caches().FetchKibana(ctx, k, opts.contextID, local, sameKibana)
+	var unknown *courier.UnknownContextError
+	var unreadable *courier.UnreadableRoundError
 	switch {
-	case err == nil:
-		var out client.Outcome
-		found := false
-		if local != nil && local.MessageSHA256 != "" {
-			out, found = conv.Outcome(local.MessageSHA256, local.RoundsBefore, local.FreshContext)
-		} else {
-			out, found = conv.Outcome("", 0, true)
-		}
-		out.Reply, out.Reason = k.RedactText(out.Reply), k.RedactText(out.Reason)
-		return conv, out, found, nil
-	case !client.IsKind(err, client.KindNotFound):
-		return nil, client.Outcome{}, false, err
-	case local == nil && !isUUID(contextID):
-		// a2a-courier, Kibana and the SDK clients all make UUIDs: an
-		// unknown id of another form is far likelier a wrong handle than a
-		// run still going, and waiting for it would be endless.
+	case errors.As(err, &unknown):
 		hint := "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
-		if rest, ok := strings.CutPrefix(contextID, "a2a-"); ok && isUUID(rest) {
-			hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier fetch " + rest + "), or read it with a2a-courier show " + contextID
+		if rest := unknown.ConversationOf; rest != "" {
+			hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier fetch " + rest + "), or read it with a2a-courier show " + opts.contextID
 		}
-		return nil, client.Outcome{}, false, &cliError{exit: ExitNotFound, code: "not_found", err: err,
-			message: "Kibana has no conversation for context " + contextID + " in space " + space + ", and this machine no record of it",
+		return &cliError{exit: ExitNotFound, code: "not_found", err: unknown.Err,
+			message: unknown.Error() + " in space " + space + ", and this machine no record of it",
 			hint:    hint + "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"}
-	}
-	return nil, client.Outcome{}, false, nil
-}
-
-// readKibanaTask asks Kibana's task of a local record (tasks/get): on 9.6
-// it is the authority on a Task Manager run, and alone sees a failure,
-// which the conversation never shows. note says what the task said when
-// it has no outcome.
-func readKibanaTask(ctx context.Context, k *client.Kibana, local *store.Record) (out client.Outcome, found bool, note string) {
-	o := client.DeliverOptions{AgentID: local.Agent, Message: client.OutgoingMessage{ContextID: local.ContextID},
-		InputSHA256: local.MessageSHA256, RoundsBefore: local.RoundsBefore, FreshContext: local.FreshContext}
-	tout, state, final, err := k.ReadTask(ctx, o, local.TaskID)
-	switch {
+	case errors.As(err, &unreadable):
+		return &cliError{exit: ExitTaskFailed, code: "task_lost", message: unreadable.Error(),
+			hint: "open the conversation in Kibana; no reply can be read from it"}
 	case err != nil:
-		return out, false, "reading its task " + local.TaskID + " failed: " + oneLineErr(err)
-	case final:
-		return tout, true, ""
+		return err
+	case !read.Found:
+		return a.reportNotStored(opts, read.Record, local, read.Conv, space, read.TaskNote, st)
 	}
-	note = "Kibana's task " + local.TaskID + " is " + nonEmptyStr(state, "in an unknown state")
-	if state == "completed" {
-		note += ", with no text and no round stored yet (a confirmation prompt?)"
-	}
-	return out, false, note
+	a.warnNotWritten(local, read.WriteErr)
+	return a.reportRecord(read.Record, opts.maxChars, st)
 }
 
 // reportNotStored reports a context whose reply Kibana does not have (yet):
@@ -576,27 +459,10 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 	return exitWith(ExitStillRunning)
 }
 
-// writeFetched writes an outcome fetch read from the server into the local
-// record, when the engine may (courier.WriteFetched); a write that fails is
-// said.
-func (a *App) writeFetched(st *store.Store, local, fetched *store.Record) {
-	if st == nil {
-		return
-	}
-	c, err := a.engine()
+// warnNotWritten says that an outcome fetch read could not be written into
+// the local record.
+func (a *App) warnNotWritten(local *store.Record, err error) {
 	if err != nil {
-		return
-	}
-	if _, err := c.WriteFetched(local, fetched); err != nil {
 		a.printer().warn("the reply was read, but the local record of task %s could not be updated: %v", local.ContextID, err)
 	}
-}
-
-// isUUID reports whether id is a UUID in its usual 36-character form.
-func isUUID(id string) bool {
-	if len(id) != 36 {
-		return false
-	}
-	_, err := uuid.Parse(id)
-	return err == nil
 }

@@ -145,3 +145,130 @@ func (c *Courier) WatchCancel(ctx context.Context, rec *store.Record) (_ context
 	}()
 	return ctx, func() { cancel(nil) }
 }
+
+// StopWay is how cancel can stop a task's run on its server, as far as
+// the server lets it (StopWayOf).
+type StopWay int
+
+const (
+	// StopNothing: the message was not sent (queued), so nothing of it is
+	// on the server. An answer (send --task) carries the id of the task it
+	// answers, whose work is not this record's to cancel.
+	StopNothing StopWay = iota
+	// StopAgent: the generic agent is asked to cancel the task
+	// (tasks/cancel, CancelTask: StopAgentTask).
+	StopAgent
+	// StopUnnamed: the generic agent has not named the task yet, so it
+	// cannot be canceled on the server; the record stops being followed.
+	StopUnnamed
+	// StopTaskManager: a Task Manager run (blocking:false) is asked
+	// (StopKibanaTask); Kibana 9.6 answers not cancelable, a release that
+	// can stop it answers canceled.
+	StopTaskManager
+	// StopKibanaUnnamed: a blocking:false send whose task Kibana has not
+	// named yet: it cannot be asked, and may go on.
+	StopKibanaUnnamed
+	// StopByClosing: a blocking send to a release that stops the run when
+	// its connection is closed (9.6, Serverless), which ending its holder
+	// does.
+	StopByClosing
+	// StopCannot: Agent Builder cannot stop the run (9.2 to 9.5): it may go
+	// on, and fetch can still read its reply.
+	StopCannot
+)
+
+// StopWayOf says how a record's run can be stopped on its server.
+func StopWayOf(rec *store.Record) StopWay {
+	kibana := rec.Target.Kind != store.TargetA2A
+	switch {
+	case rec.State == store.Queued:
+		return StopNothing
+	case !kibana && rec.TaskID != "":
+		return StopAgent
+	case !kibana:
+		return StopUnnamed
+	case rec.Target.NonBlocking && rec.TaskID != "":
+		return StopTaskManager
+	case rec.Target.NonBlocking:
+		return StopKibanaUnnamed
+	case ReleaseAborts(rec.Target):
+		return StopByClosing
+	}
+	return StopCannot
+}
+
+// StopAgentTask asks a generic agent to cancel a record's task (StopAgent),
+// with key, the credential of its target.
+func (c *Courier) StopAgentTask(ctx context.Context, rec *store.Record, key client.Secret) error {
+	ag, err := c.A2A(rec.Target, key)
+	if err != nil {
+		return err
+	}
+	_, err = ag.CancelTask(ctx, rec.TaskID)
+	return err
+}
+
+// KibanaStop is what Kibana answered when asked to cancel a Task Manager
+// run.
+type KibanaStop struct {
+	// Stopped: Kibana canceled the run.
+	Stopped bool
+	// NotCancelable: Kibana cannot stop a Task Manager run over A2A
+	// (tasks/cancel answered "task not cancelable", -32002): it goes on.
+	NotCancelable bool
+	// State is the task's state when Kibana answered with it, not canceled.
+	State string
+	// Err is any other failure of the request.
+	Err error
+}
+
+// StopKibanaTask asks Kibana (k, the client of the record's Kibana) to
+// cancel a record's Task Manager run (StopTaskManager).
+func StopKibanaTask(ctx context.Context, k *client.Kibana, rec *store.Record) KibanaStop {
+	task, err := k.CancelTask(ctx, rec.Agent, rec.TaskID)
+	var ce *client.Error
+	switch {
+	case err == nil && task.State == "canceled":
+		return KibanaStop{Stopped: true}
+	case errors.As(err, &ce) && ce.RPCCode == -32002:
+		return KibanaStop{NotCancelable: true}
+	case err != nil:
+		return KibanaStop{Err: err}
+	}
+	return KibanaStop{State: task.State}
+}
+
+// CancelRemote cancels a task this machine has no record of, by its id, on
+// a generic agent (target, with key), and returns the record of what the
+// agent answered: not written anywhere (A2A tasks carry no creation time,
+// so created_at is left out). agent names it.
+func (c *Courier) CancelRemote(ctx context.Context, target store.Target, key client.Secret, agent, taskID string) (*store.Record, error) {
+	ag, err := c.A2A(target, key)
+	if err != nil {
+		return nil, err
+	}
+	task, err := ag.CancelTask(ctx, taskID)
+	if err != nil {
+		return nil, err
+	}
+	return &store.Record{ContextID: task.ContextID, TaskID: task.TaskID, Agent: agent, CanceledBy: "cancel",
+		Target: target, State: stateFromA2A(task.State), Reason: "canceled on request"}, nil
+}
+
+// stateFromA2A maps an A2A task state to a record state; a state not final
+// is working.
+func stateFromA2A(s string) store.State {
+	switch s {
+	case "completed":
+		return store.Completed
+	case "failed":
+		return store.Failed
+	case "canceled":
+		return store.Canceled
+	case "rejected":
+		return store.Rejected
+	case "input-required", "auth-required":
+		return store.InputRequired
+	}
+	return store.Working
+}

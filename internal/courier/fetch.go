@@ -5,6 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -143,4 +147,256 @@ func ChooseTask(ctx context.Context, a *client.A2A, contextID string, local *sto
 		choice.Note = fmt.Sprintf("no local record of this task: took the newest of the %d %s of context %s (task %s); pass --task <taskId> for another", len(tasks), of, contextID, choice.TaskID)
 	}
 	return choice, nil
+}
+
+// UnknownContextError means Kibana has no conversation for a contextId
+// that no local record names and that cannot be one a2a-courier (or
+// Kibana, or the SDK clients) made: those are UUIDs, so an unknown id of
+// another form is far likelier a wrong handle than a run still going, and
+// waiting for it would be endless.
+type UnknownContextError struct {
+	ContextID string
+	// ConversationOf is set when the id is a conversation id
+	// (a2a-<contextId>): the contextId it names.
+	ConversationOf string
+	Err            error
+}
+
+func (e *UnknownContextError) Error() string {
+	return "Kibana has no conversation for context " + e.ContextID
+}
+
+func (e *UnknownContextError) Unwrap() error { return e.Err }
+
+// UnreadableRoundError means the run of a context ended (its round is
+// stored) and what it answered cannot be read: lost, as a worker that read
+// it so would say.
+type UnreadableRoundError struct{ ContextID, Why string }
+
+func (e *UnreadableRoundError) Error() string {
+	return "the round Kibana stored for context " + e.ContextID + " cannot be read: " + e.Why
+}
+
+// KibanaRead is what fetch read of a context from Kibana.
+type KibanaRead struct {
+	// Conv is the context's conversation; nil when Kibana has none.
+	Conv *client.Conversation
+	// Found: an outcome was read, and Record holds it (its reply kept as a
+	// worker keeps one, its times the server's). Else Record is the local
+	// record, or without one a working record of the context whose start
+	// is unknown.
+	Found  bool
+	Record *store.Record
+	// TaskNote says what Kibana's task said, when it was asked and had no
+	// outcome.
+	TaskNote string
+	// WriteErr: the outcome was read, but the local record could not be
+	// updated with it.
+	WriteErr error
+}
+
+// FetchKibana reads the outcome of a context's round from Kibana's
+// conversation store (k, in the local record's space when sameKibana): the
+// local record's round, by its hash and round count, else the first. A
+// Task Manager run of a record sent to this Kibana is asked too (tasks/get):
+// on 9.6 it is the authority on the run, and alone sees a failure, which
+// the conversation never shows. An outcome found is written into the local
+// record when it may be (WriteFetched). It never sends anything.
+//
+// Errors: an *UnknownContextError for an id Kibana does not know that
+// cannot be a2a-courier's, an *UnreadableRoundError for a stored round that
+// cannot be read, or the read's.
+func (c *Courier) FetchKibana(ctx context.Context, k *client.Kibana, contextID string, local *store.Record, sameKibana bool) (*KibanaRead, error) {
+	conv, out, found, err := readConversation(ctx, k, contextID, local)
+	if err != nil {
+		return nil, err
+	}
+	if !found && out.Malformed() != "" {
+		return nil, &UnreadableRoundError{ContextID: contextID, Why: out.Malformed()}
+	}
+	read := &KibanaRead{Conv: conv}
+	if !found && sameKibana && local.TaskID != "" && local.State != store.Queued && (local.Path == PathTask || local.Target.NonBlocking) {
+		out, found, read.TaskNote = readKibanaTask(ctx, k, local)
+	}
+	rec := local
+	if rec == nil {
+		// Its start is unknown until the conversation says: created_at is
+		// left out, never the time of this fetch.
+		rec = &store.Record{ContextID: contextID, State: store.Working}
+		if conv != nil {
+			rec.Agent = conv.AgentID()
+		}
+	}
+	if read.Record, read.Found = rec, found; !found {
+		return read, nil
+	}
+	result := *rec
+	result.State = store.State(out.State)
+	result.Reason = out.Reason
+	if err := KeepReply(c.Store, &result, out.Reply); err != nil {
+		return nil, fmt.Errorf("keep the reply of context %s: %w", contextID, err)
+	}
+	// Times come from the server's document, not from this fetch (none
+	// when the outcome came from the task alone).
+	result.FinishedAt = nil
+	if conv != nil {
+		if t, ok := serverTime(conv.UpdatedAt()); ok {
+			result.FinishedAt = t
+		}
+		if t, ok := serverTime(conv.CreatedAt()); ok && local == nil {
+			result.CreatedAt = *t
+		}
+	}
+	read.Record = &result
+	_, read.WriteErr = c.WriteFetched(local, &result)
+	return read, nil
+}
+
+// serverTime parses a time a server wrote, in UTC.
+func serverTime(s string) (*time.Time, bool) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return nil, false
+	}
+	t = t.UTC()
+	return &t, true
+}
+
+// readConversation reads the conversation of a context and the outcome of
+// its round. A conversation Kibana does not have is no error (conv nil),
+// but for an id that cannot be a2a-courier's.
+func readConversation(ctx context.Context, k *client.Kibana, contextID string, local *store.Record) (*client.Conversation, client.Outcome, bool, error) {
+	conv, err := k.GetConversation(ctx, client.ConversationIDForContext(contextID))
+	switch {
+	case err == nil:
+		var out client.Outcome
+		found := false
+		if local != nil && local.MessageSHA256 != "" {
+			out, found = conv.Outcome(local.MessageSHA256, local.RoundsBefore, local.FreshContext)
+		} else {
+			out, found = conv.Outcome("", 0, true)
+		}
+		out.Reply, out.Reason = k.RedactText(out.Reply), k.RedactText(out.Reason)
+		return conv, out, found, nil
+	case !client.IsKind(err, client.KindNotFound):
+		return nil, client.Outcome{}, false, err
+	case local == nil && !isUUID(contextID):
+		ue := &UnknownContextError{ContextID: contextID, Err: err}
+		if rest, ok := strings.CutPrefix(contextID, "a2a-"); ok && isUUID(rest) {
+			ue.ConversationOf = rest
+		}
+		return nil, client.Outcome{}, false, ue
+	}
+	return nil, client.Outcome{}, false, nil
+}
+
+// readKibanaTask asks Kibana's task of a local record (tasks/get). note
+// says what the task said when it has no outcome.
+func readKibanaTask(ctx context.Context, k *client.Kibana, local *store.Record) (out client.Outcome, found bool, note string) {
+	o := client.DeliverOptions{AgentID: local.Agent, Message: client.OutgoingMessage{ContextID: local.ContextID},
+		InputSHA256: local.MessageSHA256, RoundsBefore: local.RoundsBefore, FreshContext: local.FreshContext}
+	tout, state, final, err := k.ReadTask(ctx, o, local.TaskID)
+	switch {
+	case err != nil:
+		return out, false, "reading its task " + local.TaskID + " failed: " + OneLine(err)
+	case final:
+		return tout, true, ""
+	}
+	if state == "" {
+		state = "in an unknown state"
+	}
+	note = "Kibana's task " + local.TaskID + " is " + state
+	if state == "completed" {
+		note += ", with no text and no round stored yet (a confirmation prompt?)"
+	}
+	return out, false, note
+}
+
+// isUUID reports whether id is a UUID in its usual 36-character form.
+func isUUID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	_, err := uuid.Parse(id)
+	return err == nil
+}
+
+// TaskRead is a task fetch read from a generic agent, and what it is read
+// for.
+type TaskRead struct {
+	Result *client.SendResult
+	// Local is the local record of the task, nil when there is none.
+	Local *store.Record
+	// ContextID, Agent and Target name the task in a record made without a
+	// local one; Key is redacted from what the agent said.
+	ContextID, Agent string
+	Target           store.Target
+	Key              client.Secret
+	// OutDir is where the reply's files go ("" beside the record).
+	OutDir string
+}
+
+// FetchedTask is the record of a task read from a generic agent.
+type FetchedTask struct {
+	Record *store.Record
+	// Final: the task's outcome is final (and kept); else Record says it
+	// is working, and why.
+	Final bool
+	// WriteErr: the outcome was read, but the local record could not be
+	// updated with it.
+	WriteErr error
+}
+
+// SettleFetchedTask makes the record of a task read from a generic agent:
+// a final outcome, its reply and files kept as a worker keeps them, its
+// time the server's, is written into the local record when it may be
+// (WriteFetched). A task still asking the question that the local record's
+// message answers has not taken the answer in yet: it is not final.
+func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
+	res, local := t.Result, t.Local
+	out, final := res.Outcome()
+	out.Reply, out.Reason = client.RedactCredential(out.Reply, t.Key), client.RedactCredential(out.Reason, t.Key)
+	if final && local != nil && local.AnswersTask != "" && local.AnswersTask == res.TaskID && !local.State.Terminal() &&
+		out.State == client.StateInputRequired && out.Reply == local.Question {
+		final = false
+	}
+	// Without a local record the task's start is unknown (A2A tasks carry
+	// no creation time): created_at is left out.
+	rec := &store.Record{ContextID: t.ContextID, Agent: t.Agent, Target: t.Target, State: store.Working}
+	if local != nil {
+		cp := *local
+		rec = &cp
+	}
+	if client.ValidID(res.TaskID) {
+		rec.TaskID = res.TaskID
+	}
+	if !final {
+		state := res.State
+		if state == "" {
+			state = "in an unknown state"
+		}
+		rec.State = store.Working
+		rec.Reason = "the task is " + state + " on the agent"
+		return &FetchedTask{Record: rec}, nil
+	}
+	rec.State = store.State(out.State)
+	rec.Reason, rec.Error = out.Reason, nil
+	dir, err := OutDir(t.OutDir)
+	if err == nil && dir != "" {
+		rec.OutDir = dir
+	}
+	if err == nil {
+		err = errors.Join(KeepReply(c.Store, rec, out.Reply), KeepReplyParts(c.Store, rec, out.Parts))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("keep the reply of task %s: %w", rec.TaskID, err)
+	}
+	now := c.now().UTC()
+	rec.FinishedAt = &now
+	if ts, ok := serverTime(res.Timestamp); ok {
+		rec.FinishedAt = ts // the server's time, not this fetch's
+	}
+	f := &FetchedTask{Record: rec, Final: true}
+	_, f.WriteErr = c.WriteFetched(local, rec)
+	return f, nil
 }
