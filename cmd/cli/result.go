@@ -76,6 +76,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		return err
 	}
 	var recs []*store.Record
+	keys := courier.Keys{}
 	for _, id := range opts.contextIDs {
 		if err := store.CheckContextID(id); err != nil {
 			return usageErr("pass the contextId printed by send-async", "%s", err.Error())
@@ -88,7 +89,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		if err != nil {
 			return err
 		}
-		a.revive(c, rec)
+		a.revive(c, rec, keys)
 		recs = append(recs, rec)
 	}
 	if opts.wait && !opts.timeoutSet {
@@ -97,7 +98,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		}
 	}
 	if len(recs) > 1 || opts.any {
-		return a.waitResults(ctx, c, recs, opts)
+		return a.waitResults(ctx, c, recs, keys, opts)
 	}
 	rec := recs[0]
 	if opts.wait && !rec.State.Terminal() {
@@ -107,7 +108,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 		defer cancel()
 		spin := a.printer().startSpinner("waiting for "+rec.Agent, a.p.Now)
-		rec, err = c.Wait(ctx, rec, func(r *store.Record) { a.revive(c, r) })
+		rec, err = c.Wait(ctx, rec, keys)
 		spin.Stop()
 		if err != nil {
 			return err
@@ -134,14 +135,14 @@ type resultsDoc struct {
 // waitResults waits for several tasks (courier.WaitMany: all, or with
 // --any the first to finish; without --wait it looks once) and reports
 // them.
-func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store.Record, opts *resultOptions) error {
+func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store.Record, keys courier.Keys, opts *resultOptions) error {
 	wctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	if !opts.wait {
 		cancel() // one look
 	}
 	defer cancel()
 	spin := a.printer().startSpinner(fmt.Sprintf("waiting for %d tasks", len(recs)), a.p.Now)
-	recs, first, err := c.WaitMany(wctx, recs, opts.any, func(r *store.Record) { a.revive(c, r) })
+	recs, first, err := c.WaitMany(wctx, recs, opts.any, keys)
 	spin.Stop()
 	if err != nil {
 		return err
@@ -204,14 +205,21 @@ func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyD
 	return exitWith(code)
 }
 
-// revive starts a worker for a task nobody works on (courier.Revive), with
-// the credential the current configuration gives its target, and says what
-// it could not do.
-func (a *App) revive(c *courier.Courier, rec *store.Record) {
-	if !c.NeedsWorker(rec) {
+// revive resolves, once, the credential the current configuration gives
+// the target of a task not final, into keys (Wait revives a worker that
+// dies later with it), starts a worker for the task if nobody works on it
+// (courier.Revive), and says what it could not do.
+func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
+	if rec.State.Terminal() {
 		return
 	}
 	cred, err := a.credentialFor(rec.Target)
+	if err == nil {
+		keys[rec.ContextID] = cred
+	}
+	if !c.NeedsWorker(rec) {
+		return
+	}
 	if err != nil {
 		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, classify(err).message)
 		return
@@ -219,6 +227,7 @@ func (a *App) revive(c *courier.Courier, rec *store.Record) {
 	switch err := c.Revive(rec, cred); {
 	case errors.Is(err, courier.ErrOtherCredential):
 		a.printer().warn("task %s has no running worker, and it was sent with another URL or credential; run result with those settings to revive it", rec.ContextID)
+		delete(keys, rec.ContextID)
 	case err != nil:
 		a.printer().warn("task %s has no running worker and the worker did not start: %v", rec.ContextID, err)
 	case rec.State != store.Queued:

@@ -127,15 +127,14 @@ func TestWaitMany(t *testing.T) {
 	// The worker is this process: it must be gone before the cleanup
 	// kills the state directory's workers.
 	defer func() { cancel(); <-served }()
-	noRevive := func(r *store.Record) {}
-	recs, first, err := c.WaitMany(ctx, []*store.Record{slow, quick}, true, noRevive)
+	recs, first, err := c.WaitMany(ctx, []*store.Record{slow, quick}, true, nil)
 	if err != nil || first != 1 || recs[1].State != store.Completed {
 		t.Fatalf("any: %v first %d %v", err, first, ids(recs))
 	}
 	if recs[0].State.Terminal() {
 		t.Errorf("the slow task ended first: %v", ids(recs))
 	}
-	recs, first, err = c.WaitMany(ctx, recs, false, noRevive)
+	recs, first, err = c.WaitMany(ctx, recs, false, nil)
 	if err != nil || recs[0].State != store.Completed || recs[1].State != store.Completed || first != 1 {
 		t.Fatalf("all: %v first %d %v", err, first, ids(recs))
 	}

@@ -180,7 +180,7 @@ func TestEnsureWorkerStartsADetachedWorker(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	got, err := c.Wait(ctx, rec, func(*store.Record) {})
+	got, err := c.Wait(ctx, rec, nil)
 	if err != nil || got.State != store.Completed || got.Reply != "Report for in the background." {
 		t.Fatalf("%v %+v", err, got)
 	}
@@ -228,7 +228,7 @@ func TestRevive(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if got, err := c.Wait(ctx, rec, func(r *store.Record) { c.Revive(r, testKey) }); err != nil || got.State != store.Completed {
+	if got, err := c.Wait(ctx, rec, Keys{rec.ContextID: testKey}); err != nil || got.State != store.Completed {
 		t.Fatalf("%v %+v", err, got)
 	}
 }

@@ -39,12 +39,18 @@ func (c *Courier) Revive(rec *store.Record, key client.Secret) error {
 // revives it.
 const reviveAfter = 5 * time.Second
 
+// Keys are the credentials Wait revives tasks with, by contextId, each
+// resolved once by the caller for its task's target. A task without one
+// is not revived.
+type Keys map[string]client.Secret
+
 // Wait waits until a task's record is final (or its reads were refused and
 // nobody holds it), or ctx ends: then it returns the record as it stands.
 // It watches the tasks directory and looks every second in case an event
-// is missed; a worker that dies meanwhile is replaced with revive.
-func (c *Courier) Wait(ctx context.Context, rec *store.Record, revive func(*store.Record)) (*store.Record, error) {
-	recs, _, err := c.WaitMany(ctx, []*store.Record{rec}, false, revive)
+// is missed; a worker that dies meanwhile is replaced (Revive, with the
+// task's key of keys), which the log says.
+func (c *Courier) Wait(ctx context.Context, rec *store.Record, keys Keys) (*store.Record, error) {
+	recs, _, err := c.WaitMany(ctx, []*store.Record{rec}, false, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -64,7 +70,7 @@ func (c *Courier) Done(rec *store.Record) bool {
 // that finished first (-1 when none has): of those found done at the same
 // look, the one whose record ended first. A record that disappears (a
 // follow-up archived it) counts as done as it was last read.
-func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bool, revive func(*store.Record)) ([]*store.Record, int, error) {
+func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bool, keys Keys) ([]*store.Record, int, error) {
 	recs = append([]*store.Record(nil), recs...)
 	var events <-chan fsnotify.Event
 	var watchErrs <-chan error
@@ -114,12 +120,26 @@ func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bo
 		if c.now().Sub(revived) > reviveAfter {
 			revived = c.now()
 			for i, r := range recs {
-				if !gone[i] && !c.Done(r) && !c.Store.Locked(r.ContextID) {
-					revive(r)
+				if !gone[i] {
+					c.reviveWaited(r, keys)
 				}
 			}
 		}
 	}
+}
+
+// reviveWaited starts a worker for a task waited for that has none
+// (NeedsWorker), with its key; what it could not do goes to the log.
+func (c *Courier) reviveWaited(rec *store.Record, keys Keys) {
+	key, ok := keys[rec.ContextID]
+	if !ok || !c.NeedsWorker(rec) {
+		return
+	}
+	if err := c.Revive(rec, key); err != nil {
+		c.logf("%s: no worker, and none started: %v", rec.ContextID, err)
+		return
+	}
+	c.logf("%s: no worker; started one", rec.ContextID)
 }
 
 // lookAll reads every record afresh and reports whether all are done.
