@@ -186,7 +186,7 @@ func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
 	if err != nil || !sameKibana {
 		why := "the configured Kibana is not the one it was sent to"
 		if err != nil {
-			why = oneLineErr(err)
+			why = courier.OneLine(err)
 		}
 		a.printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `a2a-courier fetch %s` can still read its reply", why, rec.ContextID)
 		return false
@@ -197,7 +197,7 @@ func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
 	case ks.NotCancelable:
 		a.printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
 	case ks.Err != nil:
-		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", oneLineErr(ks.Err), rec.ContextID)
+		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", courier.OneLine(ks.Err), rec.ContextID)
 	default:
 		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `a2a-courier fetch %s` can still read its reply", ks.State, rec.ContextID)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -67,7 +68,7 @@ func stateDirErr(err error, ue *store.UnwritableError) *cliError {
 	case ue.ReadOnly():
 		hint = "its file system is read-only: point A2A_COURIER_STATE_DIR at a writable directory"
 	}
-	return &cliError{exit: ExitUsage, code: "state_dir", message: oneLineErr(err), hint: hint, err: err}
+	return &cliError{exit: ExitUsage, code: "state_dir", message: courier.OneLine(err), hint: hint, err: err}
 }
 
 // durationFlag returns the flag's value when it was given, else the setting.
@@ -87,16 +88,6 @@ func (a *App) httpClient(s *config.Settings) (*http.Client, error) {
 }
 
 func userAgent() string { return "a2a-courier/" + versionString() }
-
-// kibanaClient is kibana(kibanaSettings()): the client of the configured
-// Kibana, or the set-up steps when it is not configured.
-func (a *App) kibanaClient() (*client.Kibana, error) {
-	s, err := a.kibanaSettings()
-	if err != nil {
-		return nil, err
-	}
-	return a.kibana(s)
-}
 
 // kibanaForRecord is the Agent Builder client that reads a task's
 // conversation: in the space the local record says it was sent in, when

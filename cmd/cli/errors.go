@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -68,9 +67,5 @@ func classify(err error) *cliError {
 	if errors.Is(err, context.Canceled) {
 		return &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted", err: err}
 	}
-	return &cliError{exit: ExitUnexpected, code: "unexpected", message: oneLineErr(err), err: err}
-}
-
-func oneLineErr(err error) string {
-	return strings.Join(strings.Fields(err.Error()), " ")
+	return &cliError{exit: ExitUnexpected, code: "unexpected", message: courier.OneLine(err), err: err}
 }

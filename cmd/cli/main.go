@@ -164,13 +164,6 @@ func unknownCommandErr(err error) *cliError {
 	return usageErr(hint, "%s", lines[0])
 }
 
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
-}
-
 // exitError carries an exit code for a result that was already printed:
 // a task that failed, needs input or is still running is reported as a
 // document, not as an error message.

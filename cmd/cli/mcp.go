@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 )
@@ -55,7 +56,7 @@ func (a *App) runMCP(ctx context.Context) error {
 	a.printer().logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
 	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString()}, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
-		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + oneLineErr(err), err: err,
+		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
 			hint: "the client closed the connection or sent what is not MCP; see the assistant's MCP log"}
 	}
 	return nil

@@ -194,7 +194,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 	defer cancel()
 	ra, err := client.ResolveAgentWith(rctx, hc, rawURL, client.ResolveOptions{UserAgent: userAgent(), Binding: b})
 	if errors.Is(err, client.ErrNoInterface) {
-		return nil, &cliError{exit: ExitUsage, code: "unsupported", message: oneLineErr(err), err: err,
+		return nil, &cliError{exit: ExitUsage, code: "unsupported", message: courier.OneLine(err), err: err,
 			hint: "a2a-courier speaks A2A over JSON-RPC (0.3, 1.x) and HTTP+JSON (1.x), not gRPC; drop --binding (or the peer's binding) to let the card decide"}
 	}
 	if err != nil {

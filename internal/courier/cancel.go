@@ -38,7 +38,7 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 			// context may have replaced it since (the earlier one, final,
 			// is then in the archive).
 			if x.MessageID == msgID && !x.State.Terminal() {
-				MarkCanceled(x, c.now())
+				markCanceled(x, c.now())
 			}
 			return nil
 		})
@@ -123,7 +123,7 @@ func (c *Courier) LoadSettled(ctx context.Context, id string) (*store.Record, er
 	}
 }
 
-// WatchCancel returns a context that ends, with ErrCancelRequested as its
+// WatchCancel returns a context that ends, with errCancelRequested as its
 // cause, when cancel asks to stop the message of rec: a foreground send
 // honours it as a worker does. stop ends the watch.
 func (c *Courier) WatchCancel(ctx context.Context, rec *store.Record) (_ context.Context, stop func()) {
@@ -137,7 +137,7 @@ func (c *Courier) WatchCancel(ctx context.Context, rec *store.Record) (_ context
 				return
 			case <-t.C:
 				if c.Store.CancelRequested(rec.ContextID, rec.MessageID) {
-					cancel(ErrCancelRequested)
+					cancel(errCancelRequested)
 					return
 				}
 			}

@@ -31,12 +31,12 @@ type Courier struct {
 	// worker log); nil discards it.
 	Logf func(format string, args ...any)
 	// Executable and Environ are the program and the environment a worker
-	// is started with (the environment minus its secrets: WorkerEnv).
+	// is started with (the environment minus its secrets: workerEnv).
 	Executable func() (string, error)
 	Environ    func() []string
 	// Timing is how often a worker beats and how long a silent one counts
 	// as stopped. TimingErr, when set, says that the configured timing is
-	// not sound (Timing is then the default): EnsureWorker returns it
+	// not sound (Timing is then the default): ensureWorker returns it
 	// rather than start a worker, until the configuration is fixed.
 	Timing    store.WorkerTiming
 	TimingErr error
@@ -95,9 +95,10 @@ var (
 	// end (its wait ran out, a signal): the record keeps its state, and a
 	// worker carries on, by reading once the message has left.
 	ErrHandedOff = errors.New("handed off")
-	// ErrCancelRequested is the cause of a task's context ended by cancel.
-	ErrCancelRequested = errors.New("cancel requested")
 )
+
+// errCancelRequested is the cause of a task's context ended by cancel.
+var errCancelRequested = errors.New("cancel requested")
 
 // RecordWriteError means a task's outcome is known but could not be
 // written to its record: Run returns the outcome all the same.

@@ -16,7 +16,7 @@
 //	    place                               the context placed (rounds before, the task answered),
 //	    Store.Lock, create                  the lock taken, the record written before anything leaves:
 //	                                        queued (text in it) for a worker, or sending for send
-//	  send-async: Courier.HandOff           the lock let go; EnsureWorker → spawn (spawn.go):
+//	  send-async: Courier.HandOff           the lock let go; ensureWorker → spawn (spawn.go):
 //	                                        the same binary, setsid, stdin /dev/null, the log,
 //	                                        the credential on descriptor 3, the environment's secrets left out
 //	    worker: Courier.Serve               worker.go: the worker lock, claims by file-system events and rescans
@@ -30,8 +30,10 @@
 //	    run.settle                          settle.go: completed, failed, rejected, canceled, input_required,
 //	                                        expired (lost), or handed off (queued again / a worker reads)
 //	  result: Courier.Wait, Revive          result.go: the record watched; a dead worker replaced
-//	  fetch: Courier.WriteFetched           fetch.go: an outcome read without a worker
-//	  cancel: Courier.Cancel                cancel.go: the marker, the holder ends the task
+//	  fetch: Courier.FetchKibana,           fetch.go: an outcome read without a worker, its reply kept,
+//	    SettleFetchedTask                   written into the local record when it may be (writeFetched)
+//	  cancel: StopWayOf, Courier.Cancel     cancel.go: how the run can be stopped; the marker, the holder
+//	                                        ends the task
 //
 // Every write of a record goes through store.Handle.Update, which enforces
 // the record's state machine (store/machine.go): the engine only ever asks

@@ -13,10 +13,10 @@ import (
 // store knows nothing of the client). The conversions both ways are here,
 // and only here.
 
-// ErrorInfo is the record's form of err: a *client.Error's kind, status
+// errorInfo is the record's form of err: a *client.Error's kind, status
 // and JSON-RPC code, and for a busy server the wait it asked for; any other
 // error is unexpected. nil for nil.
-func ErrorInfo(err error) *store.ErrorInfo {
+func errorInfo(err error) *store.ErrorInfo {
 	if err == nil {
 		return nil
 	}

@@ -14,16 +14,16 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// WriteFetched writes an outcome read from the server without a worker
+// writeFetched writes an outcome read from the server without a worker
 // (fetch: its state, reply and reason, its task id into a record that has
 // none) into the local record it was read for, when that may be written
-// (FetchMayWrite) and, under its lock, the record is still the one that
+// (fetchMayWrite) and, under its lock, the record is still the one that
 // was read: the same message, still writable. A send may have put a new
 // message in it meanwhile (queued, its text in it), or a worker finished
 // it; a worker holding it is left to write it. It reports whether the
 // record was written; an error is a write that failed.
-func (c *Courier) WriteFetched(local, fetched *store.Record) (bool, error) {
-	if c.Store == nil || !FetchMayWrite(local) {
+func (c *Courier) writeFetched(local, fetched *store.Record) (bool, error) {
+	if c.Store == nil || !fetchMayWrite(local) {
 		return false, nil
 	}
 	h, err := c.Store.Lock(local.ContextID)
@@ -32,7 +32,7 @@ func (c *Courier) WriteFetched(local, fetched *store.Record) (bool, error) {
 	}
 	defer h.Release()
 	_, err = h.Update(func(x *store.Record) error {
-		if x.MessageID != local.MessageID || !FetchMayWrite(x) {
+		if x.MessageID != local.MessageID || !fetchMayWrite(x) {
 			return errRecordMoved
 		}
 		finish(x, c.now(), fetched.State)
@@ -49,11 +49,11 @@ func (c *Courier) WriteFetched(local, fetched *store.Record) (bool, error) {
 	return err == nil, err
 }
 
-// FetchMayWrite reports whether an outcome read from the server may be
+// fetchMayWrite reports whether an outcome read from the server may be
 // written into a local record: one that is sent and not final, or
 // expired. A queued record holds a message not sent yet (its text is in
 // it): what the server shows is not its outcome.
-func FetchMayWrite(local *store.Record) bool {
+func fetchMayWrite(local *store.Record) bool {
 	return local != nil && local.State != store.Queued && (!local.State.Terminal() || local.State == store.Expired)
 }
 
@@ -201,7 +201,7 @@ type KibanaRead struct {
 // Task Manager run of a record sent to this Kibana is asked too (tasks/get):
 // on 9.6 it is the authority on the run, and alone sees a failure, which
 // the conversation never shows. An outcome found is written into the local
-// record when it may be (WriteFetched). It never sends anything.
+// record when it may be (writeFetched). It never sends anything.
 //
 // Errors: an *UnknownContextError for an id Kibana does not know that
 // cannot be a2a-courier's, an *UnreadableRoundError for a stored round that
@@ -233,7 +233,7 @@ func (c *Courier) FetchKibana(ctx context.Context, k *client.Kibana, contextID s
 	result := *rec
 	result.State = store.State(out.State)
 	result.Reason = out.Reason
-	if err := KeepReply(c.Store, &result, out.Reply); err != nil {
+	if err := keepReply(c.Store, &result, out.Reply); err != nil {
 		return nil, fmt.Errorf("keep the reply of context %s: %w", contextID, err)
 	}
 	// Times come from the server's document, not from this fetch (none
@@ -248,7 +248,7 @@ func (c *Courier) FetchKibana(ctx context.Context, k *client.Kibana, contextID s
 		}
 	}
 	read.Record = &result
-	_, read.WriteErr = c.WriteFetched(local, &result)
+	_, read.WriteErr = c.writeFetched(local, &result)
 	return read, nil
 }
 
@@ -350,7 +350,7 @@ type FetchedTask struct {
 // SettleFetchedTask makes the record of a task read from a generic agent:
 // a final outcome, its reply and files kept as a worker keeps them, its
 // time the server's, is written into the local record when it may be
-// (WriteFetched). A task still asking the question that the local record's
+// (writeFetched). A task still asking the question that the local record's
 // message answers has not taken the answer in yet: it is not final.
 func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 	res, local := t.Result, t.Local
@@ -386,7 +386,7 @@ func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 		rec.OutDir = dir
 	}
 	if err == nil {
-		err = errors.Join(KeepReply(c.Store, rec, out.Reply), KeepReplyParts(c.Store, rec, out.Parts))
+		err = errors.Join(keepReply(c.Store, rec, out.Reply), keepReplyParts(c.Store, rec, out.Parts))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("keep the reply of task %s: %w", rec.TaskID, err)
@@ -397,6 +397,6 @@ func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 		rec.FinishedAt = ts // the server's time, not this fetch's
 	}
 	f := &FetchedTask{Record: rec, Final: true}
-	_, f.WriteErr = c.WriteFetched(local, rec)
+	_, f.WriteErr = c.writeFetched(local, rec)
 	return f, nil
 }

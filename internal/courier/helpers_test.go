@@ -19,7 +19,7 @@ import (
 )
 
 // TestMain lets this test binary stand in for the a2a-courier binary's
-// worker: a worker EnsureWorker spawns in a test runs workerMain, which
+// worker: a worker ensureWorker spawns in a test runs workerMain, which
 // serves its tasks as `a2a-courier worker` does, with the real Serve.
 func TestMain(m *testing.M) {
 	if os.Getenv("A2A_COURIER_TEST_WORKER") == "1" {

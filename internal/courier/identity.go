@@ -10,10 +10,10 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// Identity is the fingerprint under which a target's tasks are worked: one
+// identity is the fingerprint under which a target's tasks are worked: one
 // worker serves every task of one identity, and a task is only ever worked
 // on with the credential it was sent with.
-func Identity(t store.Target, key client.Secret) string {
+func identity(t store.Target, key client.Secret) string {
 	if t.Kind == store.TargetA2A {
 		return Fingerprint(Origin(t.Endpoint), key.Reveal())
 	}

@@ -141,9 +141,9 @@ func (c *Courier) KibanaServer(ctx context.Context, k *client.Kibana, kibanaURL 
 	return info, known
 }
 
-// CardKey names a cached Kibana card: per origin, credential, space and
+// cardKey names a cached Kibana card: per origin, credential, space and
 // agent, since what one key may see another may not.
-func CardKey(kibanaURL string, key client.Secret, space, agent string) string {
+func cardKey(kibanaURL string, key client.Secret, space, agent string) string {
 	sum := sha256.Sum256([]byte(Fingerprint(client.KibanaOrigin(kibanaURL), key.Reveal()) + "\x00" + space + "\x00" + agent))
 	return "kibana-" + hex.EncodeToString(sum[:12])
 }
@@ -153,7 +153,7 @@ func CardKey(kibanaURL string, key client.Secret, space, agent string) string {
 // kibanaURL with key, in space). An agent Kibana does not know drops its
 // cached card.
 func (c *Courier) KibanaCard(ctx context.Context, k *client.Kibana, kibanaURL string, key client.Secret, space, agent string, fresh bool, timeout time.Duration) (client.Card, error) {
-	ck := CardKey(kibanaURL, key, space, agent)
+	ck := cardKey(kibanaURL, key, space, agent)
 	if c.Store != nil && !fresh {
 		if raw, ok := c.Store.LoadCard(ck); ok {
 			return client.Card{Raw: raw}, nil
@@ -178,7 +178,7 @@ func (c *Courier) KibanaCard(ctx context.Context, k *client.Kibana, kibanaURL st
 // does not stream after all, or it is gone.
 func (c *Courier) forgetCard(rec *store.Record, key client.Secret) {
 	if rec.Target.Kind == store.TargetKibana {
-		c.Store.ForgetCard(CardKey(rec.Target.URL, key, rec.Target.Space, rec.Agent))
+		c.Store.ForgetCard(cardKey(rec.Target.URL, key, rec.Target.Space, rec.Agent))
 	}
 }
 

@@ -128,10 +128,10 @@ func TestRepliesOfOneContextKeepTheirOwnFiles(t *testing.T) {
 	first := &store.Record{ContextID: "ctx-two", MessageID: "m-1"}
 	second := &store.Record{ContextID: "ctx-two", MessageID: "m-2"}
 	a, b := strings.Repeat("a", maxRecordReply+1), strings.Repeat("b", maxRecordReply+1)
-	if err := KeepReply(c.Store, first, a); err != nil {
+	if err := keepReply(c.Store, first, a); err != nil {
 		t.Fatal(err)
 	}
-	if err := KeepReply(c.Store, second, b); err != nil {
+	if err := keepReply(c.Store, second, b); err != nil {
 		t.Fatal(err)
 	}
 	if first.ReplyFile == second.ReplyFile || first.Reply != "" || first.ReplyBytes != len(a) {

@@ -47,7 +47,7 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	// The record of task-1 was archived with its context: the new record
 	// carries no task id, so only a record of the task itself counts.
 	c.Store.Create(&store.Record{ContextID: "ctx-task-1", MessageID: "m", TaskID: "task-1", State: store.Queued, Message: "q",
-		Target: answer.Target, Identity: Identity(answer.Target, "")})
+		Target: answer.Target, Identity: identity(answer.Target, "")})
 	hh, _ := c.Store.Lock("ctx-task-1")
 	complete(t, hh)
 	hh.Release()
@@ -160,14 +160,14 @@ func TestServeWorksOnQueuedTasks(t *testing.T) {
 	}
 }
 
-// EnsureWorker starts a detached worker (this test binary, as a worker)
+// ensureWorker starts a detached worker (this test binary, as a worker)
 // that finishes the task; a second call while it serves starts none.
 func TestEnsureWorkerStartsADetachedWorker(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 500 * time.Millisecond })
 	c := newEngine(t)
 	rec := queued(t, c, message(sim, "slow", "in the background"))
-	if err := c.EnsureWorker(rec.Identity, testKey); err != nil {
+	if err := c.ensureWorker(rec.Identity, testKey); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
@@ -175,7 +175,7 @@ func TestEnsureWorkerStartsADetachedWorker(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	pids := c.Store.Workers(rec.Identity)
-	if err := c.EnsureWorker(rec.Identity, testKey); err != nil || len(pids) != 1 {
+	if err := c.ensureWorker(rec.Identity, testKey); err != nil || len(pids) != 1 {
 		t.Fatalf("%v, workers %v", err, pids)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -194,7 +194,7 @@ func TestEnsureWorkerRefusesAnUnsoundTiming(t *testing.T) {
 	t.Parallel()
 	c := newEngine(t)
 	c.TimingErr = errors.New("not a duration")
-	if err := c.EnsureWorker("0123456789abcdef", testKey); err != c.TimingErr {
+	if err := c.ensureWorker("0123456789abcdef", testKey); err != c.TimingErr {
 		t.Fatalf("%v", err)
 	}
 }
@@ -270,7 +270,7 @@ func TestCancel(t *testing.T) {
 	}
 }
 
-// WriteFetched writes an outcome only into a record sent and not final
+// writeFetched writes an outcome only into a record sent and not final
 // (or expired), still holding the message it was read for.
 func TestWriteFetched(t *testing.T) {
 	t.Parallel()
@@ -278,7 +278,7 @@ func TestWriteFetched(t *testing.T) {
 	c := newEngine(t)
 	rec := queued(t, c, message(sim, "quick", "fetched"))
 	out := &store.Record{State: store.Completed, Reply: "from the server"}
-	if ok, err := c.WriteFetched(rec, out); ok || err != nil {
+	if ok, err := c.writeFetched(rec, out); ok || err != nil {
 		t.Fatalf("a queued record was written: %v", err)
 	}
 	h, _ := c.Store.Lock(rec.ContextID)
@@ -288,22 +288,22 @@ func TestWriteFetched(t *testing.T) {
 		return nil
 	})
 	h.Release()
-	if ok, err := c.WriteFetched(sent, out); !ok || err != nil {
+	if ok, err := c.writeFetched(sent, out); !ok || err != nil {
 		t.Fatalf("not written: %v", err)
 	}
 	if got := load(t, c, rec.ContextID); got.State != store.Completed || got.Reply != "from the server" || got.Via != "fetch" {
 		t.Errorf("%+v", got)
 	}
-	if ok, _ := c.WriteFetched(sent, out); ok {
+	if ok, _ := c.writeFetched(sent, out); ok {
 		t.Error("a final record was written again")
 	}
 }
 
-// ErrorInfo and its way back: a record keeps a failure by its kind's name.
+// errorInfo and its way back: a record keeps a failure by its kind's name.
 func TestErrorInfoRoundTrip(t *testing.T) {
 	t.Parallel()
 	err := &client.Error{Kind: client.KindBusy, StatusCode: 429, Message: "slow down", RetryAfter: 1500 * time.Millisecond, Op: "send"}
-	info := ErrorInfo(err)
+	info := errorInfo(err)
 	if info.Kind != "busy" || info.RetryAfterSeconds != 2 || info.HTTPStatus != 429 {
 		t.Fatalf("%+v", info)
 	}
@@ -311,8 +311,8 @@ func TestErrorInfoRoundTrip(t *testing.T) {
 	if back.Kind != client.KindBusy || back.StatusCode != 429 || back.RetryAfter != 2*time.Second {
 		t.Errorf("%+v", back)
 	}
-	if KindOf(&store.ErrorInfo{Kind: "no such kind"}) != client.KindUnexpected || ErrorInfo(nil) != nil ||
-		ErrorInfo(errors.New("x")).Kind != "unexpected" {
+	if KindOf(&store.ErrorInfo{Kind: "no such kind"}) != client.KindUnexpected || errorInfo(nil) != nil ||
+		errorInfo(errors.New("x")).Kind != "unexpected" {
 		t.Error("unknown kinds and plain errors")
 	}
 }

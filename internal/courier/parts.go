@@ -197,13 +197,13 @@ func nonEmptyName(p store.Part) string {
 	return p.Kind
 }
 
-// KeepReplyParts keeps the parts of a reply in the record x: files saved
+// keepReplyParts keeps the parts of a reply in the record x: files saved
 // (in x.OutDir, else beside the record, ReplyFilesDir), each named in its
 // part with its size and SHA-256; data as sent; texts with their text while
 // the reply itself is kept in the record (ReplyFile empty). st nil: files
 // are saved only to x.OutDir. A file that cannot be saved is an error: the
 // reply is not whole without it.
-func KeepReplyParts(st *store.Store, x *store.Record, parts []client.ReplyPart) error {
+func keepReplyParts(st *store.Store, x *store.Record, parts []client.ReplyPart) error {
 	x.ReplyParts = nil
 	for _, p := range parts {
 		rp := store.ReplyPart{Source: p.Source, Kind: p.Kind, Name: p.Name, MediaType: p.MediaType, URL: p.URL, Artifact: p.ArtifactName, Problem: p.Problem}

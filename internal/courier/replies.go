@@ -25,10 +25,10 @@ const (
 	SpilledReplyCut = 1 << 20
 )
 
-// KeepReply puts a reply in the record, or in its own file when it is over
+// keepReply puts a reply in the record, or in its own file when it is over
 // maxRecordReply (st nil: the reply stays in the record, shown once and
 // kept nowhere).
-func KeepReply(st *store.Store, x *store.Record, reply string) error {
+func keepReply(st *store.Store, x *store.Record, reply string) error {
 	x.ReplyFile, x.ReplyBytes = "", 0
 	if len(reply) <= maxRecordReply {
 		x.Reply = reply

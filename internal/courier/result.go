@@ -29,10 +29,10 @@ var ErrOtherCredential = errors.New("the task was sent with another URL or crede
 // record past sending reads the reply back and never sends again; only a
 // record still queued is sent.
 func (c *Courier) Revive(rec *store.Record, key client.Secret) error {
-	if Identity(rec.Target, key) != rec.Identity {
+	if identity(rec.Target, key) != rec.Identity {
 		return ErrOtherCredential
 	}
-	return c.EnsureWorker(rec.Identity, key)
+	return c.ensureWorker(rec.Identity, key)
 }
 
 // reviveAfter is how long Wait lets a task go without a worker before it

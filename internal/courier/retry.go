@@ -47,7 +47,7 @@ func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool,
 	r.update(func(x *store.Record) {
 		x.State, x.Message, x.SentAt, x.RetryAt = store.Queued, r.text, nil, &retryAt
 		x.Refusals = r.refusals
-		x.LastError = ErrorInfo(out.Err)
+		x.LastError = errorInfo(out.Err)
 	})
 	r.c.logf("%s: refused (%v); sending again in %s (retry %d of %d)", r.id, out.Err, WaitText(wait), r.refusals, MaxSendRetries)
 	if r.w.OnEvent != nil {

@@ -127,7 +127,7 @@ func (r *run) load() (done bool, err error) {
 	if rec.State.Terminal() {
 		return true, nil
 	}
-	if got := Identity(rec.Target, r.w.Key); got != rec.Identity {
+	if got := identity(rec.Target, r.w.Key); got != rec.Identity {
 		return true, fmt.Errorf("task %s was sent with another credential; it is left for a worker holding that one", rec.ContextID)
 	}
 	r.deliver, err = r.c.deliverer(rec.Target, r.w.Key)
@@ -232,7 +232,7 @@ func (r *run) decide(ctx context.Context) (_ *store.Record, done bool, err error
 
 // canceled reports whether ctx ended because cancel asked.
 func canceled(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), ErrCancelRequested)
+	return errors.Is(context.Cause(ctx), errCancelRequested)
 }
 
 // begin makes the write that says the message is leaving: past it, the
@@ -394,7 +394,7 @@ func (r *run) onEvent(e client.Event) {
 // the connection of a blocking send ended; the same problem again is not
 // written again.
 func (r *run) noteProblem(e client.Event) {
-	info := ErrorInfo(e.Err)
+	info := errorInfo(e.Err)
 	cur := r.current()
 	lost := e.Kind == client.EventConnectionLost && cur.Target.Kind == store.TargetKibana && !cur.Target.NonBlocking
 	if cur.LastError != nil && info != nil && *cur.LastError == *info && (!lost || cur.ConnectionLost) {

@@ -272,7 +272,7 @@ func TestEndingOrder(t *testing.T) {
 	stopped, stop := context.WithCancel(context.Background())
 	stop()
 	canceledCtx, cancelIt := context.WithCancelCause(context.Background())
-	cancelIt(ErrCancelRequested)
+	cancelIt(errCancelRequested)
 	past, cancelPast := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancelPast()
 	gone := &client.Error{Kind: client.KindNotFound, Err: client.ErrTaskGone}

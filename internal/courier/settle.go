@@ -105,7 +105,7 @@ func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Reco
 	case endRefused:
 		// Reading was refused and no answer is coming on the POST: the task
 		// stays open (a fixed key may read it with fetch), reported as such.
-		r.update(func(x *store.Record) { x.LastError = ErrorInfo(out.Err) })
+		r.update(func(x *store.Record) { x.LastError = errorInfo(out.Err) })
 		r.c.logf("%s: stopped: %v", r.id, out.Err)
 		return r.current(), out.Err
 	}
@@ -163,7 +163,7 @@ func (r *run) expire(out client.Outcome, how ending) (*store.Record, error) {
 			x.Reason = expiredReason(x)
 		}
 		if out.Err != nil {
-			x.LastError = ErrorInfo(out.Err)
+			x.LastError = errorInfo(out.Err)
 		}
 		x.Lost = x.Lost || lost
 	})
@@ -198,9 +198,9 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 	}
 	err := r.update(func(x *store.Record) {
 		finish(x, r.c.now(), store.State(out.State))
-		kerr := KeepReply(r.c.Store, x, out.Reply)
+		kerr := keepReply(r.c.Store, x, out.Reply)
 		if kerr == nil && x.Target.Kind == store.TargetA2A && (x.State == store.Completed || x.State == store.InputRequired) {
-			kerr = KeepReplyParts(r.c.Store, x, out.Parts) // files saved, data and texts apart
+			kerr = keepReplyParts(r.c.Store, x, out.Parts) // files saved, data and texts apart
 		}
 		if kerr != nil {
 			// The run finished and said something, but it cannot be kept
@@ -209,12 +209,12 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 			x.State = store.Expired
 			x.Reason = "the run ended " + string(out.State) + ", but its reply could not be kept (" + OneLine(kerr) +
 				"): fetch " + x.ContextID + " reads it again from the server"
-			x.LastError = ErrorInfo(kerr)
+			x.LastError = errorInfo(kerr)
 			return
 		}
 		x.Reason = out.Reason
 		x.Refusals = r.refusals
-		x.Error = ErrorInfo(out.Err)
+		x.Error = errorInfo(out.Err)
 		x.HTTPStatus = out.HTTPStatus
 		x.Via = out.Via
 		if out.TaskID != "" {
@@ -232,7 +232,7 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 		// caller can still show it, and say the record lags.
 		res := *r.current()
 		finish(&res, r.c.now(), store.State(out.State))
-		res.Reply, res.Reason, res.Error, res.Via = out.Reply, out.Reason, ErrorInfo(out.Err), out.Via
+		res.Reply, res.Reason, res.Error, res.Via = out.Reply, out.Reason, errorInfo(out.Err), out.Via
 		return &res, &RecordWriteError{err}
 	}
 	if rec := r.current(); rec.State == store.Rejected && KindOf(rec.Error) == client.KindNotFound {
@@ -252,7 +252,7 @@ func (r *run) cancelWith(why string, before func(*store.Record)) (*store.Record,
 		if before != nil {
 			before(x)
 		}
-		MarkCanceled(x, r.c.now())
+		markCanceled(x, r.c.now())
 	})
 	if err != nil {
 		return rec, err
@@ -263,9 +263,9 @@ func (r *run) cancelWith(why string, before func(*store.Record)) (*store.Record,
 	return rec, nil
 }
 
-// MarkCanceled ends a task canceled with the cancel command, with the
+// markCanceled ends a task canceled with the cancel command, with the
 // reason that says what became of its run.
-func MarkCanceled(x *store.Record, now time.Time) {
+func markCanceled(x *store.Record, now time.Time) {
 	sent := x.State != store.Queued
 	finish(x, now, store.Canceled)
 	x.CanceledBy = "cancel"

@@ -66,7 +66,7 @@ func (c *Courier) spawn(args []string, key client.Secret) error {
 	cmd.Stdout = logf
 	cmd.Stderr = logf
 	cmd.ExtraFiles = []*os.File{pr}
-	cmd.Env = WorkerEnv(c.Environ())
+	cmd.Env = workerEnv(c.Environ())
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	markInheritedCloseOnExec()
@@ -129,9 +129,9 @@ func markInheritedCloseOnExec() {
 	}
 }
 
-// WorkerEnv is the environment a worker inherits: an allowlist, so no
+// workerEnv is the environment a worker inherits: an allowlist, so no
 // secret of the caller's environment reaches a long-lived process.
-func WorkerEnv(env []string) []string {
+func workerEnv(env []string) []string {
 	out := make([]string, 0, 16)
 	for _, kv := range env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -162,13 +162,13 @@ func secretName(upper string) bool {
 	return false
 }
 
-// EnsureWorker makes sure a worker serves ident. A running worker picks a
+// ensureWorker makes sure a worker serves ident. A running worker picks a
 // new record up by itself; if it is on its way out, it looks once more
 // after releasing its lock, so a record written before this check is never
 // left behind. A worker that holds its lock but has stopped beating
 // (SIGSTOP) serves nothing: a new one is started beside it, in the next
 // worker slot, and takes every task whose lock is free.
-func (c *Courier) EnsureWorker(ident string, key client.Secret) error {
+func (c *Courier) ensureWorker(ident string, key client.Secret) error {
 	if c.TimingErr != nil {
 		return c.TimingErr
 	}

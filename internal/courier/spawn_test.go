@@ -14,7 +14,7 @@ func TestWorkerEnvKeepsSecretsBehind(t *testing.T) {
 		"KIBANA_API_KEY=k-5", "RESEARCH_TOKEN=t-6", "AWS_SECRET_ACCESS_KEY=a-7", "GITHUB_TOKEN=g-8", "SHELL=/bin/bash",
 	}
 	got := map[string]bool{}
-	for _, kv := range WorkerEnv(in) {
+	for _, kv := range workerEnv(in) {
 		got[kv] = true
 	}
 	for _, keep := range in[:12] {

@@ -76,7 +76,7 @@ func (e *FinishedTaskError) Error() string {
 // over (HandOff).
 func (c *Courier) Submit(ctx context.Context, m Message, sending bool, command string) (*store.Record, *store.Handle, error) {
 	rec := &store.Record{
-		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: Identity(m.Target, m.Key), State: store.Queued,
+		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: identity(m.Target, m.Key), State: store.Queued,
 		Message: m.Text, MessageSHA256: client.HashText(m.Text), MessageSize: len(m.Text),
 		PollInterval: store.Duration(m.PollInterval), MaxWait: store.Duration(m.MaxWait),
 		Parts: describeParts(m.Parts), OutDir: m.OutDir,
@@ -261,7 +261,7 @@ func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 // record's lock go and makes sure a worker serves the task's identity.
 func (c *Courier) HandOff(h *store.Handle, rec *store.Record, key client.Secret) error {
 	h.Release()
-	return c.EnsureWorker(rec.Identity, key)
+	return c.ensureWorker(rec.Identity, key)
 }
 
 // DropUnsent ends a task whose message the user stopped (Ctrl-C) before it

@@ -238,7 +238,7 @@ func (w *worker) cancelIfAsked(id string) {
 	}
 	if rec, err := w.st.Load(id); err == nil && w.st.CancelRequested(id, rec.MessageID) {
 		w.c.logf("%s: cancel requested", id)
-		cancel(ErrCancelRequested)
+		cancel(errCancelRequested)
 	}
 }
 
