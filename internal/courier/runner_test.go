@@ -278,6 +278,9 @@ func TestEndingOrder(t *testing.T) {
 	gone := &client.Error{Kind: client.KindNotFound, Err: client.ErrTaskGone}
 	refused := &client.Error{Kind: client.KindForbidden, StatusCode: 403}
 	tooLarge := &client.Error{Kind: client.KindProtocol, Err: client.ErrReplyTooLarge}
+	unreadable := &client.Error{Kind: client.KindProtocol, Err: client.ErrRoundUnreadable}
+	aborted, abort := context.WithCancelCause(context.Background())
+	abort(errLikelyAborted)
 	for _, tt := range []struct {
 		name      string
 		ctx, dctx context.Context
@@ -290,9 +293,13 @@ func TestEndingOrder(t *testing.T) {
 		{"stopped, nothing sent", stopped, stopped, client.Outcome{}, true, endUnsent},
 		{"stopped after sending", stopped, stopped, client.Outcome{}, false, endHandedOff},
 		{"the task is gone", live, past, client.Outcome{Err: gone}, false, endGone},
+		{"the task is gone, after the abort grace", live, aborted, client.Outcome{Err: gone}, false, endGone},
+		{"likely aborted with its connection", live, aborted, client.Outcome{}, false, endAborted},
+		{"likely aborted, a stop wins", stopped, aborted, client.Outcome{}, false, endHandedOff},
 		{"the maximum wait", live, past, client.Outcome{}, false, endExpired},
 		{"reading refused", live, live, client.Outcome{Err: refused}, false, endRefused},
 		{"too large to read", live, live, client.Outcome{Err: tooLarge}, false, endTooLarge},
+		{"an unreadable round", live, live, client.Outcome{Err: unreadable}, false, endUnreadable},
 		{"nothing more to read", live, live, client.Outcome{Err: errors.New("a page")}, false, endStuck},
 	} {
 		r := &run{unsent: tt.unsent}
