@@ -35,6 +35,11 @@
 //	  cancel: StopWayOf, Courier.Cancel     cancel.go: how the run can be stopped; the marker, the holder
 //	                                        ends the task
 //
+// A Kibana agent's card is cached (KibanaCard) for the max-age the server
+// gives it; a run forgets it when the send shows it stale: the server does
+// not stream though the card says so, or the agent is not found
+// (forgetCard). Other failures keep it.
+//
 // Every write of a record goes through store.Handle.Update, which enforces
 // the record's state machine (store/machine.go): the engine only ever asks
 // for legal moves, and a write that tries another is refused.

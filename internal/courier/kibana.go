@@ -174,8 +174,20 @@ func (c *Courier) KibanaCard(ctx context.Context, k *client.Kibana, kibanaURL st
 	return card, nil
 }
 
-// forgetCard drops the cached card of a Kibana task's agent: it said it
-// does not stream after all, or it is gone.
+// forgetCard drops the cached card of a Kibana task's agent, when a run
+// (the foreground send's or a worker's) learns that the card is stale:
+//
+//   - the card said streaming, and the server answered message/stream with
+//     "streaming not supported" (-32004, EventStreamUnsupported): the
+//     record's target stops streaming and the same delivery goes on by
+//     message/send; the next send reads the card anew;
+//   - the send was rejected not_found: the agent is gone, and a cached card
+//     would let the next send record a task for it.
+//
+// KibanaCard drops it too when reading the card answers not found. Any
+// other failure keeps the card until its max-age ends. Only Kibana cards
+// are cached; a generic agent's card is read at every send, so there is
+// none to forget.
 func (c *Courier) forgetCard(rec *store.Record, key client.Secret) {
 	if rec.Target.Kind == store.TargetKibana {
 		c.Store.ForgetCard(cardKey(rec.Target.URL, key, rec.Target.Space, rec.Agent))
