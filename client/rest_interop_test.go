@@ -332,6 +332,7 @@ func restListAndFetchByContext(t *testing.T, e restEnv) {
 	if err != nil || len(page.Tasks) != 1 || page.Tasks[0].ID != tids[0] || page.NextPageToken != "" {
 		t.Errorf("last page: %+v %v", page, err)
 	}
+	checkTaskListLimit(t, e.ctx, c, ctxID, tids)
 	if _, err := c.Tasks(e.ctx, TaskFilter{State: "sleeping"}); !IsKind(err, KindBadRequest) {
 		t.Errorf("an unknown state: %v", err)
 	}
@@ -757,5 +758,18 @@ func TestResolveAgentBindings(t *testing.T) {
 	}
 	if _, err := ParseBinding("grpc"); err == nil {
 		t.Error("ParseBinding took grpc")
+	}
+}
+
+// checkTaskListLimit: a limit stops the listing of a context's 3
+// completed tasks (tids, oldest first): the newest, and the count.
+func checkTaskListLimit(t *testing.T, ctx context.Context, c *A2A, ctxID string, tids []string) {
+	t.Helper()
+	l, err := c.TaskList(ctx, TaskFilter{ContextID: ctxID, State: "completed"}, 2)
+	if err != nil || len(l.Tasks) != 2 || l.Tasks[0].ID != tids[2] || l.Tasks[1].ID != tids[1] || l.Total != 3 || !l.More {
+		t.Errorf("limit 2: %+v %v", l, err)
+	}
+	if l, err = c.TaskList(ctx, TaskFilter{ContextID: ctxID, State: "completed"}, 3); err != nil || len(l.Tasks) != 3 || l.Total != 3 || l.More {
+		t.Errorf("limit 3: %+v %v", l, err)
 	}
 }
