@@ -210,6 +210,44 @@ func TestProgressBesideTheSpinner(t *testing.T) {
 	}
 }
 
+// TestProgressOfADetachedWorker: the worker send-async starts records the
+// task's latest status update (the slow agent says "working" while it
+// works), and result --wait shows it: beside the spinner on a terminal, as
+// lines with --progress; stdout is the whole answer alone, and the final
+// record keeps no progress.
+func TestProgressOfADetachedWorker(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	for _, c := range []struct {
+		name   string
+		errTTY bool
+		args   []string
+		want   string
+	}{
+		{"terminal", true, nil, "waiting for slow: working ("},
+		{"--progress", false, []string{"--progress"}, "progress: working: working\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			r := h.run("send-async", "--url", js.URL(interoptest.MountREST, interoptest.AgentSlow), "chunks=12 delay=250ms", "--poll-interval", "100ms")
+			r.expect(t, ExitOK)
+			ctxID := strings.TrimSpace(r.stdout)
+			h.errTTY = c.errTTY
+			r = h.run(append([]string{"result", ctxID, "--wait", "--timeout", "45s"}, c.args...)...)
+			r.expect(t, ExitOK)
+			if r.stdout != slowAnswer(12)+"\n" || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "progress:") != (c.name == "--progress") ||
+				strings.Count(r.stderr, "progress:") > 1 {
+				t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
+			}
+			if rec := loadRecord(t, h, ctxID); rec.State != store.Completed || rec.Progress != nil {
+				t.Errorf("record %s, progress %+v", rec.State, rec.Progress)
+			}
+			waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+		})
+	}
+}
+
 func interopAsync(t *testing.T, s interopServer, h *harness) {
 	r := h.run("send-async", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=3 delay=200ms", "--poll-interval", "100ms")
 	r.expect(t, ExitOK)

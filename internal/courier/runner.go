@@ -58,6 +58,7 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 	r.giveUp = giveUp
 	r.watchAbort()
 	defer r.stopAbortWatch()
+	defer r.stopProgress()
 	out, err := r.follow(ctx, dctx)
 	if err != nil {
 		return r.current(), err
@@ -114,6 +115,9 @@ type run struct {
 	// unsent: the last send was refused and the wait before the next one
 	// was cut short, so nothing is on the server.
 	unsent bool
+
+	// The latest status update waiting to be written (progress.go).
+	progress progressWriter
 }
 
 // load reads the record and builds the client of its agent. done is true
@@ -379,6 +383,8 @@ func (r *run) onEvent(e client.Event) {
 		r.update(func(x *store.Record) { x.Target.Streaming = false })
 	case client.EventConnectionLost, client.EventPollError, client.EventReplyTooLarge:
 		r.noteProblem(e)
+	case client.EventProgress:
+		r.noteProgress(e)
 	}
 	if e.Err != nil {
 		r.c.logf("%s: %s: %s: %v", r.id, e.Kind, e.Message, e.Err)
