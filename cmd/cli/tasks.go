@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -11,6 +10,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -132,7 +132,7 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 			Summary: courier.SummaryLine(client.RedactCredential(t.StatusText, src.cred))}
 		when := t.Timestamp
 		if ts, err := time.Parse(time.RFC3339Nano, when); err == nil && pr.outTTY {
-			when = ageText(now.Sub(ts))
+			when = termui.Age(now.Sub(ts))
 		}
 		cells[i] = []string{t.ContextID, t.ID, rows[i].State, when, rows[i].Summary}
 	}
@@ -187,7 +187,7 @@ func (a *App) runTasks(opts *tasksOptions) error {
 			AgeSeconds: int64(now.Sub(r.CreatedAt).Seconds()), Summary: courier.Summary(r), TaskID: r.TaskID, Target: string(r.Target.Kind)}
 		age := r.CreatedAt.UTC().Format(time.RFC3339)
 		if pr.outTTY {
-			age = ageText(now.Sub(r.CreatedAt))
+			age = termui.Age(now.Sub(r.CreatedAt))
 		}
 		cells[i] = []string{r.ContextID, r.Agent, string(r.State), age, rows[i].Summary}
 	}
@@ -203,19 +203,6 @@ func (a *App) runTasks(opts *tasksOptions) error {
 		pr.info("%d of %d tasks, newest first; --limit 0 lists all", len(recs), total)
 	}
 	return nil
-}
-
-// ageText is how long ago, for a person: 45s, 12m, 5h, 3d.
-func ageText(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 type pruneOptions struct {

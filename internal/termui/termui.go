@@ -248,3 +248,16 @@ func (s *Spinner) Stop() {
 	}
 	<-s.done
 }
+
+// Age is how long ago, for a person: 45s, 12m, 5h, 3d.
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
