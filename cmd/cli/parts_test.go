@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,6 +107,71 @@ func TestFilesAndDataReachTheAgent(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestPartsAlone: a message of files or data with no text. With no
+// argument and stdin a terminal, stdin is not read (a pipe nobody writes
+// to stands for the terminal: reading it would hang) and the parts go
+// alone; so they do with an empty stdin (piped, or "-"), in the
+// foreground and through a detached worker. Without parts an empty
+// message is still refused (exit 2), before anything is recorded.
+func TestPartsAlone(t *testing.T) {
+	js := interoptest.StartJS(t)
+	csvBytes := []byte("name,n\nada,1\n")
+	want := interoptest.PartLine(1, "raw", "table.csv", "text/csv", fmt.Sprintf("size=%d sha256=%s", len(csvBytes), hexSHA(csvBytes)))
+	for _, c := range []struct {
+		name, mount, command string
+		terminal             bool
+		args                 []string
+	}{
+		{"terminal, foreground, HTTP+JSON", interoptest.MountREST, "send", true, nil},
+		{"terminal, send-async, v1.0", interoptest.MountV1, "send-async", true, nil},
+		{"empty stdin, foreground, v0.3", interoptest.MountV03, "send", false, nil},
+		{"empty stdin with -, send-async, HTTP+JSON", interoptest.MountREST, "send-async", false, []string{"-"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			csv := filepath.Join(t.TempDir(), "table.csv")
+			os.WriteFile(csv, csvBytes, 0o600)
+			if c.terminal {
+				pr, pw := io.Pipe()
+				defer pw.Close()
+				h.stdinR, h.stdinTTY = pr, true
+			}
+			r := h.run(append([]string{c.command, "--url", js.URL(c.mount, interoptest.AgentParts), "--file", csv, "--poll-interval", "100ms"}, c.args...)...)
+			r.expect(t, ExitOK)
+			if strings.Contains(r.stderr, "type the message") {
+				t.Errorf("asked for a message: %q", r.stderr)
+			}
+			ctxID := ""
+			if c.command == "send-async" {
+				ctxID = strings.TrimSpace(r.stdout)
+				h.stdinR, h.stdinTTY = nil, false
+				r = h.run("result", ctxID, "--wait", "--timeout", "30s")
+				r.expect(t, ExitOK)
+			}
+			if r.stdout != want+"\n" {
+				t.Fatalf("stdout %q, want %q", r.stdout, want)
+			}
+			if ctxID == "" {
+				ctxID = strings.Fields(strings.TrimPrefix(r.stderr, "task "))[0]
+			}
+			if rec := loadRecord(t, h, ctxID); rec.State != store.Completed || rec.MessageSize != 0 || len(rec.Parts) != 1 || rec.Parts[0].Name != "table.csv" || rec.Workers != 1 {
+				t.Errorf("record %+v", rec)
+			}
+			waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+		})
+	}
+	h := newHarness(t, nil)
+	r := h.run("send", "--url", js.URL(interoptest.MountV1, interoptest.AgentParts), "--json")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stdout, "the message is empty") {
+		t.Errorf("%s", r.stdout)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "*.json")); len(recs) != 0 {
+		t.Errorf("recorded: %v", recs)
 	}
 }
 

@@ -82,7 +82,9 @@ func newSendCmd(app *App) *cobra.Command {
 		Long: `Send a message to an agent and print its final reply on stdout.
 
 The message comes from the argument or, with "-" or no argument, from stdin
-(a message in argv is visible to every process on the machine).
+(a message in argv is visible to every process on the machine). With --file
+or --data it may be empty: no argument and stdin a terminal (not read) or
+empty send the files and data alone.
 
 ` + sendGuidance,
 		Example: `  a2a-courier send elastic-ai-agent "How many errors were logged yesterday?"
@@ -111,7 +113,9 @@ with "a2a-courier result <contextId> --wait". The worker survives the
 caller leaving; if it dies, result revives it.
 
 The message comes from the argument or, with "-" or no argument, from stdin
-(a message in argv is visible to every process on the machine).
+(a message in argv is visible to every process on the machine). With --file
+or --data it may be empty: no argument and stdin a terminal (not read) or
+empty send the files and data alone.
 
 ` + sendAsyncGuidance,
 		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse the last 30 days of high-risk operations")
@@ -153,8 +157,17 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 }
 
 // readMessage takes the message from the argument or stdin, trimmed,
-// valid UTF-8 (courier.CheckText).
-func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
+// valid UTF-8 (courier.CheckText). With files or data (parts), the text
+// may be empty, and a terminal on stdin is not asked for one.
+func (a *App) readMessage(ctx context.Context, args []string, parts bool) (text string, err error) {
+	defer func() {
+		if parts && errors.Is(err, courier.ErrEmptyMessage) {
+			text, err = "", nil
+		}
+	}()
+	if len(args) == 0 && parts && a.p.StdinTTY {
+		return "", nil
+	}
 	if len(args) == 1 && args[0] != "-" {
 		if strings.TrimSpace(args[0]) == answerPlaceholder {
 			return "", usageErr("give the answer itself as the argument, or pass - and the answer on stdin", "the message is the placeholder %s; nothing was sent", answerPlaceholder)
@@ -164,7 +177,7 @@ func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
 	if a.p.StdinTTY {
 		a.printer().info("type the message, then Ctrl-D on a line of its own")
 	}
-	text, err := courier.ReadMessage(ctx, a.p.Stdin)
+	text, err = courier.ReadMessage(ctx, a.p.Stdin)
 	if errors.Is(err, courier.ErrReadInterrupted) {
 		return "", &cliError{exit: ExitUnexpected, code: "interrupted", message: err.Error()}
 	}
@@ -251,7 +264,7 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	if err = errors.Join(err, oerr); err != nil {
 		return nil, err
 	}
-	text, err := a.readMessage(ctx, opts.args)
+	text, err := a.readMessage(ctx, opts.args, len(parts) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -289,7 +302,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	ctx, stopWatch := c.WatchCancel(ctx, rec)
 	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
-	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text,
+	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text, Created: true,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
