@@ -193,13 +193,27 @@ func TestReplyFilesSaved(t *testing.T) {
 			// From another machine: fetch reads the task and saves its files
 			// (by its id in A2A 0.3, which lists no tasks).
 			other := newHarness(t, nil)
-			fr := other.run("fetch", d.ContextID, "--url", url, "--json")
+			fetchArgs := []string{"fetch", d.ContextID, "--url", url, "--json"}
 			if m.mount == interoptest.MountV03 {
-				fr = other.run("fetch", "--task", d.TaskID, "--url", url, "--json")
+				fetchArgs = []string{"fetch", "--task", d.TaskID, "--url", url, "--json"}
 			}
+			fr := other.run(fetchArgs...)
 			fr.expect(t, ExitOK)
 			fd := decodeTask(t, fr.stdout)
 			checkFilesParts(t, fd, png, filepath.Join(other.env["A2A_COURIER_STATE_DIR"], "replies"))
+			// A second fetch reads the reply again, and keeps the files
+			// saved the first time: none saved twice.
+			again := other.run(fetchArgs...)
+			again.expect(t, ExitOK)
+			ad := decodeTask(t, again.stdout)
+			for i := range fd.Parts {
+				if ad.Parts[i].Path != fd.Parts[i].Path {
+					t.Errorf("part %d saved again: %q, first %q", i, ad.Parts[i].Path, fd.Parts[i].Path)
+				}
+			}
+			if saved, _ := filepath.Glob(filepath.Join(other.env["A2A_COURIER_STATE_DIR"], "replies", "*.files", "*")); len(saved) != 2 {
+				t.Errorf("files saved: %v, want hello.txt and pixel.png once", saved)
+			}
 			waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
 		})
 	}
