@@ -148,7 +148,7 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", config.DefaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
 	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", config.DefaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
 	cmd.Flags().StringArrayVar(&opts.files, "file", nil, "send this file beside the text (repeatable; at most 10 MiB each; not to Agent Builder agents)")
-	cmd.Flags().StringArrayVar(&opts.data, "data", nil, "send this JSON value as a data part beside the text (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.data, "data", nil, "send this JSON value as a data part beside the text, or @FILE for a file of one (repeatable)")
 	cmd.Flags().StringVar(&opts.out, "out", "", "save the files of the reply in this directory (default: beside the task record)")
 }
 
