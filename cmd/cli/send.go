@@ -266,7 +266,17 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 func submitError(err error) error {
 	var inFlight *courier.InFlightError
 	var finished *courier.FinishedTaskError
+	var unknown *courier.UnknownContextError
+	var other *courier.OtherAgentError
 	switch {
+	case errors.As(err, &unknown):
+		hint := "`a2a-courier history` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context"
+		if rest, ok := strings.CutPrefix(unknown.ContextID, "a2a-"); ok && isUUID(rest) {
+			hint = "that is a conversation id: its contextId is " + rest + " (--context " + rest + ")"
+		}
+		return &cliError{exit: ExitNotFound, code: "not_found", message: unknown.Error(), hint: hint}
+	case errors.As(err, &other):
+		return usageErr("send to "+other.ConversationAgent+" to go on with that conversation, or leave out --context to start a new one with "+other.Agent, "%s", other.Error())
 	case errors.As(err, &inFlight):
 		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
 	case errors.As(err, &finished):
