@@ -1081,3 +1081,40 @@ func TestFollowUpNeedsItsConversation(t *testing.T) {
 	r = h.run("send", "audit-agent", "--context", ctxID, "and then?")
 	r.expect(t, ExitOK)
 }
+
+// TestCtrlCAfterTheMessageLeft: Ctrl-C once the message has left hands the
+// task to a worker (exit 8, nothing lost) and says how to stop it instead.
+func TestCtrlCAfterTheMessageLeft(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "slow", Name: "Slow", Reply: "late", RunTime: 2 * time.Second})
+	})
+	h := newHarness(t, sim)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		for ctx.Err() == nil {
+			if recs, _ := st.List(); len(recs) == 1 && recs[0].State == store.Working {
+				cancel(&signalError{os.Interrupt})
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	r := h.runCtx(ctx, "send", "slow", "take your time")
+	r.expect(t, ExitStillRunning)
+	recs, _ := filepath.Glob(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "*.json"))
+	if len(recs) != 1 {
+		t.Fatalf("records %v", recs)
+	}
+	ctxID := strings.TrimSuffix(filepath.Base(recs[0]), ".json")
+	if !strings.Contains(r.stderr, "to stop it instead: a2a-courier cancel "+ctxID) {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = h.run("result", ctxID, "--wait", "--timeout", "30s")
+	r.expect(t, ExitOK)
+	if r.stdout != "late\n" || sim.Runs(ctxID) != 1 {
+		t.Errorf("stdout %q, %d runs", r.stdout, sim.Runs(ctxID))
+	}
+}

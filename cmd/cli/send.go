@@ -345,6 +345,10 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		// holding it could do no better; result revives one once fixed.)
 		if werr := c.HandOff(h, rec, m.Key); werr != nil {
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
+		} else if userInterrupted(ctx) {
+			// Ctrl-C after the message left: the task goes on; someone who
+			// meant to stop it is told how.
+			pr.info("the task goes on in the background; to stop it instead: a2a-courier cancel %s", rec.ContextID)
 		}
 	}
 	return a.reportRecord(final, opts.maxChars, c.Store)
