@@ -855,10 +855,15 @@ func (c *A2A) restStream(ctx context.Context, op, method, path string, body []by
 		}
 		return doc, nil
 	}
-	err := c.events(ctx, op, r, decode, fn)
-	if err != nil && body != nil && c.refusedMediaType(err) {
+	seen := false
+	count := func(e StreamEvent) bool { seen = true; return fn(e) }
+	err := c.events(ctx, op, r, decode, count)
+	if err != nil && body != nil && !seen && c.refusedMediaType(err) {
+		// Refused before any event: the message was not taken in, and goes
+		// once more with the other content type. (After an event it was:
+		// an error then is the run's, and never a reason to send again.)
 		r.header = map[string]string{"Content-Type": c.restContentType()}
-		err = c.events(ctx, op, r, decode, fn)
+		err = c.events(ctx, op, r, decode, count)
 	}
 	return restError(err)
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/a2a-courier/a2a-courier/client/ids"
 )
@@ -345,7 +346,7 @@ func CheckContextID(id string) error {
 
 func shorten(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return '?'
 		}
 		return r

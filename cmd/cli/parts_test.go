@@ -64,7 +64,14 @@ func TestFilesAndDataReachTheAgent(t *testing.T) {
 					interoptest.PartLine(3, "raw", "dot.png", "image/png", fmt.Sprintf("size=%d sha256=%s", len(pngBytes), hexSHA(pngBytes))),
 					interoptest.PartLine(4, "data", "", dataType, `json={"k":[1,2],"s":"x"}`),
 				}, "\n")
-				args := []string{"--url", js.URL(m.mount, interoptest.AgentParts), "look", "--file", csv, "--file", png, "--data", `{"k": [1, 2], "s": "x"}`, "--poll-interval", "100ms"}
+				data := `{"k": [1, 2], "s": "x"}`
+				if !async {
+					// The same value from a file (--data @FILE).
+					f := filepath.Join(t.TempDir(), "value.json")
+					os.WriteFile(f, []byte(data+"\n"), 0o600)
+					data = "@" + f
+				}
+				args := []string{"--url", js.URL(m.mount, interoptest.AgentParts), "look", "--file", csv, "--file", png, "--data", data, "--poll-interval", "100ms"}
 				var ctxID string
 				if async {
 					r := h.run(append([]string{"send-async"}, args...)...)
@@ -197,7 +204,9 @@ func TestPartsRefusedBeforeSending(t *testing.T) {
 		{"over the cap", []string{"send", "elastic-ai-agent", "hi", "--file", big}, "file " + big + " is 11 MiB, over the 10 MiB cap on a file sent in a message"},
 		{"a directory", []string{"send", "elastic-ai-agent", "hi", "--file", dir}, "is a directory, not a regular file"},
 		{"no such file", []string{"send", "elastic-ai-agent", "hi", "--file", filepath.Join(dir, "nope")}, "no such file"},
-		{"not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "{nope"}, "--data value 1 is not JSON"},
+		{"not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "{nope"}, "--data value 1 is not one JSON value: invalid character 'n'"},
+		{"a data file not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "@" + small}, "--data @" + small + " is not one JSON value"},
+		{"no such data file", []string{"send", "elastic-ai-agent", "hi", "--data", "@" + filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
 		{"--out a file", []string{"send", "elastic-ai-agent", "hi", "--out", small}, "is not a directory"},
 	}
 	for _, tc := range cases {
@@ -259,13 +268,27 @@ func TestReplyFilesSaved(t *testing.T) {
 			// From another machine: fetch reads the task and saves its files
 			// (by its id in A2A 0.3, which lists no tasks).
 			other := newHarness(t, nil)
-			fr := other.run("fetch", d.ContextID, "--url", url, "--json")
+			fetchArgs := []string{"fetch", d.ContextID, "--url", url, "--json"}
 			if m.mount == interoptest.MountV03 {
-				fr = other.run("fetch", "--task", d.TaskID, "--url", url, "--json")
+				fetchArgs = []string{"fetch", "--task", d.TaskID, "--url", url, "--json"}
 			}
+			fr := other.run(fetchArgs...)
 			fr.expect(t, ExitOK)
 			fd := decodeTask(t, fr.stdout)
 			checkFilesParts(t, fd, png, filepath.Join(other.env["A2A_COURIER_STATE_DIR"], "replies"))
+			// A second fetch reads the reply again, and keeps the files
+			// saved the first time: none saved twice.
+			again := other.run(fetchArgs...)
+			again.expect(t, ExitOK)
+			ad := decodeTask(t, again.stdout)
+			for i := range fd.Parts {
+				if ad.Parts[i].Path != fd.Parts[i].Path {
+					t.Errorf("part %d saved again: %q, first %q", i, ad.Parts[i].Path, fd.Parts[i].Path)
+				}
+			}
+			if saved, _ := filepath.Glob(filepath.Join(other.env["A2A_COURIER_STATE_DIR"], "replies", "*.files", "*")); len(saved) != 2 {
+				t.Errorf("files saved: %v, want hello.txt and pixel.png once", saved)
+			}
 			waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
 		})
 	}

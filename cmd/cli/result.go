@@ -87,8 +87,11 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		}
 		rec, err := c.Store.Load(id)
 		if errors.Is(err, store.ErrNotFound) {
-			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id,
-				hint: "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"}
+			hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
+			if rest, ok := strings.CutPrefix(id, "a2a-"); ok && isUUID(rest) {
+				hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+			}
+			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
 		}
 		if err != nil {
 			return err

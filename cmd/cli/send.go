@@ -152,7 +152,7 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", config.DefaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
 	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", config.DefaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
 	cmd.Flags().StringArrayVar(&opts.files, "file", nil, "send this file beside the text (repeatable; at most 10 MiB each; not to Agent Builder agents)")
-	cmd.Flags().StringArrayVar(&opts.data, "data", nil, "send this JSON value as a data part beside the text (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.data, "data", nil, "send this JSON value as a data part beside the text, or @FILE for a file of one (repeatable)")
 	cmd.Flags().StringVar(&opts.out, "out", "", "save the files of the reply in this directory (default: beside the task record)")
 }
 
@@ -279,7 +279,17 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 func submitError(err error) error {
 	var inFlight *courier.InFlightError
 	var finished *courier.FinishedTaskError
+	var unknown *courier.UnknownContextError
+	var other *courier.OtherAgentError
 	switch {
+	case errors.As(err, &unknown):
+		hint := "`a2a-courier history` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context"
+		if rest, ok := strings.CutPrefix(unknown.ContextID, "a2a-"); ok && isUUID(rest) {
+			hint = "that is a conversation id: its contextId is " + rest + " (--context " + rest + ")"
+		}
+		return &cliError{exit: ExitNotFound, code: "not_found", message: unknown.Error(), hint: hint}
+	case errors.As(err, &other):
+		return usageErr("send to "+other.ConversationAgent+" to go on with that conversation, or leave out --context to start a new one with "+other.Agent, "%s", other.Error())
 	case errors.As(err, &inFlight):
 		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
 	case errors.As(err, &finished):
@@ -348,6 +358,10 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		// holding it could do no better; result revives one once fixed.)
 		if werr := c.HandOff(h, rec, m.Key); werr != nil {
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
+		} else if userInterrupted(ctx) {
+			// Ctrl-C after the message left: the task goes on; someone who
+			// meant to stop it is told how.
+			pr.info("the task goes on in the background; to stop it instead: a2a-courier cancel %s", rec.ContextID)
 		}
 	}
 	return a.reportRecord(final, opts.maxChars, c.Store)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
@@ -158,7 +159,7 @@ func SingleLine(s string) string {
 		if r == '\t' {
 			return ' '
 		}
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return -1
 		}
 		return r
@@ -170,7 +171,7 @@ func tsvCell(s string) string {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':
 			return ' '
-		case r < 0x20 || r == 0x7f:
+		case unicode.IsControl(r):
 			return -1
 		}
 		return r
