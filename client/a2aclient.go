@@ -320,7 +320,7 @@ type TaskPage struct {
 // in the server's order (newest first for the SDKs): pageSize 1 to 100
 // (0 means 100, or 20 when history is asked for), pageToken "" for the
 // first page. In v0.3, or when the server has no ListTasks (JSON-RPC
-// -32601 or -32004, HTTP 404 or 405), the error wraps ErrNoTaskList.
+// -32601 or -32004, HTTP 404, 405 or 501), the error wraps ErrNoTaskList.
 func (c *A2A) ListTasks(ctx context.Context, f TaskFilter, pageSize int, pageToken string) (TaskPage, error) {
 	op := "list tasks"
 	if f.ContextID != "" {
@@ -411,34 +411,70 @@ func (c *A2A) ListTasks(ctx context.Context, f TaskFilter, pageSize int, pageTok
 // the pages (at most maxTaskPages), newest first (by status timestamp;
 // tasks without one last, in the server's order). Errors are ListTasks'.
 func (c *A2A) Tasks(ctx context.Context, f TaskFilter) ([]TaskInfo, error) {
-	var out []TaskInfo
+	l, err := c.TaskList(ctx, f, 0)
+	return l.Tasks, err
+}
+
+// TaskListing is what TaskList read.
+type TaskListing struct {
+	// Tasks are newest first.
+	Tasks []TaskInfo
+	// Total is how many tasks the filter matches: the server's count when
+	// it gives one, else how many were read.
+	Total int
+	// More says the server has tasks past those read (the limit, or
+	// maxTaskPages pages, stopped the listing).
+	More bool
+}
+
+// TaskList lists at most limit tasks (0: every one, within maxTaskPages
+// pages) that a filter selects, as Tasks does: the pages are read in the
+// server's order (newest first for the SDKs, as A2A 1.0 asks) until limit
+// tasks are read. Errors are ListTasks'.
+func (c *A2A) TaskList(ctx context.Context, f TaskFilter, limit int) (TaskListing, error) {
+	var l TaskListing
 	seen := map[string]bool{}
-	token := ""
+	token, size := "", 0
+	if limit > 0 && f.HistoryLength == 0 {
+		size = min(limit, c.pageSize, taskPageSize)
+	}
 	for page := 0; page < maxTaskPages; page++ {
-		p, err := c.ListTasks(ctx, f, 0, token)
+		p, err := c.ListTasks(ctx, f, size, token)
 		if err != nil {
-			return nil, err
+			return TaskListing{}, err
+		}
+		if page == 0 {
+			l.Total = p.TotalSize
 		}
 		for _, t := range p.Tasks {
 			if !seen[t.ID] {
 				seen[t.ID] = true
-				out = append(out, t)
+				if limit == 0 || len(l.Tasks) < limit {
+					l.Tasks = append(l.Tasks, t)
+				}
 			}
 		}
-		if p.NextPageToken == "" || p.NextPageToken == token {
+		l.More = p.NextPageToken != "" && p.NextPageToken != token
+		if !l.More || limit > 0 && len(seen) >= limit {
 			break
 		}
 		token = p.NextPageToken
 	}
-	sortTasksNewestFirst(out)
-	return out, nil
+	// Every task read: the count is ours (a server that ignores the
+	// filter counts others too).
+	if l.Total = max(l.Total, len(seen)); !l.More {
+		l.Total = len(seen)
+	}
+	l.More = l.More || len(seen) > len(l.Tasks)
+	sortTasksNewestFirst(l.Tasks)
+	return l, nil
 }
 
 // ContextTasks lists the tasks of a context (Tasks with the context as
 // filter). withHistory asks for each task's history (its
 // taskHistoryLength newest messages, historyPageSize tasks a page), to
 // match message ids; without it no history is sent. In v0.3, or when the
-// server has no ListTasks (JSON-RPC -32601 or -32004, HTTP 404 or 405),
+// server has no ListTasks (JSON-RPC -32601 or -32004, HTTP 404, 405 or 501),
 // the error wraps ErrNoTaskList.
 func (c *A2A) ContextTasks(ctx context.Context, contextID string, withHistory bool) ([]TaskInfo, error) {
 	f := TaskFilter{ContextID: contextID}
@@ -476,7 +512,7 @@ func noTaskList(err error) bool {
 	switch {
 	case ce.Kind == KindRPC:
 		return ce.RPCCode == -32601 || ce.RPCCode == -32004
-	case ce.StatusCode == http.StatusNotFound, ce.StatusCode == http.StatusMethodNotAllowed:
+	case ce.StatusCode == http.StatusNotFound, ce.StatusCode == http.StatusMethodNotAllowed, ce.StatusCode == http.StatusNotImplemented:
 		return true
 	}
 	return false
@@ -819,10 +855,15 @@ func (c *A2A) restStream(ctx context.Context, op, method, path string, body []by
 		}
 		return doc, nil
 	}
-	err := c.events(ctx, op, r, decode, fn)
-	if err != nil && body != nil && c.refusedMediaType(err) {
+	seen := false
+	count := func(e StreamEvent) bool { seen = true; return fn(e) }
+	err := c.events(ctx, op, r, decode, count)
+	if err != nil && body != nil && !seen && c.refusedMediaType(err) {
+		// Refused before any event: the message was not taken in, and goes
+		// once more with the other content type. (After an event it was:
+		// an error then is the run's, and never a reason to send again.)
 		r.header = map[string]string{"Content-Type": c.restContentType()}
-		err = c.events(ctx, op, r, decode, fn)
+		err = c.events(ctx, op, r, decode, count)
 	}
 	return restError(err)
 }

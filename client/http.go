@@ -817,11 +817,11 @@ func serverMessage(resp *http.Response, body []byte) string {
 		for _, re := range []*regexp.Regexp{titleRE(), h1RE()} {
 			if m := re.FindStringSubmatch(text); m != nil {
 				if t := oneLine(tagRE().ReplaceAllString(m[1], " "), 200); t != "" {
-					return t + " (an HTML page, likely from a proxy)"
+					return t + " (an HTML page: from a proxy or a web server, not from the agent)"
 				}
 			}
 		}
-		return http.StatusText(resp.StatusCode) + " (an HTML page, likely from a proxy)"
+		return http.StatusText(resp.StatusCode) + " (an HTML page: from a proxy or a web server, not from the agent)"
 	}
 	return oneLine(text, 200)
 }

@@ -57,7 +57,7 @@ func TestClassifyHTTPFailures(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(502)
 			io.WriteString(w, proxyPage)
-		}, KindServer, 502, "502 Bad Gateway (an HTML page, likely from a proxy)", 0},
+		}, KindServer, 502, "502 Bad Gateway (an HTML page: from a proxy or a web server, not from the agent)", 0},
 		{"400", kibanaErr(400, "Request must contain a kbn-xsrf header."), KindBadRequest, 400, "kbn-xsrf", 0},
 		{"200 HTML login page", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/html")

@@ -127,7 +127,7 @@ func TestContextTasksSDKServers(t *testing.T) {
 }
 
 // TestContextTasksServerQuirks covers what the SDK servers do not show:
-// HTTP 404/405 for the method, a filter the server ignores, a page token
+// HTTP 404/405/501 for the method, a filter the server ignores, a page token
 // that does not move, timestamps missing or in another precision.
 func TestContextTasksServerQuirks(t *testing.T) {
 	t.Parallel()
@@ -150,7 +150,7 @@ func TestContextTasksServerQuirks(t *testing.T) {
 		return c, &calls
 	}
 	ctx := context.Background()
-	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed} {
+	for _, status := range []int{http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusNotImplemented} {
 		t.Run(fmt.Sprint("HTTP ", status), func(t *testing.T) {
 			t.Parallel()
 			c, _ := serve(t, func(w http.ResponseWriter, _, _ string) { w.WriteHeader(status) })

@@ -12,6 +12,8 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -391,7 +393,8 @@ func replyParts(source string, parts []Part) []ReplyPart {
 
 // composeAnswer is a task's whole answer: its artifacts' text, then its
 // final status message's text when there is one that the artifacts do not
-// already end with (compared without surrounding space).
+// already end with (compared without surrounding space, and only as a
+// whole word or more: "… undone" does not end with "done").
 func composeAnswer(artifactText, statusText string) string {
 	a, s := strings.TrimSpace(artifactText), strings.TrimSpace(statusText)
 	switch {
@@ -399,10 +402,23 @@ func composeAnswer(artifactText, statusText string) string {
 		return artifactText
 	case a == "":
 		return statusText
-	case strings.HasSuffix(a, s):
+	case endsWithWords(a, s):
 		return artifactText
 	case strings.HasSuffix(artifactText, "\n"):
 		return artifactText + statusText
 	}
 	return artifactText + "\n" + statusText
 }
+
+// endsWithWords reports whether a ends with s, s starting at a word's
+// start in a (a is s, or the rune before it is not a letter or digit).
+func endsWithWords(a, s string) bool {
+	if !strings.HasSuffix(a, s) {
+		return false
+	}
+	before, _ := utf8.DecodeLastRuneInString(a[:len(a)-len(s)])
+	first, _ := utf8.DecodeRuneInString(s)
+	return len(a) == len(s) || !isWordRune(before) || !isWordRune(first)
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }

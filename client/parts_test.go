@@ -202,6 +202,10 @@ func TestComposeAnswer(t *testing.T) {
 		{"  same text\n", "same text  ", "  same text\n"},
 		{"part one. The end.", "The end.", "part one. The end."},
 		{"the answer", "   ", "the answer"},
+		{"the job is undone", "done", "the job is undone\ndone"},
+		{"step 12", "2", "step 12\n2"},
+		{"it is done", "done", "it is done"},
+		{"(ok)", ")", "(ok)"},
 	} {
 		if got := composeAnswer(tc.arts, tc.status); got != tc.want {
 			t.Errorf("composeAnswer(%q, %q) = %q, want %q", tc.arts, tc.status, got, tc.want)

@@ -129,6 +129,7 @@ func TestRESTBindingDeliver(t *testing.T) {
 		{"stream cut", restStreamCut},
 		{"application/json after a refusal of application/a2a+json", restApplicationJsonAfterARefusalOfApplicationA2aJson},
 		{"subscribe by GET after a 405", restSubscribeByGETAfterA405},
+		{"a content-type error after an event sends nothing again", restContentTypeErrorAfterAnEvent},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -332,6 +333,7 @@ func restListAndFetchByContext(t *testing.T, e restEnv) {
 	if err != nil || len(page.Tasks) != 1 || page.Tasks[0].ID != tids[0] || page.NextPageToken != "" {
 		t.Errorf("last page: %+v %v", page, err)
 	}
+	checkTaskListLimit(t, e.ctx, c, ctxID, tids)
 	if _, err := c.Tasks(e.ctx, TaskFilter{State: "sleeping"}); !IsKind(err, KindBadRequest) {
 		t.Errorf("an unknown state: %v", err)
 	}
@@ -417,6 +419,77 @@ func restApplicationJsonAfterARefusalOfApplicationA2aJson(t *testing.T, e restEn
 		t.Errorf("refused %d, passed %d: the fallback is kept after the first refusal", refused.Load(), passed.Load())
 	}
 }
+
+// restContentTypeErrorAfterAnEvent: a stream that has carried an event
+// and then ends with an error reading like a refusal of the content type
+// was taken in by the agent: the message is never sent again with the
+// other type (the fallback is for a refusal before any event).
+func restContentTypeErrorAfterAnEvent(t *testing.T, e restEnv) {
+	u, _ := url.Parse(e.js.Origin)
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1
+	rp.ModifyResponse = func(resp *http.Response) error {
+		if strings.HasSuffix(resp.Request.URL.Path, ":stream") {
+			resp.Body = &errorAfterFirstEvent{r: resp.Body}
+		}
+		return nil
+	}
+	var streams atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, ":stream") {
+			streams.Add(1)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	base := strings.Replace(e.js.URL(interoptest.MountREST, interoptest.AgentSlow), e.js.Origin, proxy.URL, 1)
+	c, _ := NewA2A(A2AConfig{Endpoint: base, Dialect: V10, Binding: BindingREST})
+	m := newMsg("chunks=3 delay=100ms")
+	out := deliver(e.ctx, c, m, true, &deliveryLog{})
+	// The task it started is followed to its end instead.
+	if out.State != StateCompleted || out.Reply != slowAnswer3 {
+		t.Errorf("%+v", out)
+	}
+	if n := streams.Load(); n != 1 {
+		t.Errorf("%d streams sent, want 1", n)
+	}
+	if tasks, err := c.ContextTasks(e.ctx, m.ContextID, false); err != nil || len(tasks) != 1 {
+		t.Errorf("tasks of the context: %+v %v", tasks, err)
+	}
+}
+
+// errorAfterFirstEvent passes a stream's first event through, then ends
+// it with an error event that names a content-type refusal.
+type errorAfterFirstEvent struct {
+	r    io.ReadCloser
+	buf  []byte
+	done bool
+}
+
+func (b *errorAfterFirstEvent) Read(p []byte) (int, error) {
+	for !b.done {
+		chunk := make([]byte, 512)
+		n, err := b.r.Read(chunk)
+		b.buf = append(b.buf, chunk[:n]...)
+		if i := strings.Index(string(b.buf), "\n\n"); i >= 0 {
+			b.buf = append(b.buf[:i+2], []byte(`event: error
+data: {"error":{"code":415,"status":"INVALID_ARGUMENT","message":"content-type application/a2a+json is not supported","details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"CONTENT_TYPE_NOT_SUPPORTED"}]}}
+
+`)...)
+			b.done = true
+		} else if err != nil {
+			return 0, err
+		}
+	}
+	if len(b.buf) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, b.buf)
+	b.buf = b.buf[n:]
+	return n, nil
+}
+
+func (b *errorAfterFirstEvent) Close() error { return b.r.Close() }
 
 func restSubscribeByGETAfterA405(t *testing.T, e restEnv) {
 	u, _ := url.Parse(e.js.Origin)
@@ -757,5 +830,18 @@ func TestResolveAgentBindings(t *testing.T) {
 	}
 	if _, err := ParseBinding("grpc"); err == nil {
 		t.Error("ParseBinding took grpc")
+	}
+}
+
+// checkTaskListLimit: a limit stops the listing of a context's 3
+// completed tasks (tids, oldest first): the newest, and the count.
+func checkTaskListLimit(t *testing.T, ctx context.Context, c *A2A, ctxID string, tids []string) {
+	t.Helper()
+	l, err := c.TaskList(ctx, TaskFilter{ContextID: ctxID, State: "completed"}, 2)
+	if err != nil || len(l.Tasks) != 2 || l.Tasks[0].ID != tids[2] || l.Tasks[1].ID != tids[1] || l.Total != 3 || !l.More {
+		t.Errorf("limit 2: %+v %v", l, err)
+	}
+	if l, err = c.TaskList(ctx, TaskFilter{ContextID: ctxID, State: "completed"}, 3); err != nil || len(l.Tasks) != 3 || l.Total != 3 || l.More {
+		t.Errorf("limit 3: %+v %v", l, err)
 	}
 }

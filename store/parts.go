@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,7 +113,9 @@ func (s *Store) ReplyFilesDir(name string) (string, error) {
 
 // SaveFile writes content as a new file of dir (created 0700 when
 // missing), named after name made safe (SafeFileName): never over a file
-// already there; a name taken gets "-2", "-3", … before its extension. The
+// already there; a name taken gets "-2", "-3", … before its extension,
+// unless the file of that name holds the same content already (then its
+// path is returned, and nothing is written). The
 // file is private to its owner (0600) and whole once it has its name. It
 // returns the file's path.
 func SaveFile(dir, name string, content []byte) (string, error) {
@@ -134,8 +137,24 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 		if !errors.Is(err, fs.ErrExist) {
 			return "", err
 		}
+		if holds(filepath.Join(dir, try), content) {
+			// Saved before (a fetch that reads the reply again): kept, not
+			// saved a second time beside itself.
+			return filepath.Join(dir, try), nil
+		}
 	}
 	return "", fmt.Errorf("save %s: a thousand files of that name are in %s already", name, dir)
+}
+
+// holds reports whether path is a regular file (not a link) whose content
+// is content.
+func holds(path string, content []byte) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(content)) {
+		return false
+	}
+	got, err := os.ReadFile(path)
+	return err == nil && bytes.Equal(got, content)
 }
 
 // maxFileName bounds a saved file's name, in bytes (file systems allow

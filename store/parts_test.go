@@ -55,3 +55,28 @@ func TestSaveFileNeverOverwrites(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// SaveFile of a content already saved under that name (or its -N) returns
+// that file and writes nothing; a link holding the content is not taken
+// for it.
+func TestSaveFileKeepsWhatIsSavedAlready(t *testing.T) {
+	dir := t.TempDir()
+	first, _ := SaveFile(dir, "a.txt", []byte("one"))
+	second, _ := SaveFile(dir, "a.txt", []byte("two"))
+	for content, want := range map[string]string{"one": first, "two": second} {
+		if p, err := SaveFile(dir, "a.txt", []byte(content)); err != nil || p != want {
+			t.Errorf("%q saved again: %s %v, want %s", content, p, err, want)
+		}
+	}
+	elsewhere := filepath.Join(t.TempDir(), "b.txt")
+	os.WriteFile(elsewhere, []byte("three"), 0o600)
+	if err := os.Symlink(elsewhere, filepath.Join(dir, "b.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := SaveFile(dir, "b.txt", []byte("three")); err != nil || p != filepath.Join(dir, "b-2.txt") {
+		t.Errorf("the link was taken for the file: %s %v", p, err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 4 {
+		t.Errorf("%d entries, want a.txt, a-2.txt, b.txt and b-2.txt", len(entries))
+	}
+}

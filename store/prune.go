@@ -89,15 +89,18 @@ func (s *Store) RemoveArchived(a Archived) error {
 	return nil
 }
 
-// ReplyFile is a file of replies/: a reply too large for its record, or a
-// text a command cut and kept whole (--max-chars).
+// ReplyFile is an entry of replies/: a reply too large for its record, a
+// text a command cut and kept whole (--max-chars), or the folder of a
+// reply's files (<name>.files, Dir set; Size and Files count its files).
 type ReplyFile struct {
 	Path    string
 	ModTime time.Time
 	Size    int64
+	Files   int
+	Dir     bool
 }
 
-// ReplyFiles lists the files of replies/.
+// ReplyFiles lists the entries of replies/.
 func (s *Store) ReplyFiles() ([]ReplyFile, error) {
 	entries, err := os.ReadDir(s.repliesDir())
 	if err != nil {
@@ -106,23 +109,48 @@ func (s *Store) ReplyFiles() ([]ReplyFile, error) {
 	var out []ReplyFile
 	for _, e := range entries {
 		fi, err := e.Info()
-		if err != nil || !fi.Mode().IsRegular() || strings.HasPrefix(e.Name(), ".") {
+		if err != nil || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		out = append(out, ReplyFile{Path: filepath.Join(s.repliesDir(), e.Name()), ModTime: fi.ModTime(), Size: fi.Size()})
+		path := filepath.Join(s.repliesDir(), e.Name())
+		switch {
+		case fi.Mode().IsRegular():
+			out = append(out, ReplyFile{Path: path, ModTime: fi.ModTime(), Size: fi.Size(), Files: 1})
+		case fi.IsDir() && strings.HasSuffix(e.Name(), ".files"):
+			size, n := dirSize(path)
+			out = append(out, ReplyFile{Path: path, ModTime: fi.ModTime(), Size: size, Files: n, Dir: true})
+		}
 	}
 	return out, nil
+}
+
+// dirSize sums and counts the regular files directly in dir (a reply's
+// files folder has no subfolders).
+func dirSize(dir string) (size int64, files int) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			size += fi.Size()
+			files++
+		}
+	}
+	return size, files
 }
 
 // ReplyPath is the file WriteReply writes for id.
 func (s *Store) ReplyPath(id string) string { return filepath.Join(s.repliesDir(), id+".txt") }
 
-// RemoveReplyFile deletes a file of replies/ (and nothing elsewhere).
+// RemoveReplyFile deletes an entry of replies/ (and nothing elsewhere): a
+// file, or a reply's files folder with what it holds.
 func (s *Store) RemoveReplyFile(path string) error {
 	if filepath.Dir(path) != s.repliesDir() {
 		return fmt.Errorf("%s is not in %s", path, s.repliesDir())
 	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	remove := os.Remove
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() && strings.HasSuffix(path, ".files") {
+		remove = os.RemoveAll
+	}
+	if err := remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s.unwritable(err)
 	}
 	return nil

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/a2a-courier/a2a-courier/client/ids"
 )
@@ -235,6 +236,21 @@ type Record struct {
 	// command), "interrupt" (Ctrl-C on send), or empty when the server
 	// canceled or aborted it.
 	CanceledBy string `json:"canceled_by,omitempty"`
+	// Progress is the task's latest status update ("Calling tool X…")
+	// while it runs, as the process working on it last wrote it (at most
+	// every few seconds; never the history of them). Dropped once final.
+	Progress *Progress `json:"progress,omitempty"`
+}
+
+// Progress is a status update of a running task.
+type Progress struct {
+	// State is the task's state with it ("working"), as the agent said.
+	State string `json:"state,omitempty"`
+	// Text is the status message's text (credentials redacted; at most
+	// 1,000 bytes).
+	Text string `json:"text"`
+	// At is when it was seen.
+	At time.Time `json:"at"`
 }
 
 // RecordVersion is the record format written by this build.
@@ -330,7 +346,7 @@ func CheckContextID(id string) error {
 
 func shorten(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return '?'
 		}
 		return r

@@ -99,7 +99,7 @@ func TestBadResponses(t *testing.T) {
 			w.Header().Set("Content-Type", "text/html")
 			w.WriteHeader(502)
 			io.WriteString(w, proxyHTML)
-		}, nil, ExitUnreachable, "502 Bad Gateway (an HTML page, likely from a proxy)"},
+		}, nil, ExitUnreachable, "502 Bad Gateway (an HTML page: from a proxy or a web server, not from the agent)"},
 		{"HTML login page with 200", body("text/html", "<!DOCTYPE html><html><head><title>Log in</title></head></html>"), nil, ExitUnexpected, "HTML page instead of JSON"},
 		{"not JSON", body("text/plain", "hello"), nil, ExitUnexpected, "not JSON"},
 		{"truncated JSON", body("application/json", `{"results":[{"id":`), nil, ExitUnexpected, "truncated or malformed JSON"},

@@ -1031,3 +1031,90 @@ func TestInvokedCommand(t *testing.T) {
 		}
 	}
 }
+
+// TestFollowUpNeedsItsConversation: send --context continues a
+// conversation; a contextId Kibana has no conversation of (a typo, the
+// conversation's own a2a- id) or one another agent holds is refused
+// before anything is recorded or sent, instead of starting a new, empty
+// conversation or adding a round to the other agent's.
+func TestFollowUpNeedsItsConversation(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	r := h.run("send", "audit-agent", "first", "--json")
+	r.expect(t, ExitOK)
+	ctxID := decodeTask(t, r.stdout).ContextID
+	runs := sim.TotalRuns()
+	for _, tc := range []struct {
+		name, agent, context string
+		exit                 int
+		code, message, hint  string
+	}{
+		{"a typo", "audit-agent", "3f0e5c1a-0000-4000-8000-000000000000", ExitNotFound, "not_found",
+			"Kibana has no conversation a2a-3f0e5c1a-0000-4000-8000-000000000000 to continue", "`a2a-courier history` lists the conversations"},
+		{"the conversation id", "audit-agent", "a2a-" + ctxID, ExitNotFound, "not_found",
+			"Kibana has no conversation a2a-a2a-" + ctxID, "that is a conversation id: its contextId is " + ctxID + " (--context " + ctxID + ")"},
+		{"another agent's", "elastic-ai-agent", ctxID, ExitUsage, "usage",
+			"the conversation of context " + ctxID + " is with agent audit-agent, not elastic-ai-agent; nothing was sent", "send to audit-agent"},
+	} {
+		r := h.run("send", tc.agent, "--context", tc.context, "and then?", "--json")
+		r.expect(t, tc.exit)
+		var doc struct{ Error errorDoc }
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Error.Code != tc.code ||
+			!strings.Contains(doc.Error.Message, tc.message) || !strings.Contains(doc.Error.Hint, tc.hint) {
+			t.Errorf("%s: %v %s", tc.name, err, r.stdout)
+		}
+	}
+	if n := sim.TotalRuns(); n != runs {
+		t.Errorf("%d runs, want %d: a refused follow-up was sent", n, runs)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "*.json")); len(recs) != 1 {
+		t.Errorf("records %v, want the first task's only", recs)
+	}
+	// result of the conversation's id names the contextId.
+	r = h.run("result", "a2a-"+ctxID)
+	r.expect(t, ExitNotFound)
+	if !strings.Contains(r.stderr, "that is a conversation id: its contextId is "+ctxID+" (a2a-courier result "+ctxID+")") {
+		t.Errorf("result of the conversation id: %s", r.stderr)
+	}
+	// The real follow-up goes on.
+	r = h.run("send", "audit-agent", "--context", ctxID, "and then?")
+	r.expect(t, ExitOK)
+}
+
+// TestCtrlCAfterTheMessageLeft: Ctrl-C once the message has left hands the
+// task to a worker (exit 8, nothing lost) and says how to stop it instead.
+func TestCtrlCAfterTheMessageLeft(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "slow", Name: "Slow", Reply: "late", RunTime: 2 * time.Second})
+	})
+	h := newHarness(t, sim)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	go func() {
+		st, _ := store.Open(h.env["A2A_COURIER_STATE_DIR"])
+		for ctx.Err() == nil {
+			if recs, _ := st.List(); len(recs) == 1 && recs[0].State == store.Working {
+				cancel(&signalError{os.Interrupt})
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	r := h.runCtx(ctx, "send", "slow", "take your time")
+	r.expect(t, ExitStillRunning)
+	recs, _ := filepath.Glob(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "*.json"))
+	if len(recs) != 1 {
+		t.Fatalf("records %v", recs)
+	}
+	ctxID := strings.TrimSuffix(filepath.Base(recs[0]), ".json")
+	if !strings.Contains(r.stderr, "to stop it instead: a2a-courier cancel "+ctxID) {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = h.run("result", ctxID, "--wait", "--timeout", "30s")
+	r.expect(t, ExitOK)
+	if r.stdout != "late\n" || sim.Runs(ctxID) != 1 {
+		t.Errorf("stdout %q, %d runs", r.stdout, sim.Runs(ctxID))
+	}
+}

@@ -3,12 +3,17 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -321,8 +326,7 @@ func TestFetchKibanaUnknownIDs(t *testing.T) {
 
 	// A well-formed id a2a-courier did not make, but a run of another
 	// client stored under it, is read.
-	r = newHarness(t, sim).run("send", "elastic-ai-agent", "--context", "my-own-ctx", "hello", "--json")
-	r.expect(t, ExitOK)
+	otherClientSends(t, sim, "elastic-ai-agent", "my-own-ctx", "hello")
 	r = h.run("fetch", "my-own-ctx")
 	r.expect(t, ExitOK)
 	if r.stdout != "Echo: hello\n" {
@@ -336,5 +340,24 @@ func TestFetchKibanaUnknownIDs(t *testing.T) {
 	r.expect(t, ExitOK)
 	if again := decodeTask(t, r.stdout); first.CreatedAt == nil || again.CreatedAt == nil || !first.CreatedAt.Equal(*again.CreatedAt) {
 		t.Errorf("created_at %v then %v", first.CreatedAt, again.CreatedAt)
+	}
+}
+
+// otherClientSends sends a blocking message/send to a simulator's agent
+// as another A2A client would, under a contextId of its choosing.
+func otherClientSends(t *testing.T, sim *agentbuildertest.Server, agent, contextID, text string) {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"kind":"message","role":"user","messageId":%q,"contextId":%q,"parts":[{"kind":"text","text":%q}]}}}`,
+		uuid.NewString(), contextID, text)
+	req, _ := http.NewRequest(http.MethodPost, sim.URL+"/api/agent_builder/a2a/"+agent, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "ApiKey "+testKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || !strings.Contains(string(b), `"result"`) {
+		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 }

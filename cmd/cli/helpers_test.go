@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -70,7 +71,11 @@ type harness struct {
 	t     *testing.T
 	env   map[string]string
 	stdin string
-	tty   bool
+	// stdinR, when set, is stdin instead of stdin's text; stdinTTY makes
+	// stdin a terminal.
+	stdinR   io.Reader
+	stdinTTY bool
+	tty      bool
 	// errTTY makes stderr a terminal (the spinner draws).
 	errTTY bool
 	// width is the terminal's width; 0 means 100.
@@ -132,9 +137,13 @@ func (h *harness) runCtx(ctx context.Context, args ...string) result {
 	if width == 0 {
 		width = 100
 	}
+	var stdin io.Reader = strings.NewReader(h.stdin)
+	if h.stdinR != nil {
+		stdin = h.stdinR
+	}
 	p := &Process{
-		Args: args, Stdin: strings.NewReader(h.stdin), Stdout: &out, Stderr: &errb,
-		StdoutTTY: h.tty, StderrTTY: h.errTTY, StdinTTY: false,
+		Args: args, Stdin: stdin, Stdout: &out, Stderr: &errb,
+		StdoutTTY: h.tty, StderrTTY: h.errTTY, StdinTTY: h.stdinTTY,
 		TermWidth: func() int { return width },
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Environ: func() []string {

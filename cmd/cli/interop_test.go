@@ -3,6 +3,7 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -87,6 +88,7 @@ func TestInteropMatrix(t *testing.T) {
 		{"fetch by contextId", interopFetchContext},
 		{"fetch --task", interopFetchTask},
 		{"fetch --state", interopFetchState},
+		{"tasks --url", interopTasksList},
 	}
 	t.Cleanup(func() {
 		var b strings.Builder
@@ -205,6 +207,44 @@ func TestProgressBesideTheSpinner(t *testing.T) {
 	r.expect(t, ExitOK)
 	if r.stdout != slowAnswer(3)+"\n" || !strings.Contains(r.stderr, "waiting for slow: working (") || strings.Contains(r.stderr, "progress:") {
 		t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+}
+
+// TestProgressOfADetachedWorker: the worker send-async starts records the
+// task's latest status update (the slow agent says "working" while it
+// works), and result --wait shows it: beside the spinner on a terminal, as
+// lines with --progress; stdout is the whole answer alone, and the final
+// record keeps no progress.
+func TestProgressOfADetachedWorker(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	for _, c := range []struct {
+		name   string
+		errTTY bool
+		args   []string
+		want   string
+	}{
+		{"terminal", true, nil, "waiting for slow: working ("},
+		{"--progress", false, []string{"--progress"}, "progress: working: working\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			r := h.run("send-async", "--url", js.URL(interoptest.MountREST, interoptest.AgentSlow), "chunks=12 delay=250ms", "--poll-interval", "100ms")
+			r.expect(t, ExitOK)
+			ctxID := strings.TrimSpace(r.stdout)
+			h.errTTY = c.errTTY
+			r = h.run(append([]string{"result", ctxID, "--wait", "--timeout", "45s"}, c.args...)...)
+			r.expect(t, ExitOK)
+			if r.stdout != slowAnswer(12)+"\n" || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "progress:") != (c.name == "--progress") ||
+				strings.Count(r.stderr, "progress:") > 1 {
+				t.Errorf("stdout %q, stderr %q", r.stdout, r.stderr)
+			}
+			if rec := loadRecord(t, h, ctxID); rec.State != store.Completed || rec.Progress != nil {
+				t.Errorf("record %s, progress %+v", rec.State, rec.Progress)
+			}
+			waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+		})
 	}
 }
 
@@ -482,4 +522,88 @@ func interopFetchState(t *testing.T, s interopServer, h *harness) {
 	}
 	other.run("fetch", first.ContextID, "--url", url, "--state", "failed").expect(t, ExitNotFound)
 	other.run("fetch", first.ContextID, "--url", url, "--state", "sleeping").expect(t, ExitUsage)
+}
+
+// interopTasksList: tasks --url lists an A2A 1.0 agent's own tasks
+// (ListTasks) by contextId and state, newest first, as --json rows, TSV
+// when piped; an agent that cannot list them (A2A 0.3; a 0.3 server spoken
+// to in 1.0 answers method-not-found) exits 2, code unsupported.
+func interopTasksList(t *testing.T, s interopServer, h *harness) {
+	url := s.srv.URL(s.mount, interoptest.AgentSlow)
+	type listDoc struct {
+		Source, URL string
+		Tasks       []remoteTaskRow
+		Total       int
+		More        bool
+		Error       errorDoc
+	}
+	list := func(want int, args ...string) listDoc {
+		t.Helper()
+		r := h.run(append([]string{"tasks", "--url", url, "--json"}, args...)...)
+		r.expect(t, want)
+		var d listDoc
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("%v: %s", err, r.stdout)
+		}
+		return d
+	}
+	if s.dialect == "0.3" {
+		cases := [][]string{{}, {"--context", "3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10"}}
+		if s.name == "a2a-go" {
+			// Spoken to in 1.0 (a2a-js's 0.3 mount refuses the version
+			// itself: protocol mismatch covers that).
+			cases = append(cases, []string{"--protocol", "1.0"})
+		}
+		for _, args := range cases {
+			d := list(ExitUsage, args...)
+			want := "this agent speaks A2A 0.3, which cannot list tasks"
+			if len(args) > 0 && args[0] == "--protocol" {
+				want = "this agent's server cannot list tasks (ListTasks answered JSON-RPC error -32601)"
+			}
+			if d.Error.Code != "unsupported" || !strings.HasPrefix(d.Error.Message, want) || strings.Contains(d.Error.Message, "contextId") != (len(args) > 0 && args[0] == "--context") ||
+				!strings.Contains(d.Error.Hint, "`a2a-courier tasks` (without --url)") || !strings.Contains(d.Error.Hint, "fetch --task <taskId> --url "+url) {
+				t.Errorf("%v: %+v", args, d.Error)
+			}
+		}
+		return
+	}
+	first := decodeTask(t, h.run("send", "--url", url, "chunks=1 delay=1ms", "--json").stdout)
+	time.Sleep(5 * time.Millisecond) // the status timestamps have millisecond precision
+	second := decodeTask(t, h.run("send", "--url", url, "chunks=2 delay=1ms", "--context", first.ContextID, "--json").stdout)
+	other := decodeTask(t, h.run("send", "--url", url, "chunks=1 delay=1ms", "--json").stdout)
+	d := list(ExitOK, "--context", first.ContextID)
+	want := []remoteTaskRow{{ContextID: first.ContextID, State: "completed", TaskID: second.TaskID, Summary: "done after 2 chunks"},
+		{ContextID: first.ContextID, State: "completed", TaskID: first.TaskID, Summary: "done after 1 chunks"}}
+	if d.Source != "remote" || d.URL != url || d.Total != 2 || d.More || len(d.Tasks) != 2 {
+		t.Fatalf("%+v", d)
+	}
+	for i, row := range d.Tasks {
+		if _, err := time.Parse(time.RFC3339Nano, row.UpdatedAt); err != nil {
+			t.Errorf("row %d: updated_at %q", i, row.UpdatedAt)
+		}
+		if row.UpdatedAt = ""; row != want[i] {
+			t.Errorf("row %d: %+v, want %+v", i, row, want[i])
+		}
+	}
+	if d := list(ExitOK, "--context", first.ContextID, "--state", "completed", "--limit", "1"); len(d.Tasks) != 1 || d.Tasks[0].TaskID != second.TaskID || d.Total != 2 || !d.More {
+		t.Errorf("--limit 1: %+v", d)
+	}
+	if d := list(ExitOK, "--context", first.ContextID, "--state", "failed"); len(d.Tasks) != 0 || d.Total != 0 {
+		t.Errorf("--state failed: %+v", d)
+	}
+	// Without --context, the other context's task is listed too.
+	if d := list(ExitOK, "--state", "completed", "--limit", "0"); !slices.ContainsFunc(d.Tasks, func(r remoteTaskRow) bool { return r.TaskID == other.TaskID }) ||
+		!slices.ContainsFunc(d.Tasks, func(r remoteTaskRow) bool { return r.TaskID == first.TaskID }) {
+		t.Errorf("all completed tasks: %+v", d)
+	}
+	// Piped: one task a line, tab-separated.
+	r := h.run("tasks", "--url", url, "--context", first.ContextID)
+	r.expect(t, ExitOK)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], first.ContextID+"\t"+second.TaskID+"\tcompleted\t") || !strings.HasSuffix(lines[0], "\tdone after 2 chunks") {
+		t.Errorf("TSV %q", r.stdout)
+	}
+	h.run("tasks", "--url", url, "--state", "running").expect(t, ExitUsage)
+	h.run("tasks", "--url", url, "--state", "sleeping").expect(t, ExitUsage)
+	h.run("tasks", "--context", first.ContextID).expect(t, ExitUsage)
 }

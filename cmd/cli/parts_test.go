@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -63,7 +64,14 @@ func TestFilesAndDataReachTheAgent(t *testing.T) {
 					interoptest.PartLine(3, "raw", "dot.png", "image/png", fmt.Sprintf("size=%d sha256=%s", len(pngBytes), hexSHA(pngBytes))),
 					interoptest.PartLine(4, "data", "", dataType, `json={"k":[1,2],"s":"x"}`),
 				}, "\n")
-				args := []string{"--url", js.URL(m.mount, interoptest.AgentParts), "look", "--file", csv, "--file", png, "--data", `{"k": [1, 2], "s": "x"}`, "--poll-interval", "100ms"}
+				data := `{"k": [1, 2], "s": "x"}`
+				if !async {
+					// The same value from a file (--data @FILE).
+					f := filepath.Join(t.TempDir(), "value.json")
+					os.WriteFile(f, []byte(data+"\n"), 0o600)
+					data = "@" + f
+				}
+				args := []string{"--url", js.URL(m.mount, interoptest.AgentParts), "look", "--file", csv, "--file", png, "--data", data, "--poll-interval", "100ms"}
 				var ctxID string
 				if async {
 					r := h.run(append([]string{"send-async"}, args...)...)
@@ -109,6 +117,71 @@ func TestFilesAndDataReachTheAgent(t *testing.T) {
 	}
 }
 
+// TestPartsAlone: a message of files or data with no text. With no
+// argument and stdin a terminal, stdin is not read (a pipe nobody writes
+// to stands for the terminal: reading it would hang) and the parts go
+// alone; so they do with an empty stdin (piped, or "-"), in the
+// foreground and through a detached worker. Without parts an empty
+// message is still refused (exit 2), before anything is recorded.
+func TestPartsAlone(t *testing.T) {
+	js := interoptest.StartJS(t)
+	csvBytes := []byte("name,n\nada,1\n")
+	want := interoptest.PartLine(1, "raw", "table.csv", "text/csv", fmt.Sprintf("size=%d sha256=%s", len(csvBytes), hexSHA(csvBytes)))
+	for _, c := range []struct {
+		name, mount, command string
+		terminal             bool
+		args                 []string
+	}{
+		{"terminal, foreground, HTTP+JSON", interoptest.MountREST, "send", true, nil},
+		{"terminal, send-async, v1.0", interoptest.MountV1, "send-async", true, nil},
+		{"empty stdin, foreground, v0.3", interoptest.MountV03, "send", false, nil},
+		{"empty stdin with -, send-async, HTTP+JSON", interoptest.MountREST, "send-async", false, []string{"-"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := newHarness(t, nil)
+			csv := filepath.Join(t.TempDir(), "table.csv")
+			os.WriteFile(csv, csvBytes, 0o600)
+			if c.terminal {
+				pr, pw := io.Pipe()
+				defer pw.Close()
+				h.stdinR, h.stdinTTY = pr, true
+			}
+			r := h.run(append([]string{c.command, "--url", js.URL(c.mount, interoptest.AgentParts), "--file", csv, "--poll-interval", "100ms"}, c.args...)...)
+			r.expect(t, ExitOK)
+			if strings.Contains(r.stderr, "type the message") {
+				t.Errorf("asked for a message: %q", r.stderr)
+			}
+			ctxID := ""
+			if c.command == "send-async" {
+				ctxID = strings.TrimSpace(r.stdout)
+				h.stdinR, h.stdinTTY = nil, false
+				r = h.run("result", ctxID, "--wait", "--timeout", "30s")
+				r.expect(t, ExitOK)
+			}
+			if r.stdout != want+"\n" {
+				t.Fatalf("stdout %q, want %q", r.stdout, want)
+			}
+			if ctxID == "" {
+				ctxID = strings.Fields(strings.TrimPrefix(r.stderr, "task "))[0]
+			}
+			if rec := loadRecord(t, h, ctxID); rec.State != store.Completed || rec.MessageSize != 0 || len(rec.Parts) != 1 || rec.Parts[0].Name != "table.csv" || rec.Workers != 1 {
+				t.Errorf("record %+v", rec)
+			}
+			waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+		})
+	}
+	h := newHarness(t, nil)
+	r := h.run("send", "--url", js.URL(interoptest.MountV1, interoptest.AgentParts), "--json")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stdout, "the message is empty") {
+		t.Errorf("%s", r.stdout)
+	}
+	if recs, _ := filepath.Glob(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "*.json")); len(recs) != 0 {
+		t.Errorf("recorded: %v", recs)
+	}
+}
+
 // TestPartsRefusedBeforeSending: Agent Builder agents take text only, a
 // file over the cap, a path that is not a file and data that is not JSON
 // are each one line and exit 2, and nothing is recorded or sent.
@@ -131,7 +204,9 @@ func TestPartsRefusedBeforeSending(t *testing.T) {
 		{"over the cap", []string{"send", "elastic-ai-agent", "hi", "--file", big}, "file " + big + " is 11 MiB, over the 10 MiB cap on a file sent in a message"},
 		{"a directory", []string{"send", "elastic-ai-agent", "hi", "--file", dir}, "is a directory, not a regular file"},
 		{"no such file", []string{"send", "elastic-ai-agent", "hi", "--file", filepath.Join(dir, "nope")}, "no such file"},
-		{"not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "{nope"}, "--data value 1 is not JSON"},
+		{"not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "{nope"}, "--data value 1 is not one JSON value: invalid character 'n'"},
+		{"a data file not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "@" + small}, "--data @" + small + " is not one JSON value"},
+		{"no such data file", []string{"send", "elastic-ai-agent", "hi", "--data", "@" + filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
 		{"--out a file", []string{"send", "elastic-ai-agent", "hi", "--out", small}, "is not a directory"},
 	}
 	for _, tc := range cases {
@@ -193,13 +268,27 @@ func TestReplyFilesSaved(t *testing.T) {
 			// From another machine: fetch reads the task and saves its files
 			// (by its id in A2A 0.3, which lists no tasks).
 			other := newHarness(t, nil)
-			fr := other.run("fetch", d.ContextID, "--url", url, "--json")
+			fetchArgs := []string{"fetch", d.ContextID, "--url", url, "--json"}
 			if m.mount == interoptest.MountV03 {
-				fr = other.run("fetch", "--task", d.TaskID, "--url", url, "--json")
+				fetchArgs = []string{"fetch", "--task", d.TaskID, "--url", url, "--json"}
 			}
+			fr := other.run(fetchArgs...)
 			fr.expect(t, ExitOK)
 			fd := decodeTask(t, fr.stdout)
 			checkFilesParts(t, fd, png, filepath.Join(other.env["A2A_COURIER_STATE_DIR"], "replies"))
+			// A second fetch reads the reply again, and keeps the files
+			// saved the first time: none saved twice.
+			again := other.run(fetchArgs...)
+			again.expect(t, ExitOK)
+			ad := decodeTask(t, again.stdout)
+			for i := range fd.Parts {
+				if ad.Parts[i].Path != fd.Parts[i].Path {
+					t.Errorf("part %d saved again: %q, first %q", i, ad.Parts[i].Path, fd.Parts[i].Path)
+				}
+			}
+			if saved, _ := filepath.Glob(filepath.Join(other.env["A2A_COURIER_STATE_DIR"], "replies", "*.files", "*")); len(saved) != 2 {
+				t.Errorf("files saved: %v, want hello.txt and pixel.png once", saved)
+			}
 			waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
 		})
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -17,6 +18,7 @@ import (
 type resultOptions struct {
 	contextIDs []string
 	wait, any  bool
+	progress   bool // status updates as lines (--wait)
 	timeout    time.Duration
 	timeoutSet bool
 	maxChars   int
@@ -33,7 +35,9 @@ the final reply on stdout (exit 0), or the state it is in.
 A task whose worker died (its lock is free, its state not final) is revived:
 a new worker reads the reply back from the server, never sending the
 message again. With --wait, result waits until the task is final or
---timeout runs out (exit 8: still running, nothing lost).
+--timeout runs out (exit 8: still running, nothing lost), showing the latest
+status update its worker recorded beside the spinner on a terminal
+("Calling tool X…"); --progress prints them to stderr as lines.
 
 Several contextIds: with --wait, result waits for all of them (exit 8 while
 one is still running when --timeout ends, else the exit code of the first,
@@ -62,6 +66,7 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 	}
 	cmd.Flags().BoolVar(&opts.wait, "wait", false, "wait until the task is final (with several: all of them)")
 	cmd.Flags().BoolVar(&opts.any, "any", false, "with several tasks, report the first to finish")
+	cmd.Flags().BoolVar(&opts.progress, "progress", false, "with --wait on one task, print its status updates to stderr as lines (stdout stays the final reply)")
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", config.DefaultWaitTimeout, "with --wait, how long to wait (exit 8 when it runs out) (env A2A_COURIER_WAIT_TIMEOUT)")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker (a reply kept in a file of its own, over 4 MiB, is always shown cut, at 1 Mi characters at most)")
 	return cmd
@@ -83,8 +88,11 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		}
 		rec, err := c.Store.Load(id)
 		if errors.Is(err, store.ErrNotFound) {
-			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id,
-				hint: "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"}
+			hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
+			if rest, ok := courier.ContextOfConversationID(id); ok {
+				hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+			}
+			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
 		}
 		if err != nil {
 			return err
@@ -107,8 +115,13 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		}
 		ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 		defer cancel()
-		spin := a.printer().startSpinner("waiting for "+rec.Agent, a.p.Now)
+		agent := rec.Agent // rec is the waited one's below
+		spin := a.printer().startSpinner("waiting for "+agent, a.p.Now)
+		stopProgress := c.WatchProgress(ctx, rec.ContextID, func(p store.Progress) {
+			spin.SetLabel(a.progressed(agent, client.Event{Message: p.Text, State: p.State}, opts.progress))
+		})
 		rec, err = c.Wait(ctx, rec, keys)
+		stopProgress()
 		spin.Stop()
 		if err != nil {
 			return err

@@ -82,7 +82,9 @@ func newSendCmd(app *App) *cobra.Command {
 		Long: `Send a message to an agent and print its final reply on stdout.
 
 The message comes from the argument or, with "-" or no argument, from stdin
-(a message in argv is visible to every process on the machine).
+(a message in argv is visible to every process on the machine). With --file
+or --data it may be empty: no argument and stdin a terminal (not read) or
+empty send the files and data alone.
 
 ` + sendGuidance,
 		Example: `  a2a-courier send elastic-ai-agent "How many errors were logged yesterday?"
@@ -111,7 +113,9 @@ with "a2a-courier result <contextId> --wait". The worker survives the
 caller leaving; if it dies, result revives it.
 
 The message comes from the argument or, with "-" or no argument, from stdin
-(a message in argv is visible to every process on the machine).
+(a message in argv is visible to every process on the machine). With --file
+or --data it may be empty: no argument and stdin a terminal (not read) or
+empty send the files and data alone.
 
 ` + sendAsyncGuidance,
 		Example: `  ctx=$(a2a-courier send-async audit-agent "Analyse the last 30 days of high-risk operations")
@@ -148,13 +152,22 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 	cmd.Flags().DurationVar(&opts.pollInterval, "poll-interval", config.DefaultPollInterval, "how often to read the conversation while waiting (env A2A_COURIER_POLL_INTERVAL)")
 	cmd.Flags().DurationVar(&opts.maxWait, "max-wait", config.DefaultMaxWait, "how long the task is followed before it is marked expired (env A2A_COURIER_MAX_WAIT)")
 	cmd.Flags().StringArrayVar(&opts.files, "file", nil, "send this file beside the text (repeatable; at most 10 MiB each; not to Agent Builder agents)")
-	cmd.Flags().StringArrayVar(&opts.data, "data", nil, "send this JSON value as a data part beside the text (repeatable)")
+	cmd.Flags().StringArrayVar(&opts.data, "data", nil, "send this JSON value as a data part beside the text, or @FILE for a file of one (repeatable)")
 	cmd.Flags().StringVar(&opts.out, "out", "", "save the files of the reply in this directory (default: beside the task record)")
 }
 
 // readMessage takes the message from the argument or stdin, trimmed,
-// valid UTF-8 (courier.CheckText).
-func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
+// valid UTF-8 (courier.CheckText). With files or data (parts), the text
+// may be empty, and a terminal on stdin is not asked for one.
+func (a *App) readMessage(ctx context.Context, args []string, parts bool) (text string, err error) {
+	defer func() {
+		if parts && errors.Is(err, courier.ErrEmptyMessage) {
+			text, err = "", nil
+		}
+	}()
+	if len(args) == 0 && parts && a.p.StdinTTY {
+		return "", nil
+	}
 	if len(args) == 1 && args[0] != "-" {
 		if strings.TrimSpace(args[0]) == answerPlaceholder {
 			return "", usageErr("give the answer itself as the argument, or pass - and the answer on stdin", "the message is the placeholder %s; nothing was sent", answerPlaceholder)
@@ -164,7 +177,7 @@ func (a *App) readMessage(ctx context.Context, args []string) (string, error) {
 	if a.p.StdinTTY {
 		a.printer().info("type the message, then Ctrl-D on a line of its own")
 	}
-	text, err := courier.ReadMessage(ctx, a.p.Stdin)
+	text, err = courier.ReadMessage(ctx, a.p.Stdin)
 	if errors.Is(err, courier.ErrReadInterrupted) {
 		return "", &cliError{exit: ExitUnexpected, code: "interrupted", message: err.Error()}
 	}
@@ -251,7 +264,7 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	if err = errors.Join(err, oerr); err != nil {
 		return nil, err
 	}
-	text, err := a.readMessage(ctx, opts.args)
+	text, err := a.readMessage(ctx, opts.args, len(parts) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -266,7 +279,17 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 func submitError(err error) error {
 	var inFlight *courier.InFlightError
 	var finished *courier.FinishedTaskError
+	var unknown *courier.NoConversationError
+	var other *courier.OtherAgentError
 	switch {
+	case errors.As(err, &unknown):
+		hint := "`a2a-courier history` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context"
+		if rest, ok := courier.ContextOfConversationID(unknown.ContextID); ok {
+			hint = "that is a conversation id: its contextId is " + rest + " (--context " + rest + ")"
+		}
+		return &cliError{exit: ExitNotFound, code: "not_found", message: unknown.Error(), hint: hint}
+	case errors.As(err, &other):
+		return usageErr("send to "+other.ConversationAgent+" to go on with that conversation, or leave out --context to start a new one with "+other.Agent, "%s", other.Error())
 	case errors.As(err, &inFlight):
 		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
 	case errors.As(err, &finished):
@@ -289,7 +312,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	ctx, stopWatch := c.WatchCancel(ctx, rec)
 	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
-	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text,
+	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text, Created: true,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
@@ -335,6 +358,10 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		// holding it could do no better; result revives one once fixed.)
 		if werr := c.HandOff(h, rec, m.Key); werr != nil {
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
+		} else if userInterrupted(ctx) {
+			// Ctrl-C after the message left: the task goes on; someone who
+			// meant to stop it is told how.
+			pr.info("the task goes on in the background; to stop it instead: a2a-courier cancel %s", rec.ContextID)
 		}
 	}
 	return a.reportRecord(final, opts.maxChars, c.Store)

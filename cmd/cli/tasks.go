@@ -1,21 +1,26 @@
 package cli
 
 import (
+	"context"
 	"errors"
-	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// tasksOptions select the rows of tasks. (The list of a remote agent's
-// own tasks, --url, is to come beside the local one.)
+// tasksOptions select the rows of tasks: the local ledger's or, with
+// --url, an A2A 1.0 agent's own list (ListTasks).
 type tasksOptions struct {
-	state, agent string
-	limit        int
+	state, agent, contextID string
+	limit                   int
+	agentFlags              agentFlags
+	timeout                 time.Duration
 }
 
 func newTasksCmd(app *App) *cobra.Command {
@@ -39,18 +44,110 @@ task per line with tab-separated contextId, agent, state, created time
 (RFC 3339) and reply, no header. --json prints {"source":"local",
 "tasks":[{"context_id","agent","state","created_at","finished_at",
 "age_seconds","summary","task_id","target"}],"total":N}, total being how
-many tasks the filters keep before --limit.`,
+many tasks the filters keep before --limit.
+
+--url <agent URL> lists a generic A2A 1.0 agent's own tasks instead, as its
+server shows them to this caller (A2A ListTasks), newest first: --context
+keeps one context's, --state one state's (submitted, working,
+input_required, auth_required, completed, canceled, failed, rejected),
+--limit the newest (0: all, at most 2,000). Rows: contextId, task id,
+state, status time and the first line of the status message; --json prints
+{"source":"remote","url","agent","tasks":[{"context_id","state","task_id",
+"updated_at","summary"}],"total":N,"more"}. An agent that cannot list its
+tasks (A2A 0.3, or a server without ListTasks) exits 2, code unsupported.`,
 		Example: `  a2a-courier tasks
   a2a-courier tasks --state running
   a2a-courier tasks --agent audit-agent --limit 5 --json
-  a2a-courier tasks --state failed,rejected | cut -f1`,
+  a2a-courier tasks --state failed,rejected | cut -f1
+  a2a-courier tasks --url https://agents.example.com/research --state working`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return app.runTasks(opts) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.agentFlags.url != "" {
+				return app.runRemoteTasks(cmd.Context(), opts)
+			}
+			if opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "" {
+				return usageErr("--context, --protocol and --binding list a generic A2A agent's tasks: add --url <agent URL>", "--context, --protocol or --binding without --url")
+			}
+			return app.runTasks(opts)
+		},
 	}
-	cmd.Flags().StringVar(&opts.state, "state", "", "only tasks in these states (running, or state names, commas between)")
+	cmd.Flags().StringVar(&opts.state, "state", "", "only tasks in these states (running, or state names, commas between; one state with --url)")
 	cmd.Flags().StringVar(&opts.agent, "agent", "", "only this agent's tasks")
 	cmd.Flags().IntVar(&opts.limit, "limit", defaultHistoryLimit, "list at most this many tasks, newest first; 0 lists all")
+	cmd.Flags().StringVar(&opts.agentFlags.url, "url", "", "list a generic A2A 1.0 agent's own tasks (ListTasks): its base URL or its card's URL")
+	cmd.Flags().StringVar(&opts.contextID, "context", "", "with --url: only the tasks of this contextId")
+	cmd.Flags().StringVar(&opts.agentFlags.protocol, "protocol", "", "with --url: speak this A2A version (0.3 or 1.0) instead of the card's")
+	cmd.Flags().StringVar(&opts.agentFlags.binding, "binding", "", "with --url: speak this binding (jsonrpc or rest, HTTP+JSON) instead of the card's")
+	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "with --url: how long to wait for the agent")
 	return cmd
+}
+
+// remoteTaskRow is one row of tasks --url --json. Fields are only ever
+// added.
+type remoteTaskRow struct {
+	ContextID string `json:"context_id"`
+	State     string `json:"state"`
+	TaskID    string `json:"task_id"`
+	UpdatedAt string `json:"updated_at,omitempty"` // the status's timestamp, as the agent sent it
+	Summary   string `json:"summary,omitempty"`
+}
+
+// runRemoteTasks lists a generic agent's tasks (A2A 1.0 ListTasks).
+func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
+	switch {
+	case opts.limit < 0:
+		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
+	case opts.agent != "":
+		return usageErr("--agent filters the local ledger: the agent of --url is the URL", "--agent with --url")
+	case strings.Contains(opts.state, ",") || opts.state == "running":
+		return usageErr("an agent filters by one state: e.g. --state working", "--state %q: one state with --url", opts.state)
+	case opts.contextID != "" && client.CheckID("contextId", opts.contextID) != nil:
+		return usageErr("pass the contextId the agent gave the task", "%v", client.CheckID("contextId", opts.contextID))
+	}
+	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	defer cancel()
+	src, err := a.fetchTarget(ctx, &fetchOptions{agentFlags: opts.agentFlags})
+	if err != nil {
+		return err
+	}
+	c, err := a.caches().A2A(src.target, src.cred)
+	if err != nil {
+		return err
+	}
+	l, err := c.TaskList(ctx, client.TaskFilter{ContextID: opts.contextID, State: opts.state}, opts.limit)
+	if errors.Is(err, client.ErrNoTaskList) {
+		ce := errNoTaskList(src, opts.contextID, err)
+		if opts.contextID == "" {
+			ce.message = strings.Replace(ce.message, " by contextId", "", 1)
+		}
+		ce.hint = "`a2a-courier tasks` (without --url) lists the tasks sent from this machine; a2a-courier fetch --task <taskId> " + src.command + " reads one task"
+		return ce
+	} else if err != nil {
+		return err
+	}
+	pr, now := a.printer(), a.p.Now()
+	rows, cells := make([]remoteTaskRow, len(l.Tasks)), make([][]string, len(l.Tasks))
+	for i, t := range l.Tasks {
+		rows[i] = remoteTaskRow{ContextID: t.ContextID, State: strings.ReplaceAll(t.State, "-", "_"), TaskID: t.ID, UpdatedAt: t.Timestamp,
+			Summary: courier.SummaryLine(client.RedactCredential(t.StatusText, src.cred))}
+		when := t.Timestamp
+		if ts, err := time.Parse(time.RFC3339Nano, when); err == nil && pr.outTTY {
+			when = termui.Age(now.Sub(ts))
+		}
+		cells[i] = []string{t.ContextID, t.ID, rows[i].State, when, rows[i].Summary}
+	}
+	if pr.json {
+		return pr.writeJSON(map[string]any{"source": "remote", "url": src.target.URL, "agent": src.name, "tasks": rows, "total": l.Total, "more": l.More})
+	}
+	if len(rows) == 0 {
+		pr.info("the agent lists no tasks that match")
+		return nil
+	}
+	pr.table([]string{"CONTEXT", "TASK", "STATE", "UPDATED", "STATUS"}, cells, 4)
+	if l.More {
+		pr.info("the newest %s; the agent has more: --limit 0 lists all", plural(len(rows), "task"))
+	}
+	return nil
 }
 
 // taskRow is one row of tasks --json. Fields are only ever added.
@@ -90,7 +187,7 @@ func (a *App) runTasks(opts *tasksOptions) error {
 			AgeSeconds: int64(now.Sub(r.CreatedAt).Seconds()), Summary: courier.Summary(r), TaskID: r.TaskID, Target: string(r.Target.Kind)}
 		age := r.CreatedAt.UTC().Format(time.RFC3339)
 		if pr.outTTY {
-			age = ageText(now.Sub(r.CreatedAt))
+			age = termui.Age(now.Sub(r.CreatedAt))
 		}
 		cells[i] = []string{r.ContextID, r.Agent, string(r.State), age, rows[i].Summary}
 	}
@@ -106,19 +203,6 @@ func (a *App) runTasks(opts *tasksOptions) error {
 		pr.info("%d of %d tasks, newest first; --limit 0 lists all", len(recs), total)
 	}
 	return nil
-}
-
-// ageText is how long ago, for a person: 45s, 12m, 5h, 3d.
-func ageText(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
 
 type pruneOptions struct {

@@ -54,3 +54,55 @@ func TestRunEndsAnA2AStreamOverTheCapLost(t *testing.T) {
 		})
 	}
 }
+
+// A generic agent's answer over the size cap that no task holds (the echo
+// agent answers with a message, sent unary): the answer exists but cannot
+// be kept, and no task can be read back (A2A 0.3 lists none; a 1.0 agent
+// lists no task holding the message). Nothing says the run failed: the
+// task ends expired and lost (exit 6), never failed, sent once, with
+// reply_too_large in the events, on a2a-go and on each a2a-js mount.
+func TestRunEndsAnA2AAnswerOverTheCapLost(t *testing.T) {
+	t.Parallel()
+	servers := map[string]*interoptest.Server{"a2a-go": interoptest.StartGo(t), "a2a-js": interoptest.StartJS(t)}
+	for _, m := range []struct{ server, mount, why string }{
+		{"a2a-go", interoptest.MountGo, "the agent cannot list tasks by context"},
+		{"a2a-js", interoptest.MountV1, "the agent listed no task holding the message"},
+		{"a2a-js", interoptest.MountV03, "the agent cannot list tasks by context"},
+		{"a2a-js", interoptest.MountREST, "the agent listed no task holding the message"},
+	} {
+		t.Run(m.server+" "+m.mount, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			ra, err := client.ResolveAgentWith(ctx, nil, servers[m.server].URL(m.mount, interoptest.AgentEcho), client.ResolveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := newEngine(t)
+			// The task list (empty) fits; the echo of the message does not.
+			c.MaxResponseBytes = 1024
+			var log eventLog
+			target := store.Target{Kind: store.TargetA2A, URL: ra.CardURL, Endpoint: ra.Endpoint, Dialect: string(ra.Dialect), Binding: string(ra.Binding)}
+			rec := queued(t, c, Message{Agent: "echo", Target: target, Text: strings.Repeat("long answer ", 200), PollInterval: 20 * time.Millisecond, MaxWait: time.Minute})
+			h, err := c.Store.Lock(rec.ContextID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Release()
+			got, err := c.Run(ctx, h, Work{Command: "worker", OnEvent: log.add})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State != store.Expired || !got.Lost || got.Reply != "" || got.FinishedAt == nil ||
+				!strings.Contains(got.Reason, "the agent answered, but its answer is larger than the 1 KiB cap and no task to read it from can be found ("+m.why) {
+				t.Fatalf("%s lost %v: %s", got.State, got.Lost, got.Reason)
+			}
+			if !log.has(client.EventReplyTooLarge) || log.has(client.EventConnectionLost) {
+				t.Errorf("events %v", log.kinds)
+			}
+			if got.Workers != 1 || got.Refusals != 0 {
+				t.Errorf("workers %d, refusals %d", got.Workers, got.Refusals)
+			}
+		})
+	}
+}

@@ -282,9 +282,7 @@ func readConversation(ctx context.Context, k *client.Kibana, contextID string, l
 		return nil, client.Outcome{}, false, err
 	case local == nil && !isUUID(contextID):
 		ue := &UnknownContextError{ContextID: contextID, Err: err}
-		if rest, ok := strings.CutPrefix(contextID, "a2a-"); ok && isUUID(rest) {
-			ue.ConversationOf = rest
-		}
+		ue.ConversationOf, _ = ContextOfConversationID(contextID)
 		return nil, client.Outcome{}, false, ue
 	}
 	return nil, client.Outcome{}, false, nil
@@ -310,6 +308,17 @@ func readKibanaTask(ctx context.Context, k *client.Kibana, local *store.Record) 
 		note += ", with no text and no round stored yet (a confirmation prompt?)"
 	}
 	return out, false, note
+}
+
+// ContextOfConversationID is the contextId a Kibana conversation id of an
+// A2A run names (a2a-<contextId>, the contextId a UUID): a caller who gave
+// the conversation's id where its contextId belongs is told which.
+func ContextOfConversationID(id string) (string, bool) {
+	rest, ok := strings.CutPrefix(id, "a2a-")
+	if !ok || !isUUID(rest) {
+		return "", false
+	}
+	return rest, true
 }
 
 // isUUID reports whether id is a UUID in its usual 36-character form.

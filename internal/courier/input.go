@@ -44,13 +44,17 @@ func ReadMessage(ctx context.Context, r io.Reader) (string, error) {
 	}
 }
 
+// ErrEmptyMessage is CheckText's error for a message with no text (an
+// *InputError): a message of files or data alone may have none.
+var ErrEmptyMessage error = &InputError{Message: "the message is empty", Hint: "pass the text as an argument, or pipe it on stdin"}
+
 // CheckText trims a message and checks it: not empty, and valid UTF-8 (the
 // server stores what it receives, and the reply is matched by the text's
 // hash). Errors are *InputError.
 func CheckText(text string) (string, error) {
 	text = strings.TrimSpace(text)
 	if text == "" {
-		return "", &InputError{Message: "the message is empty", Hint: "pass the text as an argument, or pipe it on stdin"}
+		return "", ErrEmptyMessage
 	}
 	if !utf8.ValidString(text) {
 		return "", &InputError{Message: "the message is not valid UTF-8 text", Hint: "convert it first, e.g. iconv -f latin1 -t utf-8"}

@@ -95,6 +95,12 @@ func Summary(r *store.Record) string {
 	case text == "" && r.LastError != nil:
 		text = "last problem: " + r.LastError.Message
 	}
+	return SummaryLine(text)
+}
+
+// SummaryLine is a text's first line, at most 200 characters, " …" saying
+// that more lines follow.
+func SummaryLine(text string) string {
 	text = strings.TrimSpace(text)
 	if i := strings.IndexAny(text, "\r\n"); i >= 0 {
 		text = strings.TrimSpace(text[:i]) + " …"

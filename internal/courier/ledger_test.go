@@ -63,13 +63,26 @@ func TestTasksAndPrune(t *testing.T) {
 	// What prune finds in replies/: the whole reply a --max-chars cut kept
 	// of the pruned task, an old text of show, and a young one.
 	cut, _ := c.Store.WriteReply(ReplyName(again), "the whole reply")
+	// The folder of the pruned task's reply files (two files), and an
+	// old folder no record names.
+	filesDir, _ := c.Store.ReplyFilesDir(ReplyName(again))
+	for _, n := range []string{"report.csv", "chart.png"} {
+		if _, err := store.SaveFile(filesDir, n, []byte("content of "+n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	orphanDir, _ := c.Store.ReplyFilesDir("a2a-z.0123456789ab")
+	if _, err := store.SaveFile(orphanDir, "old.txt", []byte("old")); err != nil {
+		t.Fatal(err)
+	}
 	oldShow, _ := c.Store.WriteReply("a2a-x.round-1", "old")
 	young, _ := c.Store.WriteReply("a2a-y.round-1", "young")
 	later := time.Now().Add(40 * 24 * time.Hour) // the cutoff is 10 days ahead
 	c.Now = func() time.Time { return later }
 	os.Chtimes(young, later, later)
 	dry, err := c.Prune(PruneOptions{OlderThan: 30 * 24 * time.Hour, DryRun: true})
-	if err != nil || len(dry.Records) != 3 || dry.KeptRunning != 1 || dry.ReplyFiles != 2 {
+	if err != nil || len(dry.Records) != 3 || dry.KeptRunning != 1 || dry.ReplyFiles != 5 ||
+		dry.ReplyBytes != int64(len("the whole reply")+len("old")+len("content of report.csv")+len("content of chart.png")+len("old")) {
 		t.Fatalf("dry run: %v %+v", err, dry)
 	}
 	if recs, total, _ := c.Tasks(TaskQuery{}); total != 3 || len(recs) != 3 {
@@ -92,7 +105,7 @@ func TestTasksAndPrune(t *testing.T) {
 	if a, _ := c.Store.ListArchived(); len(a) != 0 {
 		t.Errorf("archived records left: %d", len(a))
 	}
-	for path, want := range map[string]bool{cut: false, oldShow: false, young: true} {
+	for path, want := range map[string]bool{cut: false, oldShow: false, young: true, filesDir: false, orphanDir: false} {
 		if _, err := os.Stat(path); (err == nil) != want {
 			t.Errorf("%s: exists %v, want %v", filepath.Base(path), err == nil, want)
 		}

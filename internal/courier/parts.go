@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
@@ -51,12 +52,26 @@ func Attach(paths, data []string) ([]client.Part, error) {
 		parts = append(parts, f.Part)
 	}
 	for i, d := range data {
+		value, what := []byte(d), fmt.Sprintf("--data value %d", i+1)
+		if path, ok := strings.CutPrefix(d, "@"); ok {
+			// From a file, as curl reads one: the value stays out of the
+			// command line other processes can read.
+			b, _, err := boundedfile.Read(path, MaxPartsBytes)
+			if err != nil {
+				return nil, dataFileError(path, err)
+			}
+			value, what = b, "--data @"+path
+		}
 		// Compact, as it goes on the wire: what the record says of it is
 		// what the agent gets.
 		var raw bytes.Buffer
-		if err := json.Compact(&raw, []byte(d)); err != nil || raw.Len() == 0 {
-			return nil, &InputError{Message: fmt.Sprintf("--data value %d is not JSON", i+1),
-				Hint: `give one JSON value, quoted for the shell: --data '{"key":"value"}'`}
+		if err := json.Compact(&raw, value); err != nil || raw.Len() == 0 {
+			why := "it is empty"
+			if err != nil {
+				why = err.Error()
+			}
+			return nil, &InputError{Message: fmt.Sprintf("%s is not one JSON value: %s", what, why),
+				Hint: `give one JSON value, quoted for the shell (--data '{"key":"value"}'), or a file of one: --data @value.json`}
 		}
 		if total += int64(raw.Len()); total > MaxPartsBytes {
 			return nil, &InputError{Message: fmt.Sprintf("the files and data of the message are over the %s a message may carry", boundedfile.SizeText(MaxPartsBytes)),
@@ -67,6 +82,18 @@ func Attach(paths, data []string) ([]client.Part, error) {
 		parts = append(parts, p)
 	}
 	return parts, nil
+}
+
+func dataFileError(path string, err error) error {
+	var tl *boundedfile.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return &InputError{Message: fmt.Sprintf("--data @%s is over the %s a message may carry", path, boundedfile.SizeText(tl.Max)),
+			Hint: "send less data, in several messages"}
+	case errors.Is(err, fs.ErrNotExist):
+		return &InputError{Message: "--data @" + path + ": no such file", Hint: "check the path (a value that starts with @ names a file)"}
+	}
+	return &InputError{Message: "--data @" + path + ": " + OneLine(err), Hint: "a value that starts with @ names a regular file of one JSON value"}
 }
 
 func attachError(path string, err error) error {

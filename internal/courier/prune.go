@@ -34,7 +34,8 @@ type Pruned struct {
 type PruneReport struct {
 	Cutoff  time.Time
 	Records []Pruned
-	// ReplyFiles and ReplyBytes count the files of replies/ removed.
+	// ReplyFiles and ReplyBytes count the files of replies/ removed (those
+	// of a reply's files folder included).
 	ReplyFiles int
 	ReplyBytes int64
 	// KeptRunning counts the records older than the cutoff that are not
@@ -124,12 +125,17 @@ func (c *Courier) Prune(o PruneOptions) (*PruneReport, error) {
 	return rep, nil
 }
 
-// markReplies marks the files of replies/ a record names: the reply kept
-// in a file of its own, the whole reply a --max-chars cut kept (named
-// after its message: ReplyName), and the contextId's file of older builds.
+// markReplies marks the entries of replies/ a record names: the reply
+// kept in a file of its own, the whole reply a --max-chars cut kept (named
+// after its message: ReplyName), the contextId's file of older builds,
+// and the folder of the reply's files (files saved to send --out are the
+// caller's, never pruned).
 func (c *Courier) markReplies(set map[string]bool, r *store.Record) {
 	for _, f := range []string{r.ReplyFile, c.Store.ReplyPath(ReplyName(r)), c.Store.ReplyPath(r.ContextID)} {
 		set[f] = true
+	}
+	if d, err := c.Store.ReplyFilesDir(ReplyName(r)); err == nil {
+		set[d] = true
 	}
 }
 
@@ -183,7 +189,7 @@ func (c *Courier) pruneReplies(rep *PruneReport, keep, dropped map[string]bool, 
 				continue
 			}
 		}
-		rep.ReplyFiles++
+		rep.ReplyFiles += f.Files
 		rep.ReplyBytes += f.Size
 	}
 }

@@ -21,6 +21,10 @@ type Work struct {
 	// Text is the message of a record this process created sending (send
 	// in the foreground): it never reached the disk. Empty in a worker.
 	Text string
+	// Created says this process created the record sending (send in the
+	// foreground), which a message of files or data alone, with no Text,
+	// shows only this way.
+	Created bool
 	// OnEvent, when set, receives the delivery's progress, and EventBusy
 	// while a refused message waits to be sent again.
 	OnEvent func(client.Event)
@@ -58,6 +62,7 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 	r.giveUp = giveUp
 	r.watchAbort()
 	defer r.stopAbortWatch()
+	defer r.stopProgress()
 	out, err := r.follow(ctx, dctx)
 	if err != nil {
 		return r.current(), err
@@ -114,6 +119,9 @@ type run struct {
 	// unsent: the last send was refused and the wait before the next one
 	// was cut short, so nothing is on the server.
 	unsent bool
+
+	// The latest status update waiting to be written (progress.go).
+	progress progressWriter
 }
 
 // load reads the record and builds the client of its agent. done is true
@@ -181,7 +189,7 @@ func (r *run) decide(ctx context.Context) (_ *store.Record, done bool, err error
 		rec, err := r.cancelWith("canceled on request", nil)
 		return rec, true, err
 	}
-	r.created = r.w.Text != "" && rec.State == store.Sending && rec.Workers == 1
+	r.created = (r.w.Text != "" || r.w.Created) && rec.State == store.Sending && rec.Workers == 1
 	r.send = rec.State == store.Queued || r.created
 	r.text = rec.Message
 	if r.created {
@@ -192,7 +200,7 @@ func (r *run) decide(ctx context.Context) (_ *store.Record, done bool, err error
 		r.parts, perr = r.c.spooledParts(rec)
 	}
 	switch {
-	case r.send && r.text == "":
+	case r.send && r.text == "" && len(rec.Parts) == 0: // files or data alone may have no text
 		rec, err := r.finalWrite(func(x *store.Record) {
 			finish(x, r.c.now(), store.Failed)
 			x.Reason = "the record holds no message text to send"
@@ -379,6 +387,8 @@ func (r *run) onEvent(e client.Event) {
 		r.update(func(x *store.Record) { x.Target.Streaming = false })
 	case client.EventConnectionLost, client.EventPollError, client.EventReplyTooLarge:
 		r.noteProblem(e)
+	case client.EventProgress:
+		r.noteProgress(e)
 	}
 	if e.Err != nil {
 		r.c.logf("%s: %s: %s: %v", r.id, e.Kind, e.Message, e.Err)

@@ -309,4 +309,5 @@ func finish(x *store.Record, now time.Time, st store.State) {
 	x.FinishedAt = &t
 	x.Message = ""
 	x.RetryAt = nil
+	x.Progress = nil
 }

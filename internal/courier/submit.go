@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -50,6 +51,29 @@ func (e *InFlightError) Error() string {
 		return "a message is already in flight in context " + e.ContextID
 	}
 	return fmt.Sprintf("a message is already in flight in context %s (state %s)", e.ContextID, e.State)
+}
+
+// NoConversationError refuses a follow-up (send --context) to a Kibana
+// conversation that does not exist: a mistyped contextId would otherwise
+// start a new, empty conversation, and the agent would never see the
+// exchange the caller meant to continue. Nothing was sent.
+type NoConversationError struct {
+	ContextID, ConversationID string
+}
+
+func (e *NoConversationError) Error() string {
+	return "Kibana has no conversation " + e.ConversationID + " to continue (contextId " + e.ContextID + "); nothing was sent"
+}
+
+// OtherAgentError refuses a follow-up to a Kibana conversation held by
+// another agent: it would add a round to that agent's conversation.
+// Nothing was sent.
+type OtherAgentError struct {
+	ContextID, Agent, ConversationAgent string
+}
+
+func (e *OtherAgentError) Error() string {
+	return "the conversation of context " + e.ContextID + " is with agent " + e.ConversationAgent + ", not " + e.Agent + "; nothing was sent"
 }
 
 // FinishedTaskError refuses an answer to a task this machine knows has
@@ -157,13 +181,22 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 	}
 	rctx, cancel := context.WithTimeout(ctx, readTimeout)
 	defer cancel()
-	conv, err := k.GetConversation(rctx, client.ConversationIDForContext(rec.ContextID))
+	convID := client.ConversationIDForContext(rec.ContextID)
+	conv, err := k.GetConversation(rctx, convID)
 	switch {
-	case err == nil:
-		rec.RoundsBefore = conv.RoundCount()
-	case !client.IsKind(err, client.KindNotFound):
+	case client.IsKind(err, client.KindNotFound):
+		if _, lerr := c.Store.Load(rec.ContextID); lerr == nil {
+			// This machine sent in the context: its message may not have
+			// been stored yet (in flight, refused next) or never left.
+			return nil
+		}
+		return &NoConversationError{ContextID: rec.ContextID, ConversationID: convID}
+	case err != nil:
 		return err
+	case conv.AgentID() != "" && m.Agent != "" && !strings.EqualFold(conv.AgentID(), m.Agent):
+		return &OtherAgentError{ContextID: rec.ContextID, Agent: m.Agent, ConversationAgent: conv.AgentID()}
 	}
+	rec.RoundsBefore = conv.RoundCount()
 	return nil
 }
 

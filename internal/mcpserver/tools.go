@@ -106,6 +106,9 @@ type tasksIn struct {
 	State string `json:"state,omitempty" jsonschema:"only tasks in this state: running (queued, sending, working), or a state name (completed, failed, input_required, …)"`
 	Agent string `json:"agent,omitempty" jsonschema:"only this agent's tasks"`
 	Limit int    `json:"limit,omitempty" jsonschema:"at most this many, newest first (default 20)"`
+	URL   string `json:"url,omitempty" jsonschema:"list this generic A2A 1.0 agent's own tasks instead (started anywhere), by context_id and one state"`
+	// ContextID keeps one context's tasks (with URL).
+	ContextID string `json:"context_id,omitempty" jsonschema:"with url: only this context's tasks"`
 }
 
 func readOnly(title string) *mcp.ToolAnnotations {
@@ -260,12 +263,14 @@ func (t *tools) addReads(s *mcp.Server) {
 			return t.call(ctx, req, args, "", "show")
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "tasks", Annotations: readOnly("Local tasks"),
-		Description: "The tasks started from this machine, newest first: context_id, agent, state, age and the first line of the reply or reason. Use it to find a context_id you lost."},
+		Description: "The tasks started from this machine, newest first: context_id, agent, state, age and the first line of the reply or reason. Use it to find a context_id you lost. With url, a generic A2A 1.0 agent's own tasks instead."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in tasksIn) (*mcp.CallToolResult, any, error) {
 			args := []string{"tasks", "--json"}
 			args = appendOpt(args, "--state", in.State)
 			args = appendOpt(args, "--agent", in.Agent)
 			args = appendInt(args, "--limit", in.Limit)
+			args = appendOpt(args, "--url", in.URL)
+			args = appendOpt(args, "--context", in.ContextID)
 			return t.call(ctx, req, args, "", "tasks")
 		})
 }

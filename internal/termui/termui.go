@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
@@ -158,7 +159,7 @@ func SingleLine(s string) string {
 		if r == '\t' {
 			return ' '
 		}
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) {
 			return -1
 		}
 		return r
@@ -170,7 +171,7 @@ func tsvCell(s string) string {
 		switch {
 		case r == '\t' || r == '\n' || r == '\r':
 			return ' '
-		case r < 0x20 || r == 0x7f:
+		case unicode.IsControl(r):
 			return -1
 		}
 		return r
@@ -247,4 +248,17 @@ func (s *Spinner) Stop() {
 		close(s.stop)
 	}
 	<-s.done
+}
+
+// Age is how long ago, for a person: 45s, 12m, 5h, 3d.
+func Age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }

@@ -50,3 +50,15 @@ func TestSpinnerInactiveWritesNothing(t *testing.T) {
 		t.Errorf("an inactive spinner wrote %q", b.String())
 	}
 }
+
+// SingleLine and the TSV cells drop every control character, the C1 ones
+// (U+0080–U+009F: U+009B starts a terminal escape sequence) too.
+func TestCellsDropControls(t *testing.T) {
+	in := "a\x1b[31mred\u009b31m\u0085b\x7f\tc\nsecond line"
+	if got, want := SingleLine(in), "a[31mred31mb c …"; got != want {
+		t.Errorf("SingleLine = %q, want %q", got, want)
+	}
+	if got, want := tsvCell(in), "a[31mred31mb c second line"; got != want {
+		t.Errorf("tsvCell = %q, want %q", got, want)
+	}
+}

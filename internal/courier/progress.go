@@ -1,0 +1,130 @@
+package courier
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// progressEvery bounds how often a task's latest status update is written
+// into its record: an agent that sends many costs one write in that time,
+// and the one written is the latest.
+const progressEvery = 2 * time.Second
+
+// maxProgressText bounds the status text kept in the record.
+const maxProgressText = 1000
+
+// progressWriter holds the status update waiting to be written; run.mu
+// guards it.
+type progressWriter struct {
+	pending *store.Progress
+	timer   *time.Timer
+	last    time.Time // when one was last written
+	stopped bool
+}
+
+// noteProgress keeps a status update of the task for the record: written
+// at once when none was for progressEvery, else at the end of that time
+// (the latest by then).
+func (r *run) noteProgress(e client.Event) {
+	text := e.Message
+	if len(text) > maxProgressText {
+		cut := maxProgressText - len("…")
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut] + "…"
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := &r.progress
+	if p.stopped {
+		return
+	}
+	p.pending = &store.Progress{State: e.State, Text: text, At: r.c.now().UTC()}
+	if p.timer == nil {
+		p.timer = time.AfterFunc(max(time.Until(p.last.Add(progressEvery)), 0), r.writeProgress)
+	}
+}
+
+// writeProgress writes the pending status update, unless the task ended.
+func (r *run) writeProgress() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	p := &r.progress
+	pending := p.pending
+	p.pending, p.timer, p.last = nil, nil, time.Now()
+	if pending == nil || p.stopped || r.rec.State.Terminal() {
+		return
+	}
+	r.updateLocked(func(x *store.Record) {
+		if !x.State.Terminal() {
+			x.Progress = pending
+		}
+	})
+}
+
+// stopProgress ends the writes of status updates: none is written once
+// the run has returned (its record lock may be released).
+func (r *run) stopProgress() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.progress.stopped = true
+	if r.progress.timer != nil {
+		r.progress.timer.Stop()
+	}
+}
+
+// WatchProgress calls fn with a task's latest status update as the
+// process working on it records it (store.Record.Progress), once for each
+// new one, the one recorded already first, until stop is called (which
+// returns once fn can no longer be called) or ctx ends. It watches the
+// tasks directory and looks every second in case an event is missed.
+func (c *Courier) WatchProgress(ctx context.Context, contextID string, fn func(store.Progress)) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var events <-chan fsnotify.Event
+		if w, err := fsnotify.NewWatcher(); err == nil {
+			defer w.Close()
+			if w.Add(c.Store.TasksDir()) == nil {
+				events = w.Events
+			}
+		}
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		var last store.Progress
+		for look := true; ; {
+			if look {
+				if rec, err := c.Store.Load(contextID); err == nil && rec.Progress != nil && *rec.Progress != last && ctx.Err() == nil {
+					last = *rec.Progress
+					fn(last)
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-events:
+				if !ok {
+					events = nil
+				}
+				look = ok && filepath.Base(ev.Name) == contextID+".json"
+			case <-tick.C:
+				look = true
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		wg.Wait()
+	}
+}
