@@ -144,7 +144,7 @@ func ChooseTask(ctx context.Context, a *client.A2A, contextID string, local *sto
 		if state != "" {
 			of = state + " tasks"
 		}
-		choice.Note = fmt.Sprintf("no local record of this task: took the newest of the %d %s of context %s (task %s); pass --task <taskId> for another", len(tasks), of, contextID, choice.TaskID)
+		choice.Note = fmt.Sprintf("no local record of this task: took the newest of the %d %s of context %s (task %s); `a2a-courier tasks --url <agent URL> --context %s` lists them, and fetch --task <taskId> reads another", len(tasks), of, contextID, choice.TaskID, contextID)
 	}
 	return choice, nil
 }
