@@ -246,7 +246,12 @@ func (d *kibanaDelivery) answered(pr postResult) (Outcome, bool) {
 		d.taskID = pr.res.TaskID
 		d.emit(Event{Kind: EventTask, TaskID: d.taskID, Message: "the server named the task " + d.taskID})
 	}
-	if pr.err != nil && !d.gotConn.Load() && d.ctx.Err() == nil {
+	if pr.err != nil && !d.gotConn.Load() {
+		if d.ctx.Err() != nil {
+			// The caller stopped before a connection was made (this answer
+			// came before the loop saw ctx end): nothing left, as there.
+			return Outcome{Err: d.lastErr, notSent: d.o.Send}, true
+		}
 		// No connection was ever made: nothing reached the server.
 		return Outcome{State: StateRejected, Reason: pr.err.Error(), Err: pr.err, Via: "reply"}, true
 	}

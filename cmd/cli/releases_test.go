@@ -592,7 +592,9 @@ func TestShowInterruptedRound(t *testing.T) {
 	sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.VServerless })
 	h := newHarness(t, sim)
 	ctxID := decodeTask(t, h.run("send", "elastic-ai-agent", "works", "--json").stdout).ContextID
-	r := h.run("send", "flaky-agent", "breaks", "--context", ctxID, "--json")
+	// The next run fails (a follow-up goes to the conversation's own agent).
+	sim.SetFaults(agentbuildertest.Faults{FailRuns: 1, FailReason: "No complete response received from chat service"})
+	r := h.run("send", "elastic-ai-agent", "breaks", "--context", ctxID, "--json")
 	r.expect(t, ExitTaskFailed)
 	r = h.run("show", ctxID)
 	r.expect(t, ExitTaskFailed)

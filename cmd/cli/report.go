@@ -43,7 +43,8 @@ const exitCodeTable = `Exit codes:
   4  authentication or authorisation refused (401, 403)
   5  not found (agent, conversation, context)
   6  the remote task failed, was rejected or canceled, or is lost (the agent
-     can no longer show it); the reason is printed. A request refused before
+     can no longer show it), or cancel found it finished already
+     (not_cancelable); the reason is printed. A request refused before
      anything ran exits with the code of the refusal: 2, 3, 4, 5 or 9 (1
      when the server failed or its answer was not understood)
   7  the remote task needs input (input-required, auth-required, awaiting
