@@ -500,6 +500,10 @@ func TestDeliverOversizedAnswer(t *testing.T) {
 		var log eventLog
 		o := deliverOpts("a", "ctx-big", "hi")
 		o.OnEvent = log.add
+		// No poll before the answer: the conversation (which has the round
+		// from the start) is read because the answer was over the cap, not
+		// because a poll came first under load.
+		o.PollInterval = time.Minute
 		out := budgetClient(t, srv.URL, NewReadBudget(0), caps).Deliver(context.Background(), o)
 		if out.State != StateCompleted || out.Reply != "the reply" || out.Via != "conversation" {
 			t.Fatalf("got %+v, want the reply read from the conversation", out)
