@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -250,5 +251,115 @@ func TestMCPInstallCommand(t *testing.T) {
 	checkOneLineError(t, h.run("mcp", "install", "--target", "emacs"), ExitUsage, `--target: unknown target "emacs"`)
 	if r := h.run("mcp", "--json"); r.code != ExitUsage || !strings.Contains(r.stdout, "mcp speaks JSON-RPC on stdout") {
 		t.Errorf("mcp --json: %d %q", r.code, r.stdout)
+	}
+}
+
+// A server that stops (a signal, or the assistant closing its stdin) ends
+// its calls at once, each handing its task to a detached worker, which
+// follows the run it sent (one run) to its reply. The proof that the call
+// was ended and not waited out: the server has exited while the run is
+// still going (it takes 25 s; the call would wait 600).
+func TestMCPServerStopEndsItsCalls(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long-agent", Name: "Long", Description: "Takes long.", RunTime: 25 * time.Second,
+			Reply: "Long answer to {{input}}"})
+	})
+	for _, how := range []string{"SIGTERM", "stdin closed"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			p := newProc(t, sim)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			// The server on pipes of our own: closing its stdin is ours to
+			// do (the SDK's session close waits for the calls in flight).
+			cmd := p.cmd(ctx, "", "mcp")
+			cmd.Stdin = nil
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "a2a-courier-test", Version: "1"}, nil).
+				Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			defer cs.Close()
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			called := make(chan outcome, 1)
+			go func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send",
+					Arguments: map[string]any{"agent": "long-agent", "message": "the question", "wait_seconds": 600}})
+				called <- outcome{res, err}
+			}()
+			var id string
+			waitUntil(t, "the send's task to reach the agent", 30*time.Second, func() bool {
+				var doc struct {
+					Tasks []struct {
+						ContextID string `json:"context_id"`
+					}
+				}
+				json.Unmarshal([]byte(p.run("tasks", "--json").stdout), &doc)
+				if len(doc.Tasks) == 1 {
+					id = doc.Tasks[0].ContextID
+				}
+				return id != "" && sim.Runs(id) == 1
+			})
+			if how == "SIGTERM" {
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				// The call's result still reaches the client: still
+				// running, handed to a worker.
+				o := <-called
+				var doc map[string]any
+				if o.err == nil {
+					b, _ := json.Marshal(o.res.StructuredContent)
+					json.Unmarshal(b, &doc)
+				}
+				if o.err != nil || o.res.IsError || doc["state"] == "completed" || doc["context_id"] != id ||
+					!strings.Contains(o.res.Content[0].(*mcp.TextContent).Text, "call the result tool with context_id") {
+					t.Errorf("the send ended by SIGTERM: %v %+v", o.err, doc)
+				}
+			} else {
+				stdin.Close()
+			}
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("the server's exit: %v\n%s", err, stderr.String())
+				}
+			case <-ctx.Done():
+				t.Fatalf("the server did not exit\n%s", stderr.String())
+			}
+			// The server is gone and the run still going: the call was
+			// ended, not waited out.
+			if r := p.run("result", id, "--json"); r.code != ExitStillRunning {
+				t.Errorf("the task when the server had exited: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			r := p.run("result", id, "--wait", "--timeout", "60s", "--json")
+			d := decodeTask(t, r.stdout)
+			if r.code != ExitOK || d.State != "completed" || *d.Reply != "Long answer to the question" || sim.Runs(id) != 1 {
+				t.Errorf("the task after the server stopped: %d %+v, %d runs\n%s", r.code, d, sim.Runs(id), stderr.String())
+			}
+			if log := stderr.String(); strings.Contains(log, "Ctrl-C") || strings.Contains(log, testKey) {
+				t.Errorf("server stderr: %s", log)
+			}
+			p.waitWorkersExit()
+		})
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -22,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,6 +44,9 @@ type Options struct {
 	// ProgressEvery is how often a waiting tool sends a progress
 	// notification (default 5 s).
 	ProgressEvery time.Duration
+	// StopGrace bounds how long Serve, stopped by its context, waits for
+	// the calls it ended to write their results (default 10 s).
+	StopGrace time.Duration
 }
 
 // Exit codes of the command line (cmd/cli's table; never renumbered).
@@ -53,6 +58,11 @@ const (
 
 // New returns a server with the tools.
 func New(o Options) *mcp.Server {
+	return newServer(o, context.Background())
+}
+
+// newServer is New whose calls all end when stopping does.
+func newServer(o Options, stopping context.Context) *mcp.Server {
 	if o.DefaultWait <= 0 {
 		o.DefaultWait = 45 * time.Second
 	}
@@ -64,27 +74,179 @@ func New(o Options) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "a2a-courier", Title: "a2a-courier", Version: o.Version},
 		&mcp.ServerOptions{Instructions: instructions})
-	t := &tools{o: o}
+	t := &tools{o: o, stopping: stopping}
 	t.add(s)
 	return s
 }
 
+// ErrServerStopping is the cause of a call's context when the server stops
+// (a signal, or the assistant closed its stdin). It is not the cause the
+// CLI takes for Ctrl-C: a send so stopped hands its task to a detached
+// worker, as when its own --timeout ends, and never drops it as unsent.
+var ErrServerStopping = errors.New("the MCP server is stopping")
+
+// errCallCanceled is the cause of a call's context when the client cancels
+// the request (or the connection drops under it).
+var errCallCanceled = errors.New("the MCP client canceled the call")
+
 // Serve runs a server on in and out (the process's stdin and stdout) until
-// the client goes away or ctx ends.
+// the client goes away (its stdin ends) or ctx ends (a signal). Either
+// way every call still running ends at once, handing its task to a
+// worker. On a signal the results of those calls are written (for at most
+// StopGrace) before the connection closes: the client still learns their
+// contextIds.
 func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
-	return New(o).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if o.StopGrace <= 0 {
+		o.StopGrace = 10 * time.Second
+	}
+	stopping, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stop(nil)
+	calls := &openCalls{ids: map[jsonrpc.ID]bool{}}
+	r := &endReader{r: in, end: func() { stop(ErrServerStopping) }}
+	tr := &trackingTransport{Transport: &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{out}}, calls: calls}
+	// The connection outlives ctx: its end must not stop the reading and
+	// writing the calls' results still need.
+	ss, err := newServer(o, stopping).Connect(context.WithoutCancel(ctx), tr, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+	}
+	stop(ErrServerStopping)
+	calls.drain(o.StopGrace)
+	ss.Close()
+	<-ended
+	return ctx.Err()
+}
+
+// endReader calls end when its reader ends (EOF or an error): the client
+// is gone.
+type endReader struct {
+	r   io.Reader
+	end func()
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.end()
+	}
+	return n, err
+}
+
+// openCalls are the tools/call requests read and not yet answered.
+type openCalls struct {
+	mu    sync.Mutex
+	ids   map[jsonrpc.ID]bool
+	empty chan struct{} // closed when ids empties, while drain waits
+}
+
+func (c *openCalls) add(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids[id] = true
+}
+
+func (c *openCalls) answered(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.ids, id)
+	if len(c.ids) == 0 && c.empty != nil {
+		close(c.empty)
+		c.empty = nil
+	}
+}
+
+// drain waits until every open call is answered, at most max.
+func (c *openCalls) drain(max time.Duration) {
+	c.mu.Lock()
+	if len(c.ids) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	empty := make(chan struct{})
+	c.empty = empty
+	c.mu.Unlock()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-empty:
+	case <-t.C:
+	}
+}
+
+// trackingTransport notes the tool calls its connection reads and the
+// answers it writes (openCalls).
+type trackingTransport struct {
+	mcp.Transport
+	calls *openCalls
+}
+
+func (t *trackingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &trackingConn{Connection: c, calls: t.calls}, nil
+}
+
+type trackingConn struct {
+	mcp.Connection
+	calls *openCalls
+}
+
+func (c *trackingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" && r.ID.IsValid() {
+		c.calls.add(r.ID)
+	}
+	return m, err
+}
+
+func (c *trackingConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if r, ok := m.(*jsonrpc.Response); ok {
+		c.calls.answered(r.ID)
+	}
+	return err
 }
 
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-type tools struct{ o Options }
+type tools struct {
+	o Options
+	// stopping ends when the server stops: every call's context ends
+	// with it.
+	stopping context.Context
+}
+
+// callContext is the context a command runs with: the request's values,
+// ended when the request is canceled or the server stops, with a cause of
+// its own (never the signal's: see ErrServerStopping).
+func (t *tools) callContext(req context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req))
+	stopReq := context.AfterFunc(req, func() { cancel(errCallCanceled) })
+	stopSrv := context.AfterFunc(t.stopping, func() { cancel(ErrServerStopping) })
+	return ctx, func() {
+		stopReq()
+		stopSrv()
+		cancel(nil)
+	}
+}
 
 // call runs a command line and turns what it printed into a tool result.
 // A command that exits 7 (the agent asks) or 8 (still running) succeeded
 // as a tool: its document says what to do next.
-func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, args []string, stdin string, progress string) (*mcp.CallToolResult, any, error) {
+func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []string, stdin string, progress string) (*mcp.CallToolResult, any, error) {
+	ctx, release := t.callContext(reqCtx)
+	defer release()
 	var stdout, stderr bytes.Buffer
 	errw := &lockedWriter{w: &stderr}
 	done := make(chan int, 1)
