@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -17,6 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
 )
 
@@ -116,6 +120,7 @@ func TestMCPServer(t *testing.T) {
 	}
 	checkTools(t, m)
 	checkTaskThroughTools(t, m)
+	checkOutcomesThroughTools(t, m)
 
 	// A bad agent: a tool result with isError, the message and the hint.
 	res, doc, text := m.call("send", map[string]any{"agent": "no-such-agent", "message": "hello", "wait_seconds": 5})
@@ -362,4 +367,63 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 			p.waitWorkersExit()
 		})
 	}
+}
+
+// checkOutcomesThroughTools: a failed task (exit 6) is a tool error with
+// its message and hint.
+func checkOutcomesThroughTools(t *testing.T, m *mcpSession) {
+	t.Helper()
+	res, doc, text := m.call("send", map[string]any{"agent": "flaky-agent", "message": "try", "wait_seconds": 30})
+	errDoc, _ := doc["error"].(map[string]any)
+	if !res.IsError || doc["state"] != "failed" || errDoc["code"] != "task_failed" || !strings.Contains(text, "No complete response received from chat service") ||
+		!strings.Contains(text, "\nhint: ") {
+		t.Errorf("a failed task: %v %v %q", res.IsError, doc, text)
+	}
+}
+
+// TestMCPServerGenericAgentAsks: a generic A2A agent (a2a-js's ask agent)
+// asks a question (exit 7, a result, not an error); following the route
+// the text names (url and task_id, not context_id: that would start a new
+// task, which asks again) completes the task.
+func TestMCPServerGenericAgentAsks(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	p := newProc(t, startSim(t, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := startMCP(t, ctx, p)
+	defer m.cs.Close()
+	url := js.URL(interoptest.MountV1, interoptest.AgentAsk)
+	res, doc, text := m.call("send", map[string]any{"url": url, "message": "start", "wait_seconds": 30})
+	taskID, _ := doc["task_id"].(string)
+	want := fmt.Sprintf("Answer with the send tool: url %q, task_id %q, the user's answer as message.", url, taskID)
+	if res.IsError || doc["state"] != "input_required" || taskID == "" || !strings.Contains(text, interoptest.AskQuestion) || !strings.Contains(text, want) {
+		t.Fatalf("the question: %v %v %q", res.IsError, doc, text)
+	}
+	args := routeOf(t, text)
+	args["message"] = "Ada"
+	args["wait_seconds"] = 30
+	res, doc, text = m.call("send", args)
+	if reply, _ := doc["reply"].(string); res.IsError || doc["state"] != "completed" || !strings.Contains(reply, "Hello, Ada!") || text != reply {
+		t.Errorf("the answer, as the text says (%v): %v %v %q", args, res.IsError, doc, text)
+	}
+}
+
+// routeOf reads the send tool's arguments a question's text names: the
+// line "Answer with the send tool: url "…", task_id "…", …".
+func routeOf(t *testing.T, text string) map[string]any {
+	t.Helper()
+	_, line, ok := strings.Cut(text, "Answer with the send tool: ")
+	if !ok {
+		t.Fatalf("no route in %q", text)
+	}
+	args := map[string]any{}
+	for _, m := range regexp.MustCompile(`(\w+) ("(?:[^"\\]|\\.)*")`).FindAllStringSubmatch(line, -1) {
+		v, err := strconv.Unquote(m[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		args[m[1]] = v
+	}
+	return args
 }

@@ -261,7 +261,7 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 		text := strings.TrimSpace(stdout.String() + "\n" + errw.String())
 		return &mcp.CallToolResult{IsError: code != exitOK, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary(doc, code)}}}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.summary(doc, code, req.Params.Name)}}}
 	if code != exitOK && code != exitInputRequired && code != exitStillRunning {
 		res.IsError = true
 	}
@@ -306,120 +306,6 @@ func StartedContext(stderr string) string {
 		}
 	}
 	return ""
-}
-
-// summary is the short text beside the document: the reply, or the state
-// and what to do next, or the error and its hint.
-func summary(doc json.RawMessage, code int) string {
-	var d taskSummary
-	json.Unmarshal(doc, &d)
-	switch {
-	case d.Source == "local":
-		return ledgerText(d.Rows)
-	case d.Tasks != nil:
-		return resultsText(d)
-	case d.Error != nil && code != exitOK:
-		s := d.Error.Message
-		if d.Error.Hint != "" {
-			s += "\nhint: " + d.Error.Hint
-		}
-		return s
-	case code == exitStillRunning:
-		return fmt.Sprintf("still running (context %s, state %s). Nothing is lost: call the result tool with context_id %q later; do not send the message again.",
-			d.ContextID, d.State, d.ContextID)
-	case code == exitInputRequired:
-		return fmt.Sprintf("the agent asks (context %s): %s\nAnswer with the send tool: the same agent, context_id %q, the user's answer as message.", d.ContextID, d.Reply, d.ContextID)
-	case d.State == "queued" && d.ContextID != "":
-		return fmt.Sprintf("task started in the background (context %s); call the result tool with context_id %q and wait_seconds to get the reply.", d.ContextID, d.ContextID)
-	case d.Reply != "":
-		return d.Reply
-	}
-	return string(doc)
-}
-
-// taskSummary is what the short text needs of a document: a task's, the
-// results of several (result with context_ids), or the ledger's (tasks).
-type taskSummary struct {
-	State     string `json:"state"`
-	ContextID string `json:"context_id"`
-	Reply     string `json:"reply"`
-	Resume    string `json:"resume"`
-	Answer    string `json:"answer"`
-	Error     *struct {
-		Message string `json:"message"`
-		Hint    string `json:"hint"`
-	} `json:"error"`
-	Tasks   []taskSummary `json:"-"`
-	First   string        `json:"first"`
-	Pending []string      `json:"pending"`
-	Source  string        `json:"source"`
-	Rows    []ledgerRow   `json:"-"`
-}
-
-// ledgerRow is what the short text shows of a row of tasks.
-type ledgerRow struct {
-	ContextID string `json:"context_id"`
-	Agent     string `json:"agent"`
-	State     string `json:"state"`
-	Summary   string `json:"summary"`
-}
-
-func (d *taskSummary) UnmarshalJSON(b []byte) error {
-	type plain taskSummary
-	var raw struct {
-		plain
-		Tasks json.RawMessage `json:"tasks"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*d = taskSummary(raw.plain)
-	if len(raw.Tasks) == 0 {
-		return nil
-	}
-	if d.Source == "local" {
-		return json.Unmarshal(raw.Tasks, &d.Rows)
-	}
-	return json.Unmarshal(raw.Tasks, &d.Tasks)
-}
-
-// resultsText says what became of several tasks: the first to finish, and
-// those still running.
-func resultsText(d taskSummary) string {
-	var b strings.Builder
-	for _, t := range d.Tasks {
-		if d.First != "" && t.ContextID != d.First {
-			continue
-		}
-		fmt.Fprintf(&b, "task %s: %s", t.ContextID, t.State)
-		if d.First != "" {
-			b.WriteString(" (the first to finish)")
-		}
-		switch {
-		case t.Reply != "":
-			b.WriteString("\n" + t.Reply)
-		case t.Error != nil:
-			b.WriteString(": " + t.Error.Message)
-		}
-		b.WriteString("\n")
-	}
-	if len(d.Pending) > 0 {
-		fmt.Fprintf(&b, "still running: %s. Nothing is lost: call the result tool with these context_ids later; do not send the messages again.",
-			strings.Join(d.Pending, ", "))
-	}
-	return strings.TrimSpace(b.String())
-}
-
-// ledgerText is the tasks tool's list, a line a task.
-func ledgerText(rows []ledgerRow) string {
-	if len(rows) == 0 {
-		return "no tasks"
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", r.ContextID, r.Agent, r.State, r.Summary)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // waitFlag turns wait_seconds into a --timeout, bounded.

@@ -196,14 +196,35 @@ func TestProgressWhileWaiting(t *testing.T) {
 // those still running; that of the ledger is a line a task.
 func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
 	multi := `{"tasks":[{"context_id":"a","state":"working"},{"context_id":"b","state":"completed","reply":"B done"}],"first":"b","pending":["a"]}`
-	if got := summary(json.RawMessage(multi), 0); got != "task b: completed (the first to finish)\nB done\nstill running: a. Nothing is lost: call the result tool with these context_ids later; do not send the messages again." {
+	if got := (&tools{}).summary(json.RawMessage(multi), 0, "result"); got != "task b: completed (the first to finish)\nB done\nstill running: a. Nothing is lost: call the result tool with these context_ids later; do not send the messages again." {
 		t.Errorf("results: %q", got)
 	}
 	ledger := `{"source":"local","tasks":[{"context_id":"a","agent":"audit","state":"failed","summary":"boom"}],"total":1}`
-	if got := summary(json.RawMessage(ledger), 0); got != "a\taudit\tfailed\tboom" {
+	if got := (&tools{}).summary(json.RawMessage(ledger), 0, "tasks"); got != "a\taudit\tfailed\tboom" {
 		t.Errorf("ledger: %q", got)
 	}
 	if got := StartedContext("warning: x\ntask 3f6c-1 started; its reply: a2a-courier result 3f6c-1 --wait\n"); got != "3f6c-1" {
 		t.Errorf("started: %q", got)
+	}
+}
+
+// The text of a question names the route its document's answer command
+// takes: a generic agent's task (url or peer, task_id), a Kibana agent's
+// context.
+func TestNextStepTexts(t *testing.T) {
+	ask := func(answer string) string {
+		doc := fmt.Sprintf(`{"context_id":"c-1","agent":"ask","state":"input_required","reply":"Your name?","task_id":"t-1","answer":%q}`, answer)
+		return (&tools{}).summary(json.RawMessage(doc), exitInputRequired, "send")
+	}
+	for answer, want := range map[string]string{
+		"a2a-courier send --url http://127.0.0.1:9/a2a/ask --task t-1 --json -":         `url "http://127.0.0.1:9/a2a/ask", task_id "t-1"`,
+		"a2a-courier send lab-peer --task 't 1' --timeout 30s --json -":                 `agent "lab-peer", task_id "t 1"`,
+		"a2a-courier send audit-agent --context c-1 --json -":                           `agent "audit-agent", context_id "c-1"`,
+		"a2a-courier send --url 'http://h/it'\\''s' --task t-1 --profile prod --json -": `url "http://h/it's", task_id "t-1"`,
+		"": `agent "ask", context_id "c-1"`,
+	} {
+		if got := ask(answer); got != "the agent asks (context c-1): Your name?\nAnswer with the send tool: "+want+", the user's answer as message." {
+			t.Errorf("%q: %q", answer, got)
+		}
 	}
 }
