@@ -53,7 +53,7 @@ into the assistant's MCP configuration.`,
 
 func (a *App) runMCP(ctx context.Context) error {
 	a.printer().logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
-	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString()}, a.p.Stdin, a.p.Stdout)
+	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord}, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + oneLineErr(err), err: err,
 			hint: "the client closed the connection or sent what is not MCP; see the assistant's MCP log"}
@@ -81,6 +81,16 @@ func (a *App) mcpRunner() mcpserver.Runner {
 		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals = false, false, false, nil, nil
 		return Run(ctx, &p)
 	}
+}
+
+// hasRecord reports whether the state directory holds a task's record.
+func (a *App) hasRecord(contextID string) bool {
+	st, err := a.openStore()
+	if err != nil {
+		return false
+	}
+	_, err = st.Load(contextID)
+	return err == nil
 }
 
 type mcpInstallOptions struct {

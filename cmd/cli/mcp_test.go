@@ -370,7 +370,9 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 }
 
 // checkOutcomesThroughTools: a failed task (exit 6) is a tool error with
-// its message and hint.
+// its message and hint; fetch of a context the server has no reply for
+// (exit 8) says to fetch again, and, with no record here, not that nothing
+// is lost.
 func checkOutcomesThroughTools(t *testing.T, m *mcpSession) {
 	t.Helper()
 	res, doc, text := m.call("send", map[string]any{"agent": "flaky-agent", "message": "try", "wait_seconds": 30})
@@ -378,6 +380,12 @@ func checkOutcomesThroughTools(t *testing.T, m *mcpSession) {
 	if !res.IsError || doc["state"] != "failed" || errDoc["code"] != "task_failed" || !strings.Contains(text, "No complete response received from chat service") ||
 		!strings.Contains(text, "\nhint: ") {
 		t.Errorf("a failed task: %v %v %q", res.IsError, doc, text)
+	}
+	const unknown = "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd"
+	res, doc, text = m.call("fetch", map[string]any{"context_id": unknown})
+	if res.IsError || doc["state"] != "working" || !strings.Contains(text, "Call the fetch tool again with the same arguments later") ||
+		strings.Contains(text, "result tool") || strings.Contains(text, "Nothing is lost") {
+		t.Errorf("fetch of a context with no reply: %v %v %q", res.IsError, doc, text)
 	}
 }
 

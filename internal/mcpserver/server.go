@@ -44,6 +44,11 @@ type Options struct {
 	// ProgressEvery is how often a waiting tool sends a progress
 	// notification (default 5 s).
 	ProgressEvery time.Duration
+	// HasRecord reports whether this machine holds the record of a task
+	// (a contextId): the text of a fetch still running says "nothing is
+	// lost" only then. Nil: a task send or result reported has one, one
+	// fetch reported not.
+	HasRecord func(contextID string) bool
 	// StopGrace bounds how long Serve, stopped by its context, waits for
 	// the calls it ended to write their results (default 10 s).
 	StopGrace time.Duration

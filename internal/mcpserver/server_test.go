@@ -210,7 +210,8 @@ func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
 
 // The text of a question names the route its document's answer command
 // takes: a generic agent's task (url or peer, task_id), a Kibana agent's
-// context.
+// context; the text of a task still running names the tool that goes on
+// (fetch after fetch), and says nothing is lost only where a record is.
 func TestNextStepTexts(t *testing.T) {
 	ask := func(answer string) string {
 		doc := fmt.Sprintf(`{"context_id":"c-1","agent":"ask","state":"input_required","reply":"Your name?","task_id":"t-1","answer":%q}`, answer)
@@ -226,5 +227,23 @@ func TestNextStepTexts(t *testing.T) {
 		if got := ask(answer); got != "the agent asks (context c-1): Your name?\nAnswer with the send tool: "+want+", the user's answer as message." {
 			t.Errorf("%q: %q", answer, got)
 		}
+	}
+
+	working := `{"context_id":"c-2","state":"working","reason":"the server has no reply stored yet","resume":"a2a-courier fetch c-2 --json"}`
+	known := map[string]bool{"c-3": true}
+	tl := &tools{o: Options{HasRecord: func(id string) bool { return known[id] }}}
+	got := tl.summary(json.RawMessage(working), exitStillRunning, "fetch")
+	if !strings.Contains(got, "Call the fetch tool again with the same arguments later") || strings.Contains(got, "result tool") ||
+		strings.Contains(got, "Nothing is lost") || !strings.Contains(got, "the server has no reply stored yet") {
+		t.Errorf("fetch, no record: %q", got)
+	}
+	known["c-2"] = true
+	if got := tl.summary(json.RawMessage(working), exitStillRunning, "fetch"); !strings.Contains(got, `Nothing is lost: this machine has the task's record; the result tool with context_id "c-2" follows it.`) {
+		t.Errorf("fetch, a record: %q", got)
+	}
+	sent := `{"context_id":"c-3","state":"working","resume":"a2a-courier result c-3 --wait --json"}`
+	if got := tl.summary(json.RawMessage(sent), exitStillRunning, "send"); got != `still running (context c-3, state working): the task goes on in a background worker. `+
+		`Nothing is lost: call the result tool with context_id "c-3" later; do not send the message again. With wait_seconds, result waits for the reply.` {
+		t.Errorf("send: %q", got)
 	}
 }

@@ -24,8 +24,7 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 		}
 		return s
 	case code == exitStillRunning:
-		return fmt.Sprintf("still running (context %s, state %s). Nothing is lost: call the result tool with context_id %q later; do not send the message again.",
-			d.ContextID, d.State, d.ContextID)
+		return t.stillRunningText(d, tool)
 	case code == exitInputRequired:
 		return askText(d)
 	case d.State == "queued" && d.ContextID != "":
@@ -34,6 +33,43 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 		return d.Reply
 	}
 	return string(doc)
+}
+
+// stillRunningText says what to do about a task with no final state yet.
+// fetch (or a document whose resume command is fetch) is followed by fetch
+// again: the server has no reply yet, and result would know nothing of a
+// task of another machine. "Nothing is lost" only when this machine holds
+// the task's record: a contextId fetch was given may simply be wrong.
+func (t *tools) stillRunningText(d taskSummary, tool string) string {
+	local := t.hasRecord(d.ContextID, tool)
+	if tool == "fetch" || strings.HasPrefix(d.Resume, "a2a-courier fetch ") {
+		s := fmt.Sprintf("no reply on the server yet (context %s, state %s)", d.ContextID, d.State)
+		if d.Reason != "" {
+			s += ": " + d.Reason
+		}
+		s += ". Call the fetch tool again with the same arguments later, a few times; if it stays so, tell the user. Do not send the message again."
+		if local {
+			s += fmt.Sprintf(" Nothing is lost: this machine has the task's record; the result tool with context_id %q follows it.", d.ContextID)
+		}
+		return s
+	}
+	s := fmt.Sprintf("still running (context %s, state %s): the task goes on in a background worker. ", d.ContextID, d.State)
+	if local {
+		s += "Nothing is lost: "
+	}
+	return s + fmt.Sprintf("call the result tool with context_id %q later; do not send the message again. With wait_seconds, result waits for the reply.", d.ContextID)
+}
+
+// hasRecord reports whether this machine holds a task's record: asked of
+// Options.HasRecord; without it, a task send or result reported has one.
+func (t *tools) hasRecord(contextID, tool string) bool {
+	if contextID == "" {
+		return false
+	}
+	if t.o.HasRecord != nil {
+		return t.o.HasRecord(contextID)
+	}
+	return tool != "fetch"
 }
 
 // askText is the text of a task whose agent asks a question: the question,
