@@ -53,7 +53,7 @@ into the assistant's MCP configuration.`,
 
 func (a *App) runMCP(ctx context.Context) error {
 	a.printer().logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
-	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord}, a.p.Stdin, a.p.Stdout)
+	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord, Log: a.p.Stderr}, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + oneLineErr(err), err: err,
 			hint: "the client closed the connection or sent what is not MCP; see the assistant's MCP log"}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,6 +45,9 @@ type Options struct {
 	// ProgressEvery is how often a waiting tool sends a progress
 	// notification (default 5 s).
 	ProgressEvery time.Duration
+	// Log is the server's own log (its stderr): a command that panicked
+	// writes its stack there, never into a result. Nil: discarded.
+	Log io.Writer
 	// HasRecord reports whether this machine holds the record of a task
 	// (a contextId): the text of a fetch still running says "nothing is
 	// lost" only then. Nil: a task send or result reported has one, one
@@ -59,6 +63,8 @@ const (
 	exitOK            = 0
 	exitInputRequired = 7
 	exitStillRunning  = 8
+	// exitPanicked stands for a command that panicked: no exit code.
+	exitPanicked = -1
 )
 
 // New returns a server with the tools.
@@ -76,6 +82,9 @@ func newServer(o Options, stopping context.Context) *mcp.Server {
 	}
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second
+	}
+	if o.Log == nil {
+		o.Log = io.Discard
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "a2a-courier", Title: "a2a-courier", Version: o.Version},
 		&mcp.ServerOptions{Instructions: instructions})
@@ -256,9 +265,21 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	errw := &lockedWriter{w: &stderr}
 	done := make(chan int, 1)
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				// A bug in a command must not take the server, and every
+				// other call, with it: the stack goes to the server's log.
+				fmt.Fprintf(t.o.Log, "a2a-courier mcp: internal error in %s: %v\n%s", progress, r, debug.Stack())
+				done <- exitPanicked
+			}
+		}()
 		done <- t.o.Run(ctx, args, strings.NewReader(stdin), &stdout, errw)
 	}()
 	code := t.waitReporting(ctx, req, done, progress, errw)
+	if code == exitPanicked {
+		return toolError("unexpected", progress+" stopped on an internal error of a2a-courier (a bug)",
+			"the server's log (the assistant's MCP log) has the details: please report them; a task it started is listed by the tasks tool")
+	}
 	doc := json.RawMessage(bytes.TrimSpace(stdout.Bytes()))
 	if !json.Valid(doc) {
 		// Not a document (a command without --json output): say what it
@@ -271,6 +292,14 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 		res.IsError = true
 	}
 	return res, doc, nil
+}
+
+// toolError is a tool result with isError: the message and the hint on
+// a line each, and, as structuredContent, the error as a command's --json
+// document has it.
+func toolError(code, message, hint string) (*mcp.CallToolResult, any, error) {
+	doc := map[string]any{"error": map[string]string{"code": code, "message": message, "hint": hint}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: message + "\nhint: " + hint}}}, doc, nil
 }
 
 // waitReporting waits for a command, sending a progress notification every

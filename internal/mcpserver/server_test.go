@@ -247,3 +247,54 @@ func TestNextStepTexts(t *testing.T) {
 		t.Errorf("send: %q", got)
 	}
 }
+
+// A command that panics is a tool error with a one-line message and a
+// hint; the stack goes to the server's log only, and the server goes on
+// serving.
+func TestPanicIsAToolError(t *testing.T) {
+	sc := &scripted{answer: func(args []string) (string, string, time.Duration, int) {
+		if args[0] == "history" {
+			var m map[string]int
+			m["boom"]++ // a nil map: a runtime panic
+		}
+		return `{"context_id":"c-1","state":"completed","reply":"fine"}`, "", 0, 0
+	}}
+	var log syncBuffer
+	cs := connect(t, Options{Run: sc.run, Log: &log})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "history"})
+	if err != nil || !res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	lines := strings.Split(text, "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "history stopped on an internal error") || !strings.HasPrefix(lines[1], "hint: ") ||
+		strings.Contains(text, "goroutine") || strings.Contains(text, "nil map") {
+		t.Errorf("text %q", text)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), `"code":"unexpected"`) {
+		t.Errorf("structured %s", b)
+	}
+	if l := log.String(); !strings.Contains(l, "internal error in history: assignment to entry in nil map") || !strings.Contains(l, "goroutine") {
+		t.Errorf("log %q", l)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "show", Arguments: map[string]any{"conversation": "c-1"}}); err != nil || res.IsError {
+		t.Errorf("the server after the panic: %v %+v", err, res)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
