@@ -113,7 +113,12 @@ default ones: never a key or a token.
 
 The file is edited in place: other servers and settings, comments (VS
 Code's JSON with comments) and the order of keys are kept, and a file that
-already has the entry is left as it is. A setting this shell gives by its
+already has the entry is left as it is. An entry of an earlier install is
+updated in the keys of ours only (command, args, type, and in env
+A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR): what was added to it by
+hand (Gemini's timeout or trust, another env variable) stays. A file that
+is a symbolic link stays one (the file it points to is written); one that
+is not a regular file is refused. A setting this shell gives by its
 environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID) is named in
 a warning: the assistant's process will not have it; keep it in the config
 file. --dry-run prints the file as it would be written, and writes nothing.

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -257,24 +258,14 @@ func Plan(t Target, existing []byte, e Entry) (Result, error) {
 			addMember(obj, e.Name, e.value(t), memberIndent(top, unit), unit)
 			break
 		}
-		want, err := json.Marshal(e.value(t))
+		changed, err := mergeEntry(current, e.value(t), memberIndent(obj, unit+memberIndent(top, unit)), unit)
 		if err != nil {
 			return Result{}, err
 		}
-		same, err := sameJSON(current, want)
-		if err != nil {
-			return Result{}, err
-		}
-		if same {
+		if !changed {
 			return Result{Content: existing}, nil
 		}
 		replaced = true
-		indent := memberIndent(obj, unit+memberIndent(top, unit))
-		nv, err := formatted(e.value(t), indent, unit)
-		if err != nil {
-			return Result{}, err
-		}
-		current.Value = nv.Value
 	}
 	out := doc.Pack()
 	if !bytes.HasSuffix(out, []byte("\n")) {
@@ -373,12 +364,9 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 		before = append(append(hujson.Extra{}, head...), indent...)
 		obj.AfterExtra = hujson.Extra("\n" + closing)
 	case len(obj.Members) > 0:
-		before = hujson.Extra{}
+		before = hujson.Extra(" ") // after the comma, as in `{"a": 1, "b": 2}`
 	}
 	nv.BeforeExtra = hujson.Extra(" ")
-	if !multiline {
-		nv.BeforeExtra = nil
-	}
 	nv.AfterExtra = nil
 	if trailing {
 		nv.AfterExtra = hujson.Extra{}
@@ -406,32 +394,142 @@ func sameJSON(v *hujson.Value, want []byte) (bool, error) {
 	return bytes.Equal(ja, jb), nil
 }
 
-// escape writes a key as a JSON pointer segment (RFC 6901).
-func escape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+// maxFileSize bounds the configuration file read: an assistant's MCP
+// configuration is a few kilobytes.
+const maxFileSize = 8 << 20
+
+// mergeEntry updates an existing entry member by member: the members an
+// entry of ours holds (type, command, args, and in env the variables of
+// ours) are set to the new entry's, and every other member is the user's
+// and stays as it is, with its comments and layout (Gemini's "timeout" and
+// "trust", a "cwd", a variable added to env by hand). indent is that of
+// the entry's own line. It reports whether anything changed.
+func mergeEntry(current *hujson.Value, want server, indent, unit string) (bool, error) {
+	obj, ok := current.Value.(*hujson.Object)
+	if !ok {
+		// Not an object: nothing of the user's to keep in it.
+		nv, err := formatted(want, indent, unit)
+		if err != nil {
+			return false, err
+		}
+		current.Value = nv.Value
+		return true, nil
+	}
+	changed := false
+	set := func(o *hujson.Object, parent, key string, v any) error {
+		c, err := setMember(o, key, v, parent, unit)
+		changed = changed || c
+		return err
+	}
+	if want.Type != "" || member(obj, "type") != nil {
+		// A stdio server: any other type (an old "sse" entry) is wrong.
+		if err := set(obj, indent, "type", "stdio"); err != nil {
+			return false, err
+		}
+	}
+	if err := set(obj, indent, "command", want.Command); err != nil {
+		return false, err
+	}
+	if err := set(obj, indent, "args", want.Args); err != nil {
+		return false, err
+	}
+	env := member(obj, "env")
+	envObj, isObj := (*hujson.Object)(nil), false
+	if env != nil {
+		envObj, isObj = env.Value.(*hujson.Object)
+	}
+	switch {
+	case env == nil && len(want.Env) == 0:
+	case env == nil || !isObj:
+		if err := set(obj, indent, "env", want.Env); err != nil {
+			return false, err
+		}
+	default:
+		inner := memberIndent(obj, indent+unit)
+		had := len(envObj.Members)
+		for _, k := range OwnedEnv {
+			if v, ok := want.Env[k]; ok {
+				if err := set(envObj, inner, k, v); err != nil {
+					return false, err
+				}
+			} else if removeMember(envObj, k) {
+				changed = true
+			}
+		}
+		if had > 0 && len(envObj.Members) == 0 {
+			removeMember(obj, "env") // it held ours only
+		}
+	}
+	return changed, nil
+}
+
+// OwnedEnv are the variables of an entry's env that mcp install writes
+// (or removes, when they are the defaults); any other is the user's.
+var OwnedEnv = []string{"A2A_COURIER_CONFIG_DIR", "A2A_COURIER_STATE_DIR"}
+
+// setMember sets obj's member key to v (adding it when missing), written
+// in the file's indentation (parent: that of obj's own line). It reports
+// whether the file changed.
+func setMember(obj *hujson.Object, key string, v any, parent, unit string) (bool, error) {
+	m := member(obj, key)
+	if m == nil {
+		addMember(obj, key, v, parent, unit)
+		return true, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false, err
+	}
+	if same, err := sameJSON(m, b); err != nil || same {
+		return false, err
+	}
+	nv, err := formatted(v, memberIndent(obj, parent+unit), unit)
+	if err != nil {
+		return false, err
+	}
+	m.Value = nv.Value
+	return true, nil
+}
+
+// removeMember removes obj's member key, keeping a trailing comma where
+// there was one (and none where there was none). It reports whether there
+// was one.
+func removeMember(obj *hujson.Object, key string) bool {
+	for i := range obj.Members {
+		var got string
+		if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); !ok || json.Unmarshal(lit, &got) != nil || got != key {
+			continue
+		}
+		last := i == len(obj.Members)-1
+		after := obj.Members[i].Value.AfterExtra
+		obj.Members = append(obj.Members[:i], obj.Members[i+1:]...)
+		if last && i > 0 {
+			obj.Members[i-1].Value.AfterExtra = after
+		}
+		return true
+	}
+	return false
 }
 
 // Install plans the entry into the target's file and, unless dryRun,
 // writes it: atomically (a temporary file in the same directory, then a
 // rename), keeping the file's mode, 0600 for a new file, its directory
-// created 0700 when missing.
+// created 0700 when missing. A file that is a symbolic link (a dotfiles
+// repository's) stays one: the file it points to is the one written. What
+// is not a regular file (a named pipe, a device) is refused before it is
+// opened, and so is a file larger than maxFileSize.
 func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
-	existing, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	path, err := resolveLink(path)
+	if err != nil {
 		return Result{}, err
 	}
-	if err == nil {
-		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
-			return Result{}, fmt.Errorf("%s is not a regular file", path)
-		}
+	existing, mode, err := readConfig(path)
+	if err != nil {
+		return Result{}, err
 	}
 	res, err := Plan(t, existing, e)
 	if err != nil || dryRun || !res.Changed {
 		return res, err
-	}
-	mode := os.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -459,6 +557,65 @@ func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
 		return Result{}, werr
 	}
 	return res, nil
+}
+
+// resolveLink returns the file a path names: the path itself, or, for a
+// symbolic link, the file it points to (which must be there).
+func resolveLink(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return path, nil
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		to, _ := os.Readlink(path)
+		return "", fmt.Errorf("a symbolic link to %s, which cannot be read (%v): create that file or remove the link", to, errors.Unwrap(err))
+	}
+	return real, nil
+}
+
+// readConfig reads a configuration file (nil when there is none yet) and
+// the mode to keep (0600 for a new one), checking its type before it is
+// opened: a named pipe would block the read for ever.
+func readConfig(path string) ([]byte, os.FileMode, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0o600, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("not a regular file (%s): a2a-courier edits a JSON file only", kind(fi.Mode()))
+	}
+	if fi.Size() > maxFileSize {
+		return nil, 0, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", fi.Size(), maxFileSize>>20)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err == nil && len(b) > maxFileSize {
+		err = fmt.Errorf("larger than an MCP configuration can be (at most %d MiB)", maxFileSize>>20)
+	}
+	return b, fi.Mode().Perm(), err
+}
+
+// kind names a file type that is not a regular file.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }
 
 // EnvNames lists an entry's environment variable names, sorted (for
