@@ -107,7 +107,9 @@ func newMCPInstallCmd(app *App) *cobra.Command {
 configuration of an assistant: Claude Desktop (claude_desktop_config.json),
 Cursor (~/.cursor/mcp.json), VS Code (the user profile's mcp.json) or Gemini
 CLI (~/.gemini/settings.json). The entry's command is this binary's
-absolute path, with --profile when one was given; its env holds only
+absolute path and mcp, with the profile chosen here (by --profile or
+A2A_COURIER_PROFILE: the assistant's process has neither) and the
+--api-key-file or --token-file given (absolute paths); its env holds only
 A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR when they are not the
 default ones: never a key or a token.
 
@@ -119,9 +121,10 @@ A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR): what was added to it by
 hand (Gemini's timeout or trust, another env variable) stays. A file that
 is a symbolic link stays one (the file it points to is written); one that
 is not a regular file is refused. A setting this shell gives by its
-environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID) is named in
-a warning: the assistant's process will not have it; keep it in the config
-file. --dry-run prints the file as it would be written, and writes nothing.
+environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID,
+A2A_COURIER_CA_CERT, A2A_COURIER_INSECURE, A2A_COURIER_TOKEN, a peer's
+token_env) is named in a warning, a line each: the assistant's process will
+not have it; keep it in the config file. --dry-run prints the file as it would be written, and writes nothing.
 
 --json prints {"target","path","action","dry_run","command","args","env",
 "warnings"} (and "content" with --dry-run); action is created, added,
@@ -155,12 +158,31 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	}
 	// The directories the assistant's process, with HOME alone, finds.
 	homeOnly := func(k string) string { return map[bool]string{true: a.p.getenv(k)}[k == "HOME"] }
-	setup := mcpinstall.Setup{Executable: exe, Profile: a.flags.Profile, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir,
-		HomeConfigDir: config.Dir(homeOnly)}
+	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(homeOnly)}
 	setup.HomeStateDir, _ = config.StateDir(homeOnly)
-	for _, k := range []string{"kibana_url", "api_key", "space"} {
-		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok {
+	if s.Sources["profile"] == "flag --profile" || strings.HasPrefix(s.Sources["profile"], "env ") {
+		setup.Profile = s.Profile
+	}
+	for _, f := range [][2]string{{"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space}, {"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
+		if v := f[1]; v != "" {
+			if strings.HasSuffix(f[0], "-file") {
+				v, _ = filepath.Abs(v)
+			}
+			setup.Flags = append(setup.Flags, f[0], v)
+		}
+	}
+	for _, k := range []string{"kibana_url", "api_key", "space", "ca_cert", "insecure"} {
+		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok && strings.HasPrefix(v, "KIBANA_") {
 			setup.EnvOnly = append(setup.EnvOnly, v)
+		} else if ok {
+			setup.EnvTLS = append(setup.EnvTLS, v)
+		}
+	}
+	setup.EnvToken = a.p.getenv("A2A_COURIER_TOKEN") != ""
+	setup.PeerTokenEnv = map[string]string{}
+	for name, peer := range s.Peers {
+		if peer.TokenEnv != "" && a.p.getenv(peer.TokenEnv) != "" {
+			setup.PeerTokenEnv[name] = peer.TokenEnv
 		}
 	}
 	entry := setup.Entry()
@@ -172,7 +194,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return configErr("fix or move the file, then run mcp install again", "%s: %v", path, err)
 	}
-	warnings := mcpinstall.Warnings(t, exe, setup.EnvOnly)
+	warnings := setup.Warnings(t)
 	pr := a.printer()
 	if pr.json {
 		doc := map[string]any{"target": t, "path": path, "action": res.Action(), "dry_run": opts.dryRun, "command": entry.Command,

@@ -435,3 +435,67 @@ func routeOf(t *testing.T, text string) map[string]any {
 	}
 	return args
 }
+
+// mcp install writes the profile the environment chose (the assistant's
+// process has no A2A_COURIER_PROFILE) and the --api-key-file in use (its
+// absolute path, never the key) into the entry, and warns, a line each,
+// of what this shell's environment alone gives: the CA settings, the
+// ambient token, a peer's token_env.
+func TestMCPInstallTakesTheShellsChoices(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	cfgDir := filepath.Join(h.env["HOME"], ".config", "a2a-courier")
+	os.MkdirAll(cfgDir, 0o700)
+	cfg := "profiles:\n  prod:\n    kibana_url: https://prod.example:9243\npeers:\n  lab:\n    url: https://lab.example/a2a\n    token_env: LAB_TOKEN\n"
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(h.env["HOME"], "prod.key")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"A2A_COURIER_PROFILE": "prod", "A2A_COURIER_INSECURE": "true", "A2A_COURIER_TOKEN": "ambient-secret",
+		"A2A_COURIER_TOKEN_ORIGIN": "https://lab.example", "LAB_TOKEN": "lab-secret"} {
+		h.env[k] = v
+	}
+	r := h.run("mcp", "install", "--target", "cursor", "--api-key-file", keyFile, "--json")
+	r.expect(t, ExitOK)
+	var doc struct {
+		Path     string
+		Args     []string
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(doc.Args, " "); got != "mcp --profile prod --api-key-file "+keyFile {
+		t.Errorf("args %q", got)
+	}
+	want := []string{
+		"the setting A2A_COURIER_INSECURE comes from this shell's environment only, which cursor's process will not have: keep it in the config file (a2a-courier config set ca-cert",
+		"the token of A2A_COURIER_TOKEN (and A2A_COURIER_TOKEN_ORIGIN) comes from this shell's environment only, which cursor's process will not have",
+		"peer lab takes its token from LAB_TOKEN, which comes from this shell's environment only, which cursor's process will not have",
+	}
+	// (and that this test binary is a temporary build of go test)
+	if len(doc.Warnings) != len(want)+1 || !strings.Contains(doc.Warnings[len(want)], "is a temporary build of go run") {
+		t.Fatalf("warnings %q", doc.Warnings)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(doc.Warnings[i], w) || strings.Contains(doc.Warnings[i], "\n") {
+			t.Errorf("warning %d: %q, want %q…", i, doc.Warnings[i], w)
+		}
+	}
+	b, _ := os.ReadFile(doc.Path)
+	for _, secret := range []string{testKey, "ambient-secret", "lab-secret"} {
+		if strings.Contains(string(b)+r.stdout+r.stderr, secret) {
+			t.Errorf("%q written or shown:\n%s", secret, b)
+		}
+	}
+	// Without the environment's choice, the entry names no profile.
+	delete(h.env, "A2A_COURIER_PROFILE")
+	r = h.run("mcp", "install", "--target", "gemini", "--json")
+	r.expect(t, ExitOK)
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || strings.Join(doc.Args, " ") != "mcp" {
+		t.Errorf("no profile chosen: %v %s", err, r.stdout)
+	}
+}

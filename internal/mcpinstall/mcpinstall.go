@@ -165,30 +165,46 @@ func (r Result) Action() string {
 }
 
 // Setup is what `mcp install` knows of this machine: the binary, the
-// connection flags given, the directories as the command line resolves
-// them and as HOME alone would give them, and which settings come from the
-// environment only.
+// connection settings chosen for this shell, the directories as the
+// command line resolves them and as HOME alone would give them, and which
+// settings come from the environment only.
 type Setup struct {
 	Executable string
-	// Profile is the --profile given ("" for none).
+	// Profile is the profile chosen by --profile or by the environment
+	// (A2A_COURIER_PROFILE): the assistant's process has neither, so the
+	// entry names it. "" when the config file's default applies.
 	Profile string
+	// Flags are the other connection flags in use, as they go on the
+	// entry's command line: --api-key-file and --token-file with absolute
+	// paths (a path, never a secret), --kibana-url, --space.
+	Flags []string
 	// ConfigDir and StateDir are the directories in use; HomeConfigDir and
 	// HomeStateDir those the assistant's process would find with HOME
 	// alone.
 	ConfigDir, StateDir, HomeConfigDir, HomeStateDir string
-	// EnvOnly names the settings given by the environment only
-	// (KIBANA_API_KEY, …).
+	// EnvOnly names the Kibana settings given by the environment only
+	// (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID).
 	EnvOnly []string
+	// EnvTLS names A2A_COURIER_CA_CERT and A2A_COURIER_INSECURE when the
+	// environment alone sets them.
+	EnvTLS []string
+	// EnvToken is set when A2A_COURIER_TOKEN (with its
+	// A2A_COURIER_TOKEN_ORIGIN) is set in this environment.
+	EnvToken bool
+	// PeerTokenEnv maps a peer of the config file to its token_env
+	// variable, for the variables this environment sets.
+	PeerTokenEnv map[string]string
 }
 
 // Entry is the server entry of a set-up: this binary's absolute path and
-// mcp (with --profile when one was given), and in its env only the
-// directories that are not the default ones: never a key or a token.
+// mcp, with --profile and the connection flags in use, and in its env only
+// the directories that are not the default ones: never a key or a token.
 func (s Setup) Entry() Entry {
 	e := Entry{Name: "a2a-courier", Command: s.Executable, Args: []string{"mcp"}, Env: map[string]string{}}
 	if s.Profile != "" {
 		e.Args = append(e.Args, "--profile", s.Profile)
 	}
+	e.Args = append(e.Args, s.Flags...)
 	if s.ConfigDir != s.HomeConfigDir {
 		e.Env["A2A_COURIER_CONFIG_DIR"] = s.ConfigDir
 	}
@@ -198,24 +214,44 @@ func (s Setup) Entry() Entry {
 	return e
 }
 
-// Warnings say what an assistant started from its own process will lack:
-// settings the environment alone gives here (envOnly, variable names), and
-// a binary go run built in a temporary directory.
-func Warnings(t Target, executable string, envOnly []string) []string {
+// Warnings say, a line each, what an assistant started from its own
+// process will lack: the settings the environment alone gives here, and a
+// binary go run built in a temporary directory.
+func (s Setup) Warnings(t Target) []string {
 	var w []string
-	if len(envOnly) > 0 {
-		what := "the setting " + envOnly[0] + " comes"
-		if n := len(envOnly); n > 1 {
-			what = "the settings " + strings.Join(envOnly[:n-1], ", ") + " and " + envOnly[n-1] + " come"
-		}
-		w = append(w, fmt.Sprintf("%s from this shell's environment only, which %s's process will not have: keep them in the config file "+
+	lacks := fmt.Sprintf("from this shell's environment only, which %s's process will not have", t)
+	if len(s.EnvOnly) > 0 {
+		w = append(w, fmt.Sprintf("%s %s: keep them in the config file "+
 			"(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file; a2a-courier config set space <id>), "+
-			"then check with a2a-courier doctor", what, t))
+			"then check with a2a-courier doctor", names("setting", s.EnvOnly), lacks))
 	}
-	if strings.Contains(executable, string(filepath.Separator)+"go-build") {
-		w = append(w, executable+" is a temporary build of go run, gone when it exits: install the binary (go install) and run mcp install with it")
+	if len(s.EnvTLS) > 0 {
+		w = append(w, fmt.Sprintf("%s %s: keep it in the config file (a2a-courier config set ca-cert <pem-file>, or config set insecure true)", names("setting", s.EnvTLS), lacks))
+	}
+	if s.EnvToken {
+		w = append(w, "the token of A2A_COURIER_TOKEN (and A2A_COURIER_TOKEN_ORIGIN) comes "+lacks+": name the agent as a peer of the config file with a token_file, "+
+			"or run mcp install with --token-file <file>")
+	}
+	peers := make([]string, 0, len(s.PeerTokenEnv))
+	for p := range s.PeerTokenEnv {
+		peers = append(peers, p)
+	}
+	sort.Strings(peers)
+	for _, p := range peers {
+		w = append(w, fmt.Sprintf("peer %s takes its token from %s, which comes %s: give the peer a token_file in the config file instead", p, s.PeerTokenEnv[p], lacks))
+	}
+	if strings.Contains(s.Executable, string(filepath.Separator)+"go-build") {
+		w = append(w, s.Executable+" is a temporary build of go run, gone when it exits: install the binary (go install) and run mcp install with it")
 	}
 	return w
+}
+
+// names is "the setting X comes" or "the settings X, Y and Z come".
+func names(what string, n []string) string {
+	if len(n) == 1 {
+		return "the " + what + " " + n[0] + " comes"
+	}
+	return "the " + what + "s " + strings.Join(n[:len(n)-1], ", ") + " and " + n[len(n)-1] + " come"
 }
 
 // Plan adds the entry to a target's file content (nil or empty: a file not
