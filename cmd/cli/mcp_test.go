@@ -108,7 +108,8 @@ func (m *mcpSession) lastProgress() string {
 func TestMCPServer(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, func(o *agentbuildertest.Options) {
-		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "slow-agent", Name: "Slow", Description: "Takes long.", RunTime: 20 * time.Second})
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "slow-agent", Name: "Slow", Description: "Takes long.", RunTime: 20 * time.Second},
+			agentbuildertest.Agent{ID: "wordy-agent", Name: "Wordy", Description: "Says much.", RunTime: time.Millisecond, ReplyBytes: 50000})
 	})
 	p := newProc(t, sim)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -197,7 +198,7 @@ func checkTaskThroughTools(t *testing.T, m *mcpSession) {
 	res, doc, text = m.call("tasks", map[string]any{"agent": "audit-agent"})
 	rows, _ := doc["tasks"].([]any)
 	if res.IsError || len(rows) != 1 || rows[0].(map[string]any)["context_id"] != ctxID || rows[0].(map[string]any)["summary"] != reply ||
-		!strings.HasPrefix(text, ctxID+"\taudit-agent\tcompleted\t") {
+		!regexp.MustCompile(`^`+ctxID+`\taudit-agent\tcompleted\t\d+s ago\t`+regexp.QuoteMeta(reply)+`$`).MatchString(text) {
 		t.Errorf("tasks: %v %v %q", res.IsError, doc, text)
 	}
 }
@@ -380,6 +381,15 @@ func checkOutcomesThroughTools(t *testing.T, m *mcpSession) {
 	if !res.IsError || doc["state"] != "failed" || errDoc["code"] != "task_failed" || !strings.Contains(text, "No complete response received from chat service") ||
 		!strings.Contains(text, "\nhint: ") {
 		t.Errorf("a failed task: %v %v %q", res.IsError, doc, text)
+	}
+	// A long reply is cut at 20,000 characters by default; its whole is in
+	// the file the document names.
+	res, doc, text = m.call("send", map[string]any{"agent": "wordy-agent", "message": "tell all", "wait_seconds": 30})
+	file, _ := doc["reply_file"].(string)
+	whole, _ := os.ReadFile(file)
+	if reply, _ := doc["reply"].(string); res.IsError || doc["reply_truncated"] != true || len([]rune(reply)) > 20500 || len(whole) < 50000 ||
+		!strings.Contains(text, file) {
+		t.Errorf("a long reply: %v %d characters shown, file %q of %d bytes", res.IsError, len([]rune(reply)), file, len(whole))
 	}
 	const unknown = "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd"
 	res, doc, text = m.call("fetch", map[string]any{"context_id": unknown})

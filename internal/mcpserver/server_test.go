@@ -75,13 +75,13 @@ func TestToolsRunTheirCommands(t *testing.T) {
 	}{
 		{"discover", nil, "discover --json", ""},
 		{"get_card", map[string]any{"agent": "audit-agent"}, "get-card audit-agent --json", ""},
-		{"send", map[string]any{"agent": "audit-agent", "message": "q", "wait_seconds": 600}, "send audit-agent - --json --timeout 60s", "q"},
-		{"send", map[string]any{"url": "https://a.example/x", "message": "q", "context_id": "c-0", "max_chars": 10}, "send --url https://a.example/x - --json --timeout 30s --context c-0 --max-chars 10", "q"},
+		{"send", map[string]any{"agent": "audit-agent", "message": "q", "wait_seconds": 600}, "send audit-agent - --json --timeout 60s --max-chars 20000", "q"},
+		{"send", map[string]any{"url": "https://a.example/x", "message": "q", "context_id": "c-0", "max_chars": 10}, "send --url https://a.example/x - --json --context c-0 --timeout 30s --max-chars 10", "q"},
 		{"send_async", map[string]any{"agent": "audit-agent", "message": "long"}, "send-async audit-agent - --json", "long"},
-		{"result", map[string]any{"context_ids": []string{"a", "b"}, "any": true, "wait_seconds": 5}, "result a b --json --wait --timeout 5s --any", ""},
-		{"fetch", map[string]any{"context_id": "c-1"}, "fetch c-1 --json", ""},
+		{"result", map[string]any{"context_ids": []string{"a", "b"}, "any": true, "wait_seconds": 5}, "result a b --json --wait --timeout 5s --any --max-chars 20000", ""},
+		{"fetch", map[string]any{"context_id": "c-1"}, "fetch c-1 --json --max-chars 20000", ""},
 		{"history", map[string]any{"limit": 5}, "history --json --limit 5", ""},
-		{"show", map[string]any{"conversation": "a2a-c-1", "all_rounds": true}, "show a2a-c-1 --json --all-rounds", ""},
+		{"show", map[string]any{"conversation": "a2a-c-1", "all_rounds": true}, "show a2a-c-1 --json --all-rounds --max-chars 20000", ""},
 		{"cancel", map[string]any{"context_id": "c-1"}, "cancel c-1 --json", ""},
 		{"tasks", map[string]any{"state": "running"}, "tasks --json --state running", ""},
 	} {
@@ -120,8 +120,35 @@ func TestToolsRunTheirCommands(t *testing.T) {
 		{"cancel", map[string]any{"context_id": "--profile=x"}},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
-		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "starts with '-'") {
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "starts with '-'") ||
+			!strings.Contains(res.Content[0].(*mcp.TextContent).Text, "\nhint: ") {
 			t.Errorf("%s %v: %v %+v", bad.tool, bad.args, err, res)
+		}
+	}
+	// Every refused argument: a one-line message, a hint, nothing run.
+	for _, bad := range []struct {
+		tool, want string
+		args       map[string]any
+	}{
+		{"send", "the message is empty", map[string]any{"agent": "a", "message": "  "}},
+		{"send_async", "give agent or url, not both", map[string]any{"agent": "a", "url": "http://x", "message": "q"}},
+		{"send", "max_chars must be 1 or more, not -5", map[string]any{"agent": "a", "message": "q", "max_chars": -5}},
+		{"tasks", "limit must be 1 or more, not -1", map[string]any{"limit": -1}},
+		{"history", "limit must be 1 or more, not -3", map[string]any{"limit": -3}},
+		{"fetch", "give context_id or task_id, not both", map[string]any{"context_id": "c-1", "task_id": "t-1", "url": "http://x"}},
+		{"result", "give context_id (or context_ids)", nil},
+		{"show", "give conversation", map[string]any{"conversation": ""}},
+		{"cancel", "give context_id", map[string]any{"context_id": ""}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
+		if err != nil {
+			t.Fatalf("%s: a protocol error: %v", bad.tool, err)
+		}
+		lines := strings.Split(res.Content[0].(*mcp.TextContent).Text, "\n")
+		b, _ := json.Marshal(res.StructuredContent)
+		if !res.IsError || len(lines) != 2 || !strings.HasPrefix(lines[0], bad.want) || !strings.HasPrefix(lines[1], "hint: ") ||
+			!strings.Contains(string(b), `"code":"usage"`) {
+			t.Errorf("%s %v: %q %s", bad.tool, bad.args, lines, b)
 		}
 	}
 	sc.mu.Lock()
@@ -199,8 +226,9 @@ func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
 	if got := (&tools{}).summary(json.RawMessage(multi), 0, "result"); got != "task b: completed (the first to finish)\nB done\nstill running: a. Nothing is lost: call the result tool with these context_ids later; do not send the messages again." {
 		t.Errorf("results: %q", got)
 	}
-	ledger := `{"source":"local","tasks":[{"context_id":"a","agent":"audit","state":"failed","summary":"boom"}],"total":1}`
-	if got := (&tools{}).summary(json.RawMessage(ledger), 0, "tasks"); got != "a\taudit\tfailed\tboom" {
+	ledger := `{"source":"local","tasks":[{"context_id":"a","agent":"audit","state":"failed","age_seconds":754,"summary":"boom"},` +
+		`{"context_id":"b","agent":"audit","state":"working","age_seconds":3,"summary":""}],"total":2}`
+	if got := (&tools{}).summary(json.RawMessage(ledger), 0, "tasks"); got != "a\taudit\tfailed\t12m ago\tboom\nb\taudit\tworking\t3s ago" {
 		t.Errorf("ledger: %q", got)
 	}
 	if got := StartedContext("warning: x\ntask 3f6c-1 started; its reply: a2a-courier result 3f6c-1 --wait\n"); got != "3f6c-1" {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // summary is the short text beside the document: the reply, or the state
@@ -177,10 +178,11 @@ type taskSummary struct {
 
 // ledgerRow is what the short text shows of a row of tasks.
 type ledgerRow struct {
-	ContextID string `json:"context_id"`
-	Agent     string `json:"agent"`
-	State     string `json:"state"`
-	Summary   string `json:"summary"`
+	ContextID  string `json:"context_id"`
+	Agent      string `json:"agent"`
+	State      string `json:"state"`
+	AgeSeconds int64  `json:"age_seconds"`
+	Summary    string `json:"summary"`
 }
 
 func (d *taskSummary) UnmarshalJSON(b []byte) error {
@@ -229,14 +231,28 @@ func resultsText(d taskSummary) string {
 	return strings.TrimSpace(b.String())
 }
 
-// ledgerText is the tasks tool's list, a line a task.
+// ledgerText is the tasks tool's list, a line a task: contextId, agent,
+// state, age, and the first line of the reply or reason.
 func ledgerText(rows []ledgerRow) string {
 	if len(rows) == 0 {
 		return "no tasks"
 	}
 	var b strings.Builder
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", r.ContextID, r.Agent, r.State, r.Summary)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s ago\t%s\n", r.ContextID, r.Agent, r.State, ageText(time.Duration(r.AgeSeconds)*time.Second), r.Summary)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// ageText is how long ago, as the tasks command shows it: 45s, 12m, 5h, 3d.
+func ageText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
