@@ -142,13 +142,37 @@ func TestMCPServer(t *testing.T) {
 	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(text, "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
 		t.Errorf("send past its wait: %v %v %q", res.IsError, doc, text)
 	}
-	if last := m.lastProgress(); !strings.Contains(last, "send: waiting") || !strings.Contains(last, "(context "+slowID+")") {
-		t.Errorf("progress %q", last)
+	// The notification handlers may run after the call returned: wait for
+	// the one that names the context.
+	deadline := time.Now().Add(10 * time.Second)
+	for last := m.lastProgress(); !strings.Contains(last, "send: waiting") || !strings.Contains(last, "(context "+slowID+")"); last = m.lastProgress() {
+		if time.Now().After(deadline) {
+			t.Fatalf("progress %q", last)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if res, doc, _ = m.call("result", map[string]any{"context_id": slowID}); res.IsError || doc["state"] != "working" || sim.Runs(slowID) != 1 {
 		t.Errorf("result of the running task: %v %v, %d runs", res.IsError, doc, sim.Runs(slowID))
 	}
-	m.call("cancel", map[string]any{"context_id": slowID})
+	// Several tasks, the first to finish: the audit run (3 s) before the
+	// slow one, which the text says is still running.
+	_, doc, _ = m.call("send_async", map[string]any{"agent": "audit-agent", "message": "Quick one"})
+	fastID, _ := doc["context_id"].(string)
+	res, doc, text = m.call("result", map[string]any{"context_ids": []string{slowID, fastID}, "any": true, "wait_seconds": 60})
+	if want := "task " + fastID + ": completed (the first to finish)\nReport for Quick one: 14 escalations.\nstill running: " + slowID +
+		". Nothing is lost: call the result tool with these context_ids later; do not send the messages again."; res.IsError || doc["first"] != fastID || text != want {
+		t.Errorf("result --any: %v %v %q", res.IsError, doc, text)
+	}
+	// Cancel: the local task ends canceled, saying the run may still
+	// finish (Agent Builder cannot stop one).
+	res, doc, text = m.call("cancel", map[string]any{"context_id": slowID})
+	if res.IsError || doc["state"] != "canceled" || doc["context_id"] != slowID ||
+		!strings.HasPrefix(text, "task "+slowID+": canceled: canceled on request; Agent Builder cannot stop a run") {
+		t.Errorf("cancel: %v %v %q", res.IsError, doc, text)
+	}
+	if r := p.run("result", slowID, "--json"); r.code != ExitTaskFailed || decodeTask(t, r.stdout).State != "canceled" {
+		t.Errorf("the canceled task: %d %s", r.code, r.stdout)
+	}
 	if log := m.stderr.String(); strings.Contains(log, testKey) || !strings.Contains(log, "serving MCP on stdin and stdout") {
 		t.Errorf("server stderr: %s", log)
 	}
@@ -390,6 +414,11 @@ func checkOutcomesThroughTools(t *testing.T, m *mcpSession) {
 	if reply, _ := doc["reply"].(string); res.IsError || doc["reply_truncated"] != true || len([]rune(reply)) > 20500 || len(whole) < 50000 ||
 		!strings.Contains(text, file) {
 		t.Errorf("a long reply: %v %d characters shown, file %q of %d bytes", res.IsError, len([]rune(reply)), file, len(whole))
+	}
+	// An id that would read as a flag is refused, with a hint, never run.
+	res, _, text = m.call("send", map[string]any{"agent": "--kibana-url=http://elsewhere.example", "message": "q"})
+	if !res.IsError || !strings.Contains(text, `agent "--kibana-url=http://elsewhere.example" starts with '-'`) || !strings.Contains(text, "\nhint: ") {
+		t.Errorf("a flag-like agent: %v %q", res.IsError, text)
 	}
 	const unknown = "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd"
 	res, doc, text = m.call("fetch", map[string]any{"context_id": unknown})

@@ -32,6 +32,13 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 		return fmt.Sprintf("task started in the background (context %s); call the result tool with context_id %q and wait_seconds to get the reply.", d.ContextID, d.ContextID)
 	case d.Reply != "":
 		return d.Reply
+	case d.State != "" && d.ContextID != "":
+		// A final state with no reply (canceled, say): the state and why.
+		s := fmt.Sprintf("task %s: %s", d.ContextID, d.State)
+		if d.Reason != "" {
+			s += ": " + d.Reason
+		}
+		return s
 	}
 	return string(doc)
 }
