@@ -127,7 +127,8 @@ is not a regular file is refused. A setting this shell gives by its
 environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID,
 A2A_COURIER_CA_CERT, A2A_COURIER_INSECURE, A2A_COURIER_TOKEN, a peer's
 token_env) is named in a warning, a line each: the assistant's process will
-not have it; keep it in the config file. --dry-run prints the file as it would be written, and writes nothing.
+not have it; keep it in the config file. --dry-run prints the file as it
+would be written, and writes nothing.
 
 --json prints {"target","path","action","dry_run","command","args","env",
 "warnings"} (and "content" with --dry-run); action is created, added,
