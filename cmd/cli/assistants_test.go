@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"os"
 	"runtime/debug"
@@ -161,4 +163,54 @@ func TestSkillShowJSONAndVersion(t *testing.T) {
 	if got := versionOf("", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}); got != "dev" {
 		t.Errorf("no vcs: %q", got)
 	}
+}
+
+// A send its caller's tool timeout kills (SIGKILL: no handler runs) has
+// already said "task <ctx> started" on stderr, and tasks lists the task:
+// the contextId is not lost, and result brings the reply of the one run.
+func TestKilledSendIsInTheLedger(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 4 * time.Second })
+	p := newProc(t, sim)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := p.cmd(ctx, "Summarise the audit log", "send", "audit-agent", "-", "--timeout", "60s")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var ctxID string
+	lines := bufio.NewScanner(stderr)
+	for ctxID == "" && lines.Scan() {
+		ctxID = mcpserver.StartedContext(lines.Text())
+	}
+	if ctxID == "" {
+		cmd.Process.Kill()
+		t.Fatal("no 'task <ctx> started' line")
+	}
+	// Killed while it waits for the reply (the caller's timeout is
+	// shorter than the run), as it was seen.
+	waitUntil(t, "the message to reach the agent", 20*time.Second, func() bool { return sim.Runs(ctxID) == 1 })
+	cmd.Process.Kill()
+	cmd.Wait()
+	r := p.run("tasks", "--json")
+	var doc struct {
+		Tasks []struct {
+			ContextID string `json:"context_id"`
+			Agent     string `json:"agent"`
+			State     string `json:"state"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Tasks) != 1 || doc.Tasks[0].ContextID != ctxID ||
+		doc.Tasks[0].Agent != "audit-agent" || doc.Tasks[0].State == "completed" {
+		t.Fatalf("tasks after the kill: %v %s", err, r.stdout)
+	}
+	r = p.run("result", ctxID, "--wait", "--timeout", "40s", "--json")
+	if d := decodeTask(t, r.stdout); r.code != ExitOK || d.State != "completed" || sim.Runs(ctxID) != 1 {
+		t.Errorf("result after the kill: %d %+v, %d runs", r.code, d, sim.Runs(ctxID))
+	}
+	p.waitWorkersExit()
 }

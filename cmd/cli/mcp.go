@@ -28,7 +28,10 @@ document, beside a short text; a command's error is a tool result with
 isError, its message and its hint, never a protocol error. send and result
 wait at most wait_seconds (45 by default, at most 600), with progress
 notifications, then return state working and the context_id: the task goes
-on in a detached worker, as for the command line.
+on in a detached worker, as for the command line. send, result, fetch and
+show cut a reply at max_chars, 20,000 characters by default (the whole
+reply stays in the file the document names); a bad tool argument is a tool
+error with a hint, never run.
 
 The same state directory, workers, configuration and secrets as the command
 line: the API key comes from the config file or the environment of the
@@ -54,7 +57,7 @@ into the assistant's MCP configuration.`,
 
 func (a *App) runMCP(ctx context.Context) error {
 	a.printer().logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
-	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString()}, a.p.Stdin, a.p.Stdout)
+	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord, Log: a.p.Stderr}, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
 			hint: "the client closed the connection or sent what is not MCP; see the assistant's MCP log"}
@@ -84,6 +87,16 @@ func (a *App) mcpRunner() mcpserver.Runner {
 	}
 }
 
+// hasRecord reports whether the state directory holds a task's record.
+func (a *App) hasRecord(contextID string) bool {
+	st, err := a.openStore()
+	if err != nil {
+		return false
+	}
+	_, err = st.Load(contextID)
+	return err == nil
+}
+
 type mcpInstallOptions struct {
 	target string
 	dryRun bool
@@ -98,16 +111,25 @@ func newMCPInstallCmd(app *App) *cobra.Command {
 configuration of an assistant: Claude Desktop (claude_desktop_config.json),
 Cursor (~/.cursor/mcp.json), VS Code (the user profile's mcp.json) or Gemini
 CLI (~/.gemini/settings.json). The entry's command is this binary's
-absolute path, with --profile when one was given; its env holds only
+absolute path and mcp, with the profile chosen here (by --profile or
+A2A_COURIER_PROFILE: the assistant's process has neither) and the
+--api-key-file or --token-file given (absolute paths); its env holds only
 A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR when they are not the
 default ones: never a key or a token.
 
 The file is edited in place: other servers and settings, comments (VS
 Code's JSON with comments) and the order of keys are kept, and a file that
-already has the entry is left as it is. A setting this shell gives by its
-environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID) is named in
-a warning: the assistant's process will not have it; keep it in the config
-file. --dry-run prints the file as it would be written, and writes nothing.
+already has the entry is left as it is. An entry of an earlier install is
+updated in the keys of ours only (command, args, type, and in env
+A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR): what was added to it by
+hand (Gemini's timeout or trust, another env variable) stays. A file that
+is a symbolic link stays one (the file it points to is written); one that
+is not a regular file is refused. A setting this shell gives by its
+environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID,
+A2A_COURIER_CA_CERT, A2A_COURIER_INSECURE, A2A_COURIER_TOKEN, a peer's
+token_env) is named in a warning, a line each: the assistant's process will
+not have it; keep it in the config file. --dry-run prints the file as it
+would be written, and writes nothing.
 
 --json prints {"target","path","action","dry_run","command","args","env",
 "warnings"} (and "content" with --dry-run); action is created, added,
@@ -141,12 +163,31 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	}
 	// The directories the assistant's process, with HOME alone, finds.
 	homeOnly := func(k string) string { return map[bool]string{true: a.p.getenv(k)}[k == "HOME"] }
-	setup := mcpinstall.Setup{Executable: exe, Profile: a.flags.Profile, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir,
-		HomeConfigDir: config.Dir(homeOnly)}
+	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(homeOnly)}
 	setup.HomeStateDir, _ = config.StateDir(homeOnly)
-	for _, k := range []string{"kibana_url", "api_key", "space"} {
-		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok {
+	if s.Sources["profile"] == "flag --profile" || strings.HasPrefix(s.Sources["profile"], "env ") {
+		setup.Profile = s.Profile
+	}
+	for _, f := range [][2]string{{"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space}, {"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
+		if v := f[1]; v != "" {
+			if strings.HasSuffix(f[0], "-file") {
+				v, _ = filepath.Abs(v)
+			}
+			setup.Flags = append(setup.Flags, f[0], v)
+		}
+	}
+	for _, k := range []string{"kibana_url", "api_key", "space", "ca_cert", "insecure"} {
+		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok && strings.HasPrefix(v, "KIBANA_") {
 			setup.EnvOnly = append(setup.EnvOnly, v)
+		} else if ok {
+			setup.EnvTLS = append(setup.EnvTLS, v)
+		}
+	}
+	setup.EnvToken = a.p.getenv("A2A_COURIER_TOKEN") != ""
+	setup.PeerTokenEnv = map[string]string{}
+	for name, peer := range s.Peers {
+		if peer.TokenEnv != "" && a.p.getenv(peer.TokenEnv) != "" {
+			setup.PeerTokenEnv[name] = peer.TokenEnv
 		}
 	}
 	entry := setup.Entry()
@@ -158,7 +199,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return configErr("fix or move the file, then run mcp install again", "%s: %v", path, err)
 	}
-	warnings := mcpinstall.Warnings(t, exe, setup.EnvOnly)
+	warnings := setup.Warnings(t)
 	pr := a.printer()
 	if pr.json {
 		doc := map[string]any{"target": t, "path": path, "action": res.Action(), "dry_run": opts.dryRun, "command": entry.Command,

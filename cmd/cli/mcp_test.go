@@ -4,18 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
 )
 
@@ -103,7 +108,8 @@ func (m *mcpSession) lastProgress() string {
 func TestMCPServer(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, func(o *agentbuildertest.Options) {
-		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "slow-agent", Name: "Slow", Description: "Takes long.", RunTime: 20 * time.Second})
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "slow-agent", Name: "Slow", Description: "Takes long.", RunTime: 20 * time.Second},
+			agentbuildertest.Agent{ID: "wordy-agent", Name: "Wordy", Description: "Says much.", RunTime: time.Millisecond, ReplyBytes: 50000})
 	})
 	p := newProc(t, sim)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -115,6 +121,7 @@ func TestMCPServer(t *testing.T) {
 	}
 	checkTools(t, m)
 	checkTaskThroughTools(t, m)
+	checkOutcomesThroughTools(t, m)
 
 	// A bad agent: a tool result with isError, the message and the hint.
 	res, doc, text := m.call("send", map[string]any{"agent": "no-such-agent", "message": "hello", "wait_seconds": 5})
@@ -135,13 +142,37 @@ func TestMCPServer(t *testing.T) {
 	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(text, "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
 		t.Errorf("send past its wait: %v %v %q", res.IsError, doc, text)
 	}
-	if last := m.lastProgress(); !strings.Contains(last, "send: waiting") || !strings.Contains(last, "(context "+slowID+")") {
-		t.Errorf("progress %q", last)
+	// The notification handlers may run after the call returned: wait for
+	// the one that names the context.
+	deadline := time.Now().Add(10 * time.Second)
+	for last := m.lastProgress(); !strings.Contains(last, "send: waiting") || !strings.Contains(last, "(context "+slowID+")"); last = m.lastProgress() {
+		if time.Now().After(deadline) {
+			t.Fatalf("progress %q", last)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 	if res, doc, _ = m.call("result", map[string]any{"context_id": slowID}); res.IsError || doc["state"] != "working" || sim.Runs(slowID) != 1 {
 		t.Errorf("result of the running task: %v %v, %d runs", res.IsError, doc, sim.Runs(slowID))
 	}
-	m.call("cancel", map[string]any{"context_id": slowID})
+	// Several tasks, the first to finish: the audit run (3 s) before the
+	// slow one, which the text says is still running.
+	_, doc, _ = m.call("send_async", map[string]any{"agent": "audit-agent", "message": "Quick one"})
+	fastID, _ := doc["context_id"].(string)
+	res, doc, text = m.call("result", map[string]any{"context_ids": []string{slowID, fastID}, "any": true, "wait_seconds": 60})
+	if want := "task " + fastID + ": completed (the first to finish)\nReport for Quick one: 14 escalations.\nstill running: " + slowID +
+		". Nothing is lost: call the result tool with these context_ids later; do not send the messages again."; res.IsError || doc["first"] != fastID || text != want {
+		t.Errorf("result --any: %v %v %q", res.IsError, doc, text)
+	}
+	// Cancel: the local task ends canceled, saying the run may still
+	// finish (Agent Builder cannot stop one).
+	res, doc, text = m.call("cancel", map[string]any{"context_id": slowID})
+	if res.IsError || doc["state"] != "canceled" || doc["context_id"] != slowID ||
+		!strings.HasPrefix(text, "task "+slowID+": canceled: canceled on request; Agent Builder cannot stop a run") {
+		t.Errorf("cancel: %v %v %q", res.IsError, doc, text)
+	}
+	if r := p.run("result", slowID, "--json"); r.code != ExitTaskFailed || decodeTask(t, r.stdout).State != "canceled" {
+		t.Errorf("the canceled task: %d %s", r.code, r.stdout)
+	}
 	if log := m.stderr.String(); strings.Contains(log, testKey) || !strings.Contains(log, "serving MCP on stdin and stdout") {
 		t.Errorf("server stderr: %s", log)
 	}
@@ -191,7 +222,7 @@ func checkTaskThroughTools(t *testing.T, m *mcpSession) {
 	res, doc, text = m.call("tasks", map[string]any{"agent": "audit-agent"})
 	rows, _ := doc["tasks"].([]any)
 	if res.IsError || len(rows) != 1 || rows[0].(map[string]any)["context_id"] != ctxID || rows[0].(map[string]any)["summary"] != reply ||
-		!strings.HasPrefix(text, ctxID+"\taudit-agent\tcompleted\t") {
+		!regexp.MustCompile(`^`+ctxID+`\taudit-agent\tcompleted\t\d+s ago\t`+regexp.QuoteMeta(reply)+`$`).MatchString(text) {
 		t.Errorf("tasks: %v %v %q", res.IsError, doc, text)
 	}
 }
@@ -250,5 +281,260 @@ func TestMCPInstallCommand(t *testing.T) {
 	checkOneLineError(t, h.run("mcp", "install", "--target", "emacs"), ExitUsage, `--target: unknown target "emacs"`)
 	if r := h.run("mcp", "--json"); r.code != ExitUsage || !strings.Contains(r.stdout, "mcp speaks JSON-RPC on stdout") {
 		t.Errorf("mcp --json: %d %q", r.code, r.stdout)
+	}
+}
+
+// A server that stops (a signal, or the assistant closing its stdin) ends
+// its calls at once, each handing its task to a detached worker, which
+// follows the run it sent (one run) to its reply. The proof that the call
+// was ended and not waited out: the server has exited while the run is
+// still going (it takes 25 s; the call would wait 600).
+func TestMCPServerStopEndsItsCalls(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long-agent", Name: "Long", Description: "Takes long.", RunTime: 25 * time.Second,
+			Reply: "Long answer to {{input}}"})
+	})
+	for _, how := range []string{"SIGTERM", "stdin closed"} {
+		t.Run(how, func(t *testing.T) {
+			t.Parallel()
+			p := newProc(t, sim)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			// The server on pipes of our own: closing its stdin is ours to
+			// do (the SDK's session close waits for the calls in flight).
+			cmd := p.cmd(ctx, "", "mcp")
+			cmd.Stdin = nil
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			stderr := &lockedBuffer{}
+			cmd.Stderr = stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: "a2a-courier-test", Version: "1"}, nil).
+				Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+			if err != nil {
+				t.Fatalf("connect: %v\n%s", err, stderr.String())
+			}
+			defer cs.Close()
+			type outcome struct {
+				res *mcp.CallToolResult
+				err error
+			}
+			called := make(chan outcome, 1)
+			go func() {
+				res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "send",
+					Arguments: map[string]any{"agent": "long-agent", "message": "the question", "wait_seconds": 600}})
+				called <- outcome{res, err}
+			}()
+			var id string
+			waitUntil(t, "the send's task to reach the agent", 30*time.Second, func() bool {
+				var doc struct {
+					Tasks []struct {
+						ContextID string `json:"context_id"`
+					}
+				}
+				json.Unmarshal([]byte(p.run("tasks", "--json").stdout), &doc)
+				if len(doc.Tasks) == 1 {
+					id = doc.Tasks[0].ContextID
+				}
+				return id != "" && sim.Runs(id) == 1
+			})
+			if how == "SIGTERM" {
+				if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+					t.Fatal(err)
+				}
+				// The call's result still reaches the client: still
+				// running, handed to a worker.
+				o := <-called
+				var doc map[string]any
+				if o.err == nil {
+					b, _ := json.Marshal(o.res.StructuredContent)
+					json.Unmarshal(b, &doc)
+				}
+				if o.err != nil || o.res.IsError || doc["state"] == "completed" || doc["context_id"] != id ||
+					!strings.Contains(o.res.Content[0].(*mcp.TextContent).Text, "call the result tool with context_id") {
+					t.Errorf("the send ended by SIGTERM: %v %+v", o.err, doc)
+				}
+			} else {
+				stdin.Close()
+			}
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Errorf("the server's exit: %v\n%s", err, stderr.String())
+				}
+			case <-ctx.Done():
+				t.Fatalf("the server did not exit\n%s", stderr.String())
+			}
+			// The server is gone and the run still going: the call was
+			// ended, not waited out.
+			if r := p.run("result", id, "--json"); r.code != ExitStillRunning {
+				t.Errorf("the task when the server had exited: %d %s %s", r.code, r.stdout, r.stderr)
+			}
+			r := p.run("result", id, "--wait", "--timeout", "60s", "--json")
+			d := decodeTask(t, r.stdout)
+			if r.code != ExitOK || d.State != "completed" || *d.Reply != "Long answer to the question" || sim.Runs(id) != 1 {
+				t.Errorf("the task after the server stopped: %d %+v, %d runs\n%s", r.code, d, sim.Runs(id), stderr.String())
+			}
+			if log := stderr.String(); strings.Contains(log, "Ctrl-C") || strings.Contains(log, testKey) {
+				t.Errorf("server stderr: %s", log)
+			}
+			p.waitWorkersExit()
+		})
+	}
+}
+
+// checkOutcomesThroughTools: a failed task (exit 6) is a tool error with
+// its message and hint; fetch of a context the server has no reply for
+// (exit 8) says to fetch again, and, with no record here, not that nothing
+// is lost.
+func checkOutcomesThroughTools(t *testing.T, m *mcpSession) {
+	t.Helper()
+	res, doc, text := m.call("send", map[string]any{"agent": "flaky-agent", "message": "try", "wait_seconds": 30})
+	errDoc, _ := doc["error"].(map[string]any)
+	if !res.IsError || doc["state"] != "failed" || errDoc["code"] != "task_failed" || !strings.Contains(text, "No complete response received from chat service") ||
+		!strings.Contains(text, "\nhint: ") {
+		t.Errorf("a failed task: %v %v %q", res.IsError, doc, text)
+	}
+	// A long reply is cut at 20,000 characters by default; its whole is in
+	// the file the document names.
+	res, doc, text = m.call("send", map[string]any{"agent": "wordy-agent", "message": "tell all", "wait_seconds": 30})
+	file, _ := doc["reply_file"].(string)
+	whole, _ := os.ReadFile(file)
+	if reply, _ := doc["reply"].(string); res.IsError || doc["reply_truncated"] != true || len([]rune(reply)) > 20500 || len(whole) < 50000 ||
+		!strings.Contains(text, file) {
+		t.Errorf("a long reply: %v %d characters shown, file %q of %d bytes", res.IsError, len([]rune(reply)), file, len(whole))
+	}
+	// An id that would read as a flag is refused, with a hint, never run.
+	res, _, text = m.call("send", map[string]any{"agent": "--kibana-url=http://elsewhere.example", "message": "q"})
+	if !res.IsError || !strings.Contains(text, `agent "--kibana-url=http://elsewhere.example" starts with '-'`) || !strings.Contains(text, "\nhint: ") {
+		t.Errorf("a flag-like agent: %v %q", res.IsError, text)
+	}
+	const unknown = "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd"
+	res, doc, text = m.call("fetch", map[string]any{"context_id": unknown})
+	if res.IsError || doc["state"] != "working" || !strings.Contains(text, "Call the fetch tool again with the same arguments later") ||
+		strings.Contains(text, "result tool") || strings.Contains(text, "Nothing is lost") {
+		t.Errorf("fetch of a context with no reply: %v %v %q", res.IsError, doc, text)
+	}
+}
+
+// TestMCPServerGenericAgentAsks: a generic A2A agent (a2a-js's ask agent)
+// asks a question (exit 7, a result, not an error); following the route
+// the text names (url and task_id, not context_id: that would start a new
+// task, which asks again) completes the task.
+func TestMCPServerGenericAgentAsks(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	p := newProc(t, startSim(t, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	m := startMCP(t, ctx, p)
+	defer m.cs.Close()
+	url := js.URL(interoptest.MountV1, interoptest.AgentAsk)
+	res, doc, text := m.call("send", map[string]any{"url": url, "message": "start", "wait_seconds": 30})
+	taskID, _ := doc["task_id"].(string)
+	want := fmt.Sprintf("Answer with the send tool: url %q, task_id %q, the user's answer as message.", url, taskID)
+	if res.IsError || doc["state"] != "input_required" || taskID == "" || !strings.Contains(text, interoptest.AskQuestion) || !strings.Contains(text, want) {
+		t.Fatalf("the question: %v %v %q", res.IsError, doc, text)
+	}
+	args := routeOf(t, text)
+	args["message"] = "Ada"
+	args["wait_seconds"] = 30
+	res, doc, text = m.call("send", args)
+	if reply, _ := doc["reply"].(string); res.IsError || doc["state"] != "completed" || !strings.Contains(reply, "Hello, Ada!") || text != reply {
+		t.Errorf("the answer, as the text says (%v): %v %v %q", args, res.IsError, doc, text)
+	}
+}
+
+// routeOf reads the send tool's arguments a question's text names: the
+// line "Answer with the send tool: url "…", task_id "…", …".
+func routeOf(t *testing.T, text string) map[string]any {
+	t.Helper()
+	_, line, ok := strings.Cut(text, "Answer with the send tool: ")
+	if !ok {
+		t.Fatalf("no route in %q", text)
+	}
+	args := map[string]any{}
+	for _, m := range regexp.MustCompile(`(\w+) ("(?:[^"\\]|\\.)*")`).FindAllStringSubmatch(line, -1) {
+		v, err := strconv.Unquote(m[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		args[m[1]] = v
+	}
+	return args
+}
+
+// mcp install writes the profile the environment chose (the assistant's
+// process has no A2A_COURIER_PROFILE) and the --api-key-file in use (its
+// absolute path, never the key) into the entry, and warns, a line each,
+// of what this shell's environment alone gives: the CA settings, the
+// ambient token, a peer's token_env.
+func TestMCPInstallTakesTheShellsChoices(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	cfgDir := filepath.Join(h.env["HOME"], ".config", "a2a-courier")
+	os.MkdirAll(cfgDir, 0o700)
+	cfg := "profiles:\n  prod:\n    kibana_url: https://prod.example:9243\npeers:\n  lab:\n    url: https://lab.example/a2a\n    token_env: LAB_TOKEN\n"
+	if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyFile := filepath.Join(h.env["HOME"], "prod.key")
+	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"A2A_COURIER_PROFILE": "prod", "A2A_COURIER_INSECURE": "true", "A2A_COURIER_TOKEN": "ambient-secret",
+		"A2A_COURIER_TOKEN_ORIGIN": "https://lab.example", "LAB_TOKEN": "lab-secret"} {
+		h.env[k] = v
+	}
+	r := h.run("mcp", "install", "--target", "cursor", "--api-key-file", keyFile, "--json")
+	r.expect(t, ExitOK)
+	var doc struct {
+		Path     string
+		Args     []string
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(doc.Args, " "); got != "mcp --profile prod --api-key-file "+keyFile {
+		t.Errorf("args %q", got)
+	}
+	want := []string{
+		"the setting A2A_COURIER_INSECURE comes from this shell's environment only, which cursor's process will not have: keep it in the config file (a2a-courier config set ca-cert",
+		"the token of A2A_COURIER_TOKEN (and A2A_COURIER_TOKEN_ORIGIN) comes from this shell's environment only, which cursor's process will not have",
+		"peer lab takes its token from LAB_TOKEN, which comes from this shell's environment only, which cursor's process will not have",
+	}
+	// (and that this test binary is a temporary build of go test)
+	if len(doc.Warnings) != len(want)+1 || !strings.Contains(doc.Warnings[len(want)], "is a temporary build of go run") {
+		t.Fatalf("warnings %q", doc.Warnings)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(doc.Warnings[i], w) || strings.Contains(doc.Warnings[i], "\n") {
+			t.Errorf("warning %d: %q, want %q…", i, doc.Warnings[i], w)
+		}
+	}
+	b, _ := os.ReadFile(doc.Path)
+	for _, secret := range []string{testKey, "ambient-secret", "lab-secret"} {
+		if strings.Contains(string(b)+r.stdout+r.stderr, secret) {
+			t.Errorf("%q written or shown:\n%s", secret, b)
+		}
+	}
+	// Without the environment's choice, the entry names no profile.
+	delete(h.env, "A2A_COURIER_PROFILE")
+	r = h.run("mcp", "install", "--target", "gemini", "--json")
+	r.expect(t, ExitOK)
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || strings.Join(doc.Args, " ") != "mcp" {
+		t.Errorf("no profile chosen: %v %s", err, r.stdout)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -164,30 +165,46 @@ func (r Result) Action() string {
 }
 
 // Setup is what `mcp install` knows of this machine: the binary, the
-// connection flags given, the directories as the command line resolves
-// them and as HOME alone would give them, and which settings come from the
-// environment only.
+// connection settings chosen for this shell, the directories as the
+// command line resolves them and as HOME alone would give them, and which
+// settings come from the environment only.
 type Setup struct {
 	Executable string
-	// Profile is the --profile given ("" for none).
+	// Profile is the profile chosen by --profile or by the environment
+	// (A2A_COURIER_PROFILE): the assistant's process has neither, so the
+	// entry names it. "" when the config file's default applies.
 	Profile string
+	// Flags are the other connection flags in use, as they go on the
+	// entry's command line: --api-key-file and --token-file with absolute
+	// paths (a path, never a secret), --kibana-url, --space.
+	Flags []string
 	// ConfigDir and StateDir are the directories in use; HomeConfigDir and
 	// HomeStateDir those the assistant's process would find with HOME
 	// alone.
 	ConfigDir, StateDir, HomeConfigDir, HomeStateDir string
-	// EnvOnly names the settings given by the environment only
-	// (KIBANA_API_KEY, …).
+	// EnvOnly names the Kibana settings given by the environment only
+	// (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID).
 	EnvOnly []string
+	// EnvTLS names A2A_COURIER_CA_CERT and A2A_COURIER_INSECURE when the
+	// environment alone sets them.
+	EnvTLS []string
+	// EnvToken is set when A2A_COURIER_TOKEN (with its
+	// A2A_COURIER_TOKEN_ORIGIN) is set in this environment.
+	EnvToken bool
+	// PeerTokenEnv maps a peer of the config file to its token_env
+	// variable, for the variables this environment sets.
+	PeerTokenEnv map[string]string
 }
 
 // Entry is the server entry of a set-up: this binary's absolute path and
-// mcp (with --profile when one was given), and in its env only the
-// directories that are not the default ones: never a key or a token.
+// mcp, with --profile and the connection flags in use, and in its env only
+// the directories that are not the default ones: never a key or a token.
 func (s Setup) Entry() Entry {
 	e := Entry{Name: "a2a-courier", Command: s.Executable, Args: []string{"mcp"}, Env: map[string]string{}}
 	if s.Profile != "" {
 		e.Args = append(e.Args, "--profile", s.Profile)
 	}
+	e.Args = append(e.Args, s.Flags...)
 	if s.ConfigDir != s.HomeConfigDir {
 		e.Env["A2A_COURIER_CONFIG_DIR"] = s.ConfigDir
 	}
@@ -197,24 +214,44 @@ func (s Setup) Entry() Entry {
 	return e
 }
 
-// Warnings say what an assistant started from its own process will lack:
-// settings the environment alone gives here (envOnly, variable names), and
-// a binary go run built in a temporary directory.
-func Warnings(t Target, executable string, envOnly []string) []string {
+// Warnings say, a line each, what an assistant started from its own
+// process will lack: the settings the environment alone gives here, and a
+// binary go run built in a temporary directory.
+func (s Setup) Warnings(t Target) []string {
 	var w []string
-	if len(envOnly) > 0 {
-		what := "the setting " + envOnly[0] + " comes"
-		if n := len(envOnly); n > 1 {
-			what = "the settings " + strings.Join(envOnly[:n-1], ", ") + " and " + envOnly[n-1] + " come"
-		}
-		w = append(w, fmt.Sprintf("%s from this shell's environment only, which %s's process will not have: keep them in the config file "+
+	lacks := fmt.Sprintf("from this shell's environment only, which %s's process will not have", t)
+	if len(s.EnvOnly) > 0 {
+		w = append(w, fmt.Sprintf("%s %s: keep them in the config file "+
 			"(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file; a2a-courier config set space <id>), "+
-			"then check with a2a-courier doctor", what, t))
+			"then check with a2a-courier doctor", names("setting", s.EnvOnly), lacks))
 	}
-	if strings.Contains(executable, string(filepath.Separator)+"go-build") {
-		w = append(w, executable+" is a temporary build of go run, gone when it exits: install the binary (go install) and run mcp install with it")
+	if len(s.EnvTLS) > 0 {
+		w = append(w, fmt.Sprintf("%s %s: keep it in the config file (a2a-courier config set ca-cert <pem-file>, or config set insecure true)", names("setting", s.EnvTLS), lacks))
+	}
+	if s.EnvToken {
+		w = append(w, "the token of A2A_COURIER_TOKEN (and A2A_COURIER_TOKEN_ORIGIN) comes "+lacks+": name the agent as a peer of the config file with a token_file, "+
+			"or run mcp install with --token-file <file>")
+	}
+	peers := make([]string, 0, len(s.PeerTokenEnv))
+	for p := range s.PeerTokenEnv {
+		peers = append(peers, p)
+	}
+	sort.Strings(peers)
+	for _, p := range peers {
+		w = append(w, fmt.Sprintf("peer %s takes its token from %s, which comes %s: give the peer a token_file in the config file instead", p, s.PeerTokenEnv[p], lacks))
+	}
+	if strings.Contains(s.Executable, string(filepath.Separator)+"go-build") {
+		w = append(w, s.Executable+" is a temporary build of go run, gone when it exits: install the binary (go install) and run mcp install with it")
 	}
 	return w
+}
+
+// names is "the setting X comes" or "the settings X, Y and Z come".
+func names(what string, n []string) string {
+	if len(n) == 1 {
+		return "the " + what + " " + n[0] + " comes"
+	}
+	return "the " + what + "s " + strings.Join(n[:len(n)-1], ", ") + " and " + n[len(n)-1] + " come"
 }
 
 // Plan adds the entry to a target's file content (nil or empty: a file not
@@ -257,24 +294,14 @@ func Plan(t Target, existing []byte, e Entry) (Result, error) {
 			addMember(obj, e.Name, e.value(t), memberIndent(top, unit), unit)
 			break
 		}
-		want, err := json.Marshal(e.value(t))
+		changed, err := mergeEntry(current, e.value(t), memberIndent(obj, unit+memberIndent(top, unit)), unit)
 		if err != nil {
 			return Result{}, err
 		}
-		same, err := sameJSON(current, want)
-		if err != nil {
-			return Result{}, err
-		}
-		if same {
+		if !changed {
 			return Result{Content: existing}, nil
 		}
 		replaced = true
-		indent := memberIndent(obj, unit+memberIndent(top, unit))
-		nv, err := formatted(e.value(t), indent, unit)
-		if err != nil {
-			return Result{}, err
-		}
-		current.Value = nv.Value
 	}
 	out := doc.Pack()
 	if !bytes.HasSuffix(out, []byte("\n")) {
@@ -373,12 +400,9 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 		before = append(append(hujson.Extra{}, head...), indent...)
 		obj.AfterExtra = hujson.Extra("\n" + closing)
 	case len(obj.Members) > 0:
-		before = hujson.Extra{}
+		before = hujson.Extra(" ") // after the comma, as in `{"a": 1, "b": 2}`
 	}
 	nv.BeforeExtra = hujson.Extra(" ")
-	if !multiline {
-		nv.BeforeExtra = nil
-	}
 	nv.AfterExtra = nil
 	if trailing {
 		nv.AfterExtra = hujson.Extra{}
@@ -406,32 +430,142 @@ func sameJSON(v *hujson.Value, want []byte) (bool, error) {
 	return bytes.Equal(ja, jb), nil
 }
 
-// escape writes a key as a JSON pointer segment (RFC 6901).
-func escape(s string) string {
-	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+// maxFileSize bounds the configuration file read: an assistant's MCP
+// configuration is a few kilobytes.
+const maxFileSize = 8 << 20
+
+// mergeEntry updates an existing entry member by member: the members an
+// entry of ours holds (type, command, args, and in env the variables of
+// ours) are set to the new entry's, and every other member is the user's
+// and stays as it is, with its comments and layout (Gemini's "timeout" and
+// "trust", a "cwd", a variable added to env by hand). indent is that of
+// the entry's own line. It reports whether anything changed.
+func mergeEntry(current *hujson.Value, want server, indent, unit string) (bool, error) {
+	obj, ok := current.Value.(*hujson.Object)
+	if !ok {
+		// Not an object: nothing of the user's to keep in it.
+		nv, err := formatted(want, indent, unit)
+		if err != nil {
+			return false, err
+		}
+		current.Value = nv.Value
+		return true, nil
+	}
+	changed := false
+	set := func(o *hujson.Object, parent, key string, v any) error {
+		c, err := setMember(o, key, v, parent, unit)
+		changed = changed || c
+		return err
+	}
+	if want.Type != "" || member(obj, "type") != nil {
+		// A stdio server: any other type (an old "sse" entry) is wrong.
+		if err := set(obj, indent, "type", "stdio"); err != nil {
+			return false, err
+		}
+	}
+	if err := set(obj, indent, "command", want.Command); err != nil {
+		return false, err
+	}
+	if err := set(obj, indent, "args", want.Args); err != nil {
+		return false, err
+	}
+	env := member(obj, "env")
+	envObj, isObj := (*hujson.Object)(nil), false
+	if env != nil {
+		envObj, isObj = env.Value.(*hujson.Object)
+	}
+	switch {
+	case env == nil && len(want.Env) == 0:
+	case env == nil || !isObj:
+		if err := set(obj, indent, "env", want.Env); err != nil {
+			return false, err
+		}
+	default:
+		inner := memberIndent(obj, indent+unit)
+		had := len(envObj.Members)
+		for _, k := range OwnedEnv {
+			if v, ok := want.Env[k]; ok {
+				if err := set(envObj, inner, k, v); err != nil {
+					return false, err
+				}
+			} else if removeMember(envObj, k) {
+				changed = true
+			}
+		}
+		if had > 0 && len(envObj.Members) == 0 {
+			removeMember(obj, "env") // it held ours only
+		}
+	}
+	return changed, nil
+}
+
+// OwnedEnv are the variables of an entry's env that mcp install writes
+// (or removes, when they are the defaults); any other is the user's.
+var OwnedEnv = []string{"A2A_COURIER_CONFIG_DIR", "A2A_COURIER_STATE_DIR"}
+
+// setMember sets obj's member key to v (adding it when missing), written
+// in the file's indentation (parent: that of obj's own line). It reports
+// whether the file changed.
+func setMember(obj *hujson.Object, key string, v any, parent, unit string) (bool, error) {
+	m := member(obj, key)
+	if m == nil {
+		addMember(obj, key, v, parent, unit)
+		return true, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return false, err
+	}
+	if same, err := sameJSON(m, b); err != nil || same {
+		return false, err
+	}
+	nv, err := formatted(v, memberIndent(obj, parent+unit), unit)
+	if err != nil {
+		return false, err
+	}
+	m.Value = nv.Value
+	return true, nil
+}
+
+// removeMember removes obj's member key, keeping a trailing comma where
+// there was one (and none where there was none). It reports whether there
+// was one.
+func removeMember(obj *hujson.Object, key string) bool {
+	for i := range obj.Members {
+		var got string
+		if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); !ok || json.Unmarshal(lit, &got) != nil || got != key {
+			continue
+		}
+		last := i == len(obj.Members)-1
+		after := obj.Members[i].Value.AfterExtra
+		obj.Members = append(obj.Members[:i], obj.Members[i+1:]...)
+		if last && i > 0 {
+			obj.Members[i-1].Value.AfterExtra = after
+		}
+		return true
+	}
+	return false
 }
 
 // Install plans the entry into the target's file and, unless dryRun,
 // writes it: atomically (a temporary file in the same directory, then a
 // rename), keeping the file's mode, 0600 for a new file, its directory
-// created 0700 when missing.
+// created 0700 when missing. A file that is a symbolic link (a dotfiles
+// repository's) stays one: the file it points to is the one written. What
+// is not a regular file (a named pipe, a device) is refused before it is
+// opened, and so is a file larger than maxFileSize.
 func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
-	existing, err := os.ReadFile(path)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
+	path, err := resolveLink(path)
+	if err != nil {
 		return Result{}, err
 	}
-	if err == nil {
-		if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
-			return Result{}, fmt.Errorf("%s is not a regular file", path)
-		}
+	existing, mode, err := readConfig(path)
+	if err != nil {
+		return Result{}, err
 	}
 	res, err := Plan(t, existing, e)
 	if err != nil || dryRun || !res.Changed {
 		return res, err
-	}
-	mode := os.FileMode(0o600)
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -459,6 +593,65 @@ func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
 		return Result{}, werr
 	}
 	return res, nil
+}
+
+// resolveLink returns the file a path names: the path itself, or, for a
+// symbolic link, the file it points to (which must be there).
+func resolveLink(path string) (string, error) {
+	fi, err := os.Lstat(path)
+	if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		return path, nil
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		to, _ := os.Readlink(path)
+		return "", fmt.Errorf("a symbolic link to %s, which cannot be read (%v): create that file or remove the link", to, errors.Unwrap(err))
+	}
+	return real, nil
+}
+
+// readConfig reads a configuration file (nil when there is none yet) and
+// the mode to keep (0600 for a new one), checking its type before it is
+// opened: a named pipe would block the read for ever.
+func readConfig(path string) ([]byte, os.FileMode, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, 0o600, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("not a regular file (%s): a2a-courier edits a JSON file only", kind(fi.Mode()))
+	}
+	if fi.Size() > maxFileSize {
+		return nil, 0, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", fi.Size(), maxFileSize>>20)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err == nil && len(b) > maxFileSize {
+		err = fmt.Errorf("larger than an MCP configuration can be (at most %d MiB)", maxFileSize>>20)
+	}
+	return b, fi.Mode().Perm(), err
+}
+
+// kind names a file type that is not a regular file.
+func kind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "mode " + m.String()
 }
 
 // EnvNames lists an entry's environment variable names, sorted (for

@@ -2,10 +2,12 @@ package mcpinstall
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -187,5 +189,134 @@ func TestInstallWrites(t *testing.T) {
 	}
 	if _, err := Install(dir, Cursor, entry, false); err == nil {
 		t.Error("a directory as the file")
+	}
+}
+
+// TestPlanKeepsTheUsersKeys: an update sets the members of ours (command,
+// args, type, our env variables) and keeps every other: Gemini's timeout
+// and trust, a cwd, a variable added to env by hand, comments inside the
+// entry. An env that held ours only goes when ours are the defaults,
+// leaving valid JSON; a second run changes nothing.
+func TestPlanKeepsTheUsersKeys(t *testing.T) {
+	gemini := `{
+  "mcpServers": {
+    "a2a-courier": {
+      "command": "/opt/old/a2a-courier",
+      "args": ["mcp"],
+      "timeout": 700000,
+      "trust": true,
+      "cwd": "/home/ada"
+    }
+  }
+}
+`
+	res, err := Plan(Gemini, []byte(gemini), entry)
+	if err != nil || !res.Changed || !res.Replaced {
+		t.Fatalf("%v %+v", err, res)
+	}
+	golden(t, "gemini-user-keys", res.Content)
+	for _, keep := range []string{`"timeout": 700000,`, `"trust": true,`, `"cwd": "/home/ada"`, `"command": "/usr/local/bin/a2a-courier"`} {
+		if !strings.Contains(string(res.Content), keep) {
+			t.Errorf("lost %s", keep)
+		}
+	}
+	if again, err := Plan(Gemini, res.Content, entry); err != nil || again.Changed {
+		t.Errorf("a second run changed the file: %v %+v", err, again.Changed)
+	}
+
+	vscode := `{
+	"servers": {
+		"a2a-courier": {
+			// started by the assistant
+			"type": "stdio",
+			"command": "/opt/old/a2a-courier",
+			"args": ["mcp"],
+			"env": {"HTTPS_PROXY": "http://proxy:3128", "A2A_COURIER_STATE_DIR": "/old/state"},
+		},
+	},
+}
+`
+	res, err = Plan(VSCode, []byte(vscode), entry)
+	if err != nil || !res.Replaced {
+		t.Fatalf("%v %+v", err, res)
+	}
+	golden(t, "vscode-user-keys", res.Content)
+	for _, keep := range []string{"// started by the assistant", `"HTTPS_PROXY": "http://proxy:3128"`, `"A2A_COURIER_STATE_DIR": "/home/ada/.local/state/a2a-courier"`,
+		`"A2A_COURIER_CONFIG_DIR": "/home/ada/.config/a2a-courier"`} {
+		if !strings.Contains(string(res.Content), keep) {
+			t.Errorf("vscode: lost %s", keep)
+		}
+	}
+
+	// Ours only in env, now the defaults: env goes, and the JSON stays
+	// JSON (no trailing comma left behind).
+	claude := `{"mcpServers": {"a2a-courier": {"command": "/usr/local/bin/a2a-courier", "args": ["mcp"], "env": {"A2A_COURIER_STATE_DIR": "/x"}}}}`
+	plain := entry
+	plain.Env = map[string]string{}
+	res, err = Plan(ClaudeDesktop, []byte(claude), plain)
+	if err != nil || !res.Replaced || strings.Contains(string(res.Content), "env") || !json.Valid(res.Content) {
+		t.Errorf("env of ours only: %v %s", err, res.Content)
+	}
+}
+
+// TestInstallThroughALink: a configuration file that is a symbolic link
+// (kept in a dotfiles repository) stays a link; the file it points to is
+// updated, in place of the link's target directory.
+func TestInstallThroughALink(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "dotfiles", "mcp.json")
+	os.MkdirAll(filepath.Dir(real), 0o700)
+	if err := os.WriteFile(real, []byte(existing[Cursor]), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "home", ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(link), 0o700)
+	if err := os.Symlink(real, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(link, Cursor, entry, false); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link became a file: %v %v", fi.Mode(), err)
+	}
+	b, _ := os.ReadFile(real)
+	if fi, _ := os.Stat(real); !strings.Contains(string(b), `"command": "/usr/local/bin/a2a-courier"`) || !strings.Contains(string(b), "github-mcp-server") ||
+		fi.Mode().Perm() != 0o640 {
+		t.Errorf("the link's target: %v\n%s", fi.Mode(), b)
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(link)); len(entries) != 1 {
+		t.Errorf("beside the link: %v", entries)
+	}
+
+	dangling := filepath.Join(dir, "home", "dangling.json")
+	os.Symlink(filepath.Join(dir, "nowhere", "mcp.json"), dangling)
+	if _, err := Install(dangling, Cursor, entry, false); err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "a symbolic link to") {
+		t.Errorf("a dangling link: %v", err)
+	}
+}
+
+// TestInstallRefusesWhatIsNotAFile: a named pipe is refused before it is
+// opened (reading it would block for ever), with a one-line error; so is
+// a file too large to be a configuration.
+func TestInstallRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "mcp.json")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dry := range []bool{true, false} {
+		_, err := Install(fifo, Cursor, entry, dry)
+		if err == nil || err.Error() != "not a regular file (a named pipe): a2a-courier edits a JSON file only" {
+			t.Errorf("a named pipe (dry run %v): %v", dry, err)
+		}
+	}
+	big := filepath.Join(dir, "big.json")
+	if err := os.WriteFile(big, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Truncate(big, maxFileSize+1)
+	if _, err := Install(big, Cursor, entry, false); err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "larger than an MCP configuration can be") {
+		t.Errorf("a large file: %v", err)
 	}
 }

@@ -15,13 +15,16 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -42,6 +45,17 @@ type Options struct {
 	// ProgressEvery is how often a waiting tool sends a progress
 	// notification (default 5 s).
 	ProgressEvery time.Duration
+	// Log is the server's own log (its stderr): a command that panicked
+	// writes its stack there, never into a result. Nil: discarded.
+	Log io.Writer
+	// HasRecord reports whether this machine holds the record of a task
+	// (a contextId): the text of a fetch still running says "nothing is
+	// lost" only then. Nil: a task send or result reported has one, one
+	// fetch reported not.
+	HasRecord func(contextID string) bool
+	// StopGrace bounds how long Serve, stopped by its context, waits for
+	// the calls it ended to write their results (default 10 s).
+	StopGrace time.Duration
 }
 
 // Exit codes of the command line (cmd/cli's table; never renumbered).
@@ -49,10 +63,17 @@ const (
 	exitOK            = 0
 	exitInputRequired = 7
 	exitStillRunning  = 8
+	// exitPanicked stands for a command that panicked: no exit code.
+	exitPanicked = -1
 )
 
 // New returns a server with the tools.
 func New(o Options) *mcp.Server {
+	return newServer(o, context.Background())
+}
+
+// newServer is New whose calls all end when stopping does.
+func newServer(o Options, stopping context.Context) *mcp.Server {
 	if o.DefaultWait <= 0 {
 		o.DefaultWait = 45 * time.Second
 	}
@@ -62,36 +83,203 @@ func New(o Options) *mcp.Server {
 	if o.ProgressEvery <= 0 {
 		o.ProgressEvery = 5 * time.Second
 	}
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "a2a-courier", Title: "a2a-courier", Version: o.Version},
 		&mcp.ServerOptions{Instructions: instructions})
-	t := &tools{o: o}
+	t := &tools{o: o, stopping: stopping}
 	t.add(s)
 	return s
 }
 
+// ErrServerStopping is the cause of a call's context when the server stops
+// (a signal, or the assistant closed its stdin). It is not the cause the
+// CLI takes for Ctrl-C: a send so stopped hands its task to a detached
+// worker, as when its own --timeout ends, and never drops it as unsent.
+var ErrServerStopping = errors.New("the MCP server is stopping")
+
+// errCallCanceled is the cause of a call's context when the client cancels
+// the request (or the connection drops under it).
+var errCallCanceled = errors.New("the MCP client canceled the call")
+
 // Serve runs a server on in and out (the process's stdin and stdout) until
-// the client goes away or ctx ends.
+// the client goes away (its stdin ends) or ctx ends (a signal). Either
+// way every call still running ends at once, handing its task to a
+// worker. On a signal the results of those calls are written (for at most
+// StopGrace) before the connection closes: the client still learns their
+// contextIds.
 func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
-	return New(o).Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
+	if o.StopGrace <= 0 {
+		o.StopGrace = 10 * time.Second
+	}
+	stopping, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stop(nil)
+	calls := &openCalls{ids: map[jsonrpc.ID]bool{}}
+	r := &endReader{r: in, end: func() { stop(ErrServerStopping) }}
+	tr := &trackingTransport{Transport: &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{out}}, calls: calls}
+	// The connection outlives ctx: its end must not stop the reading and
+	// writing the calls' results still need.
+	ss, err := newServer(o, stopping).Connect(context.WithoutCancel(ctx), tr, nil)
+	if err != nil {
+		return err
+	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	select {
+	case err := <-ended:
+		return err
+	case <-ctx.Done():
+	}
+	stop(ErrServerStopping)
+	calls.drain(o.StopGrace)
+	ss.Close()
+	<-ended
+	return ctx.Err()
+}
+
+// endReader calls end when its reader ends (EOF or an error): the client
+// is gone.
+type endReader struct {
+	r   io.Reader
+	end func()
+}
+
+func (e *endReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if err != nil {
+		e.end()
+	}
+	return n, err
+}
+
+// openCalls are the tools/call requests read and not yet answered.
+type openCalls struct {
+	mu    sync.Mutex
+	ids   map[jsonrpc.ID]bool
+	empty chan struct{} // closed when ids empties, while drain waits
+}
+
+func (c *openCalls) add(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ids[id] = true
+}
+
+func (c *openCalls) answered(id jsonrpc.ID) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.ids, id)
+	if len(c.ids) == 0 && c.empty != nil {
+		close(c.empty)
+		c.empty = nil
+	}
+}
+
+// drain waits until every open call is answered, at most max.
+func (c *openCalls) drain(max time.Duration) {
+	c.mu.Lock()
+	if len(c.ids) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	empty := make(chan struct{})
+	c.empty = empty
+	c.mu.Unlock()
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-empty:
+	case <-t.C:
+	}
+}
+
+// trackingTransport notes the tool calls its connection reads and the
+// answers it writes (openCalls).
+type trackingTransport struct {
+	mcp.Transport
+	calls *openCalls
+}
+
+func (t *trackingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := t.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &trackingConn{Connection: c, calls: t.calls}, nil
+}
+
+type trackingConn struct {
+	mcp.Connection
+	calls *openCalls
+}
+
+func (c *trackingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	m, err := c.Connection.Read(ctx)
+	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" && r.ID.IsValid() {
+		c.calls.add(r.ID)
+	}
+	return m, err
+}
+
+func (c *trackingConn) Write(ctx context.Context, m jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, m)
+	if r, ok := m.(*jsonrpc.Response); ok {
+		c.calls.answered(r.ID)
+	}
+	return err
 }
 
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
 
-type tools struct{ o Options }
+type tools struct {
+	o Options
+	// stopping ends when the server stops: every call's context ends
+	// with it.
+	stopping context.Context
+}
+
+// callContext is the context a command runs with: the request's values,
+// ended when the request is canceled or the server stops, with a cause of
+// its own (never the signal's: see ErrServerStopping).
+func (t *tools) callContext(req context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req))
+	stopReq := context.AfterFunc(req, func() { cancel(errCallCanceled) })
+	stopSrv := context.AfterFunc(t.stopping, func() { cancel(ErrServerStopping) })
+	return ctx, func() {
+		stopReq()
+		stopSrv()
+		cancel(nil)
+	}
+}
 
 // call runs a command line and turns what it printed into a tool result.
 // A command that exits 7 (the agent asks) or 8 (still running) succeeded
 // as a tool: its document says what to do next.
-func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, args []string, stdin string, progress string) (*mcp.CallToolResult, any, error) {
+func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []string, stdin string, progress string) (*mcp.CallToolResult, any, error) {
+	ctx, release := t.callContext(reqCtx)
+	defer release()
 	var stdout, stderr bytes.Buffer
 	errw := &lockedWriter{w: &stderr}
 	done := make(chan int, 1)
 	go func() {
+		defer func() {
+			if r := recover(); r != nil {
+				// A bug in a command must not take the server, and every
+				// other call, with it: the stack goes to the server's log.
+				fmt.Fprintf(t.o.Log, "a2a-courier mcp: internal error in %s: %v\n%s", progress, r, debug.Stack())
+				done <- exitPanicked
+			}
+		}()
 		done <- t.o.Run(ctx, args, strings.NewReader(stdin), &stdout, errw)
 	}()
 	code := t.waitReporting(ctx, req, done, progress, errw)
+	if code == exitPanicked {
+		return toolError("unexpected", progress+" stopped on an internal error of a2a-courier (a bug)",
+			"the server's log (the assistant's MCP log) has the details: please report them; a task it started is listed by the tasks tool")
+	}
 	doc := json.RawMessage(bytes.TrimSpace(stdout.Bytes()))
 	if !json.Valid(doc) {
 		// Not a document (a command without --json output): say what it
@@ -99,11 +287,19 @@ func (t *tools) call(ctx context.Context, req *mcp.CallToolRequest, args []strin
 		text := strings.TrimSpace(stdout.String() + "\n" + errw.String())
 		return &mcp.CallToolResult{IsError: code != exitOK, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary(doc, code)}}}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.summary(doc, code, req.Params.Name)}}}
 	if code != exitOK && code != exitInputRequired && code != exitStillRunning {
 		res.IsError = true
 	}
 	return res, doc, nil
+}
+
+// toolError is a tool result with isError: the message and the hint on
+// a line each, and, as structuredContent, the error as a command's --json
+// document has it.
+func toolError(code, message, hint string) (*mcp.CallToolResult, any, error) {
+	doc := map[string]any{"error": map[string]string{"code": code, "message": message, "hint": hint}}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: message + "\nhint: " + hint}}}, doc, nil
 }
 
 // waitReporting waits for a command, sending a progress notification every
@@ -144,120 +340,6 @@ func StartedContext(stderr string) string {
 		}
 	}
 	return ""
-}
-
-// summary is the short text beside the document: the reply, or the state
-// and what to do next, or the error and its hint.
-func summary(doc json.RawMessage, code int) string {
-	var d taskSummary
-	json.Unmarshal(doc, &d)
-	switch {
-	case d.Source == "local":
-		return ledgerText(d.Rows)
-	case d.Tasks != nil:
-		return resultsText(d)
-	case d.Error != nil && code != exitOK:
-		s := d.Error.Message
-		if d.Error.Hint != "" {
-			s += "\nhint: " + d.Error.Hint
-		}
-		return s
-	case code == exitStillRunning:
-		return fmt.Sprintf("still running (context %s, state %s). Nothing is lost: call the result tool with context_id %q later; do not send the message again.",
-			d.ContextID, d.State, d.ContextID)
-	case code == exitInputRequired:
-		return fmt.Sprintf("the agent asks (context %s): %s\nAnswer with the send tool: the same agent, context_id %q, the user's answer as message.", d.ContextID, d.Reply, d.ContextID)
-	case d.State == "queued" && d.ContextID != "":
-		return fmt.Sprintf("task started in the background (context %s); call the result tool with context_id %q and wait_seconds to get the reply.", d.ContextID, d.ContextID)
-	case d.Reply != "":
-		return d.Reply
-	}
-	return string(doc)
-}
-
-// taskSummary is what the short text needs of a document: a task's, the
-// results of several (result with context_ids), or the ledger's (tasks).
-type taskSummary struct {
-	State     string `json:"state"`
-	ContextID string `json:"context_id"`
-	Reply     string `json:"reply"`
-	Resume    string `json:"resume"`
-	Answer    string `json:"answer"`
-	Error     *struct {
-		Message string `json:"message"`
-		Hint    string `json:"hint"`
-	} `json:"error"`
-	Tasks   []taskSummary `json:"-"`
-	First   string        `json:"first"`
-	Pending []string      `json:"pending"`
-	Source  string        `json:"source"`
-	Rows    []ledgerRow   `json:"-"`
-}
-
-// ledgerRow is what the short text shows of a row of tasks.
-type ledgerRow struct {
-	ContextID string `json:"context_id"`
-	Agent     string `json:"agent"`
-	State     string `json:"state"`
-	Summary   string `json:"summary"`
-}
-
-func (d *taskSummary) UnmarshalJSON(b []byte) error {
-	type plain taskSummary
-	var raw struct {
-		plain
-		Tasks json.RawMessage `json:"tasks"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	*d = taskSummary(raw.plain)
-	if len(raw.Tasks) == 0 {
-		return nil
-	}
-	if d.Source == "local" {
-		return json.Unmarshal(raw.Tasks, &d.Rows)
-	}
-	return json.Unmarshal(raw.Tasks, &d.Tasks)
-}
-
-// resultsText says what became of several tasks: the first to finish, and
-// those still running.
-func resultsText(d taskSummary) string {
-	var b strings.Builder
-	for _, t := range d.Tasks {
-		if d.First != "" && t.ContextID != d.First {
-			continue
-		}
-		fmt.Fprintf(&b, "task %s: %s", t.ContextID, t.State)
-		if d.First != "" {
-			b.WriteString(" (the first to finish)")
-		}
-		switch {
-		case t.Reply != "":
-			b.WriteString("\n" + t.Reply)
-		case t.Error != nil:
-			b.WriteString(": " + t.Error.Message)
-		}
-		b.WriteString("\n")
-	}
-	if len(d.Pending) > 0 {
-		fmt.Fprintf(&b, "still running: %s. Nothing is lost: call the result tool with these context_ids later; do not send the messages again.",
-			strings.Join(d.Pending, ", "))
-	}
-	return strings.TrimSpace(b.String())
-}
-
-// ledgerText is the tasks tool's list, a line a task.
-func ledgerText(rows []ledgerRow) string {
-	if len(rows) == 0 {
-		return "no tasks"
-	}
-	var b strings.Builder
-	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", r.ContextID, r.Agent, r.State, r.Summary)
-	}
-	return strings.TrimSpace(b.String())
 }
 
 // waitFlag turns wait_seconds into a --timeout, bounded.

@@ -75,13 +75,13 @@ func TestToolsRunTheirCommands(t *testing.T) {
 	}{
 		{"discover", nil, "discover --json", ""},
 		{"get_card", map[string]any{"agent": "audit-agent"}, "get-card audit-agent --json", ""},
-		{"send", map[string]any{"agent": "audit-agent", "message": "q", "wait_seconds": 600}, "send audit-agent - --json --timeout 60s", "q"},
-		{"send", map[string]any{"url": "https://a.example/x", "message": "q", "context_id": "c-0", "max_chars": 10}, "send --url https://a.example/x - --json --timeout 30s --context c-0 --max-chars 10", "q"},
+		{"send", map[string]any{"agent": "audit-agent", "message": "q", "wait_seconds": 600}, "send audit-agent - --json --timeout 60s --max-chars 20000", "q"},
+		{"send", map[string]any{"url": "https://a.example/x", "message": "q", "context_id": "c-0", "max_chars": 10}, "send --url https://a.example/x - --json --context c-0 --timeout 30s --max-chars 10", "q"},
 		{"send_async", map[string]any{"agent": "audit-agent", "message": "long"}, "send-async audit-agent - --json", "long"},
-		{"result", map[string]any{"context_ids": []string{"a", "b"}, "any": true, "wait_seconds": 5}, "result a b --json --wait --timeout 5s --any", ""},
-		{"fetch", map[string]any{"context_id": "c-1"}, "fetch c-1 --json", ""},
+		{"result", map[string]any{"context_ids": []string{"a", "b"}, "any": true, "wait_seconds": 5}, "result a b --json --wait --timeout 5s --any --max-chars 20000", ""},
+		{"fetch", map[string]any{"context_id": "c-1"}, "fetch c-1 --json --max-chars 20000", ""},
 		{"history", map[string]any{"limit": 5}, "history --json --limit 5", ""},
-		{"show", map[string]any{"conversation": "a2a-c-1", "all_rounds": true}, "show a2a-c-1 --json --all-rounds", ""},
+		{"show", map[string]any{"conversation": "a2a-c-1", "all_rounds": true}, "show a2a-c-1 --json --all-rounds --max-chars 20000", ""},
 		{"cancel", map[string]any{"context_id": "c-1"}, "cancel c-1 --json", ""},
 		{"tasks", map[string]any{"state": "running"}, "tasks --json --state running", ""},
 	} {
@@ -120,8 +120,35 @@ func TestToolsRunTheirCommands(t *testing.T) {
 		{"cancel", map[string]any{"context_id": "--profile=x"}},
 	} {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
-		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "starts with '-'") {
+		if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "starts with '-'") ||
+			!strings.Contains(res.Content[0].(*mcp.TextContent).Text, "\nhint: ") {
 			t.Errorf("%s %v: %v %+v", bad.tool, bad.args, err, res)
+		}
+	}
+	// Every refused argument: a one-line message, a hint, nothing run.
+	for _, bad := range []struct {
+		tool, want string
+		args       map[string]any
+	}{
+		{"send", "the message is empty", map[string]any{"agent": "a", "message": "  "}},
+		{"send_async", "give agent or url, not both", map[string]any{"agent": "a", "url": "http://x", "message": "q"}},
+		{"send", "max_chars must be 1 or more, not -5", map[string]any{"agent": "a", "message": "q", "max_chars": -5}},
+		{"tasks", "limit must be 1 or more, not -1", map[string]any{"limit": -1}},
+		{"history", "limit must be 1 or more, not -3", map[string]any{"limit": -3}},
+		{"fetch", "give context_id or task_id, not both", map[string]any{"context_id": "c-1", "task_id": "t-1", "url": "http://x"}},
+		{"result", "give context_id (or context_ids)", nil},
+		{"show", "give conversation", map[string]any{"conversation": ""}},
+		{"cancel", "give context_id", map[string]any{"context_id": ""}},
+	} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: bad.tool, Arguments: bad.args})
+		if err != nil {
+			t.Fatalf("%s: a protocol error: %v", bad.tool, err)
+		}
+		lines := strings.Split(res.Content[0].(*mcp.TextContent).Text, "\n")
+		b, _ := json.Marshal(res.StructuredContent)
+		if !res.IsError || len(lines) != 2 || !strings.HasPrefix(lines[0], bad.want) || !strings.HasPrefix(lines[1], "hint: ") ||
+			!strings.Contains(string(b), `"code":"usage"`) {
+			t.Errorf("%s %v: %q %s", bad.tool, bad.args, lines, b)
 		}
 	}
 	sc.mu.Lock()
@@ -196,14 +223,106 @@ func TestProgressWhileWaiting(t *testing.T) {
 // those still running; that of the ledger is a line a task.
 func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
 	multi := `{"tasks":[{"context_id":"a","state":"working"},{"context_id":"b","state":"completed","reply":"B done"}],"first":"b","pending":["a"]}`
-	if got := summary(json.RawMessage(multi), 0); got != "task b: completed (the first to finish)\nB done\nstill running: a. Nothing is lost: call the result tool with these context_ids later; do not send the messages again." {
+	if got := (&tools{}).summary(json.RawMessage(multi), 0, "result"); got != "task b: completed (the first to finish)\nB done\nstill running: a. Nothing is lost: call the result tool with these context_ids later; do not send the messages again." {
 		t.Errorf("results: %q", got)
 	}
-	ledger := `{"source":"local","tasks":[{"context_id":"a","agent":"audit","state":"failed","summary":"boom"}],"total":1}`
-	if got := summary(json.RawMessage(ledger), 0); got != "a\taudit\tfailed\tboom" {
+	ledger := `{"source":"local","tasks":[{"context_id":"a","agent":"audit","state":"failed","age_seconds":754,"summary":"boom"},` +
+		`{"context_id":"b","agent":"audit","state":"working","age_seconds":3,"summary":""}],"total":2}`
+	if got := (&tools{}).summary(json.RawMessage(ledger), 0, "tasks"); got != "a\taudit\tfailed\t12m ago\tboom\nb\taudit\tworking\t3s ago" {
 		t.Errorf("ledger: %q", got)
 	}
 	if got := StartedContext("warning: x\ntask 3f6c-1 started; its reply: a2a-courier result 3f6c-1 --wait\n"); got != "3f6c-1" {
 		t.Errorf("started: %q", got)
 	}
+}
+
+// The text of a question names the route its document's answer command
+// takes: a generic agent's task (url or peer, task_id), a Kibana agent's
+// context; the text of a task still running names the tool that goes on
+// (fetch after fetch), and says nothing is lost only where a record is.
+func TestNextStepTexts(t *testing.T) {
+	ask := func(answer string) string {
+		doc := fmt.Sprintf(`{"context_id":"c-1","agent":"ask","state":"input_required","reply":"Your name?","task_id":"t-1","answer":%q}`, answer)
+		return (&tools{}).summary(json.RawMessage(doc), exitInputRequired, "send")
+	}
+	for answer, want := range map[string]string{
+		"a2a-courier send --url http://127.0.0.1:9/a2a/ask --task t-1 --json -":         `url "http://127.0.0.1:9/a2a/ask", task_id "t-1"`,
+		"a2a-courier send lab-peer --task 't 1' --timeout 30s --json -":                 `agent "lab-peer", task_id "t 1"`,
+		"a2a-courier send audit-agent --context c-1 --json -":                           `agent "audit-agent", context_id "c-1"`,
+		"a2a-courier send --url 'http://h/it'\\''s' --task t-1 --profile prod --json -": `url "http://h/it's", task_id "t-1"`,
+		"": `agent "ask", context_id "c-1"`,
+	} {
+		if got := ask(answer); got != "the agent asks (context c-1): Your name?\nAnswer with the send tool: "+want+", the user's answer as message." {
+			t.Errorf("%q: %q", answer, got)
+		}
+	}
+
+	working := `{"context_id":"c-2","state":"working","reason":"the server has no reply stored yet","resume":"a2a-courier fetch c-2 --json"}`
+	known := map[string]bool{"c-3": true}
+	tl := &tools{o: Options{HasRecord: func(id string) bool { return known[id] }}}
+	got := tl.summary(json.RawMessage(working), exitStillRunning, "fetch")
+	if !strings.Contains(got, "Call the fetch tool again with the same arguments later") || strings.Contains(got, "result tool") ||
+		strings.Contains(got, "Nothing is lost") || !strings.Contains(got, "the server has no reply stored yet") {
+		t.Errorf("fetch, no record: %q", got)
+	}
+	known["c-2"] = true
+	if got := tl.summary(json.RawMessage(working), exitStillRunning, "fetch"); !strings.Contains(got, `Nothing is lost: this machine has the task's record; the result tool with context_id "c-2" follows it.`) {
+		t.Errorf("fetch, a record: %q", got)
+	}
+	sent := `{"context_id":"c-3","state":"working","resume":"a2a-courier result c-3 --wait --json"}`
+	if got := tl.summary(json.RawMessage(sent), exitStillRunning, "send"); got != `still running (context c-3, state working): the task goes on in a background worker. `+
+		`Nothing is lost: call the result tool with context_id "c-3" later; do not send the message again. With wait_seconds, result waits for the reply.` {
+		t.Errorf("send: %q", got)
+	}
+}
+
+// A command that panics is a tool error with a one-line message and a
+// hint; the stack goes to the server's log only, and the server goes on
+// serving.
+func TestPanicIsAToolError(t *testing.T) {
+	sc := &scripted{answer: func(args []string) (string, string, time.Duration, int) {
+		if args[0] == "history" {
+			var m map[string]int
+			m["boom"]++ // a nil map: a runtime panic
+		}
+		return `{"context_id":"c-1","state":"completed","reply":"fine"}`, "", 0, 0
+	}}
+	var log syncBuffer
+	cs := connect(t, Options{Run: sc.run, Log: &log})
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "history"})
+	if err != nil || !res.IsError {
+		t.Fatalf("%v %+v", err, res)
+	}
+	text := res.Content[0].(*mcp.TextContent).Text
+	lines := strings.Split(text, "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "history stopped on an internal error") || !strings.HasPrefix(lines[1], "hint: ") ||
+		strings.Contains(text, "goroutine") || strings.Contains(text, "nil map") {
+		t.Errorf("text %q", text)
+	}
+	if b, _ := json.Marshal(res.StructuredContent); !strings.Contains(string(b), `"code":"unexpected"`) {
+		t.Errorf("structured %s", b)
+	}
+	if l := log.String(); !strings.Contains(l, "internal error in history: assignment to entry in nil map") || !strings.Contains(l, "goroutine") {
+		t.Errorf("log %q", l)
+	}
+	if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "show", Arguments: map[string]any{"conversation": "c-1"}}); err != nil || res.IsError {
+		t.Errorf("the server after the panic: %v %+v", err, res)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

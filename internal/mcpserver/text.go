@@ -1,0 +1,265 @@
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// summary is the short text beside the document: the reply, or the state
+// and what to do next, or the error and its hint. tool is the tool that
+// ran (what to call next depends on it).
+func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
+	var d taskSummary
+	json.Unmarshal(doc, &d)
+	switch {
+	case d.Source == "local":
+		return ledgerText(d.Rows)
+	case d.Tasks != nil:
+		return resultsText(d)
+	case d.Error != nil && code != exitOK:
+		s := d.Error.Message
+		if d.Error.Hint != "" {
+			s += "\nhint: " + d.Error.Hint
+		}
+		return s
+	case code == exitStillRunning:
+		return t.stillRunningText(d, tool)
+	case code == exitInputRequired:
+		return askText(d)
+	case d.State == "queued" && d.ContextID != "":
+		return fmt.Sprintf("task started in the background (context %s); call the result tool with context_id %q and wait_seconds to get the reply.", d.ContextID, d.ContextID)
+	case d.Reply != "":
+		return d.Reply
+	case d.State != "" && d.ContextID != "":
+		// A final state with no reply (canceled, say): the state and why.
+		s := fmt.Sprintf("task %s: %s", d.ContextID, d.State)
+		if d.Reason != "" {
+			s += ": " + d.Reason
+		}
+		return s
+	}
+	return string(doc)
+}
+
+// stillRunningText says what to do about a task with no final state yet.
+// fetch (or a document whose resume command is fetch) is followed by fetch
+// again: the server has no reply yet, and result would know nothing of a
+// task of another machine. "Nothing is lost" only when this machine holds
+// the task's record: a contextId fetch was given may simply be wrong.
+func (t *tools) stillRunningText(d taskSummary, tool string) string {
+	local := t.hasRecord(d.ContextID, tool)
+	if tool == "fetch" || strings.HasPrefix(d.Resume, "a2a-courier fetch ") {
+		s := fmt.Sprintf("no reply on the server yet (context %s, state %s)", d.ContextID, d.State)
+		if d.Reason != "" {
+			s += ": " + d.Reason
+		}
+		s += ". Call the fetch tool again with the same arguments later, a few times; if it stays so, tell the user. Do not send the message again."
+		if local {
+			s += fmt.Sprintf(" Nothing is lost: this machine has the task's record; the result tool with context_id %q follows it.", d.ContextID)
+		}
+		return s
+	}
+	s := fmt.Sprintf("still running (context %s, state %s): the task goes on in a background worker. ", d.ContextID, d.State)
+	if local {
+		s += "Nothing is lost: "
+	}
+	return s + fmt.Sprintf("call the result tool with context_id %q later; do not send the message again. With wait_seconds, result waits for the reply.", d.ContextID)
+}
+
+// hasRecord reports whether this machine holds a task's record: asked of
+// Options.HasRecord; without it, a task send or result reported has one.
+func (t *tools) hasRecord(contextID, tool string) bool {
+	if contextID == "" {
+		return false
+	}
+	if t.o.HasRecord != nil {
+		return t.o.HasRecord(contextID)
+	}
+	return tool != "fetch"
+}
+
+// askText is the text of a task whose agent asks a question: the question,
+// and the send tool's arguments that answer it, read from the document's
+// answer command. A Kibana agent is answered in its context (context_id),
+// a generic A2A agent on its task (task_id, with the same url or peer):
+// answering a generic agent by context_id starts a new task, which asks
+// again.
+func askText(d taskSummary) string {
+	route := answerRoute(d.Answer)
+	if route == "" {
+		route = fmt.Sprintf("agent %q, context_id %q", d.Agent, d.ContextID)
+	}
+	return fmt.Sprintf("the agent asks (context %s): %s\nAnswer with the send tool: %s, the user's answer as message.", d.ContextID, d.Reply, route)
+}
+
+// answerRoute turns an answer command ("a2a-courier send --url U --task T
+// --json -", "a2a-courier send audit-agent --context C --json -") into the
+// send tool's arguments (`url "U", task_id "T"`), or "" when it is not one.
+func answerRoute(answer string) string {
+	words := shellWords(answer)
+	if len(words) < 3 || words[0] != "a2a-courier" || words[1] != "send" {
+		return ""
+	}
+	withValue := map[string]string{"--url": "url", "--task": "task_id", "--context": "context_id"}
+	skipValue := map[string]bool{"--timeout": true, "--profile": true, "--kibana-url": true, "--space": true, "--api-key-file": true,
+		"--token-file": true, "--poll-interval": true, "--max-wait": true, "--max-chars": true}
+	var parts []string
+	for i := 2; i < len(words); i++ {
+		w := words[i]
+		switch {
+		case withValue[w] != "" && i+1 < len(words):
+			parts = append(parts, fmt.Sprintf("%s %q", withValue[w], words[i+1]))
+			i++
+		case skipValue[w]:
+			i++
+		case w == "-" || strings.HasPrefix(w, "-"):
+		default:
+			parts = append(parts, fmt.Sprintf("agent %q", w))
+		}
+	}
+	if !strings.Contains(strings.Join(parts, " "), "_id ") {
+		return ""
+	}
+	return strings.Join(parts, ", ")
+}
+
+// shellWords splits a command as the CLI's documents write it (shellQuote:
+// words apart by spaces, single quotes around the others, '\” for a
+// quote inside).
+func shellWords(s string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord, quoted, escaped := false, false, false
+	for _, r := range s {
+		switch {
+		case escaped:
+			cur.WriteRune(r)
+			escaped = false
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == '\\':
+			escaped, inWord = true, true // the \ of '\'': the next rune as is
+		case r == ' ':
+			if inWord {
+				words = append(words, cur.String())
+				cur.Reset()
+			}
+			inWord = false
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	if inWord {
+		words = append(words, cur.String())
+	}
+	return words
+}
+
+// taskSummary is what the short text needs of a document: a task's, the
+// results of several (result with context_ids), or the ledger's (tasks).
+type taskSummary struct {
+	State     string `json:"state"`
+	ContextID string `json:"context_id"`
+	Agent     string `json:"agent"`
+	Reply     string `json:"reply"`
+	Reason    string `json:"reason"`
+	Resume    string `json:"resume"`
+	Answer    string `json:"answer"`
+	Error     *struct {
+		Message string `json:"message"`
+		Hint    string `json:"hint"`
+	} `json:"error"`
+	Tasks   []taskSummary `json:"-"`
+	First   string        `json:"first"`
+	Pending []string      `json:"pending"`
+	Source  string        `json:"source"`
+	Rows    []ledgerRow   `json:"-"`
+}
+
+// ledgerRow is what the short text shows of a row of tasks.
+type ledgerRow struct {
+	ContextID  string `json:"context_id"`
+	Agent      string `json:"agent"`
+	State      string `json:"state"`
+	AgeSeconds int64  `json:"age_seconds"`
+	Summary    string `json:"summary"`
+}
+
+func (d *taskSummary) UnmarshalJSON(b []byte) error {
+	type plain taskSummary
+	var raw struct {
+		plain
+		Tasks json.RawMessage `json:"tasks"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	*d = taskSummary(raw.plain)
+	if len(raw.Tasks) == 0 {
+		return nil
+	}
+	if d.Source == "local" {
+		return json.Unmarshal(raw.Tasks, &d.Rows)
+	}
+	return json.Unmarshal(raw.Tasks, &d.Tasks)
+}
+
+// resultsText says what became of several tasks: the first to finish, and
+// those still running.
+func resultsText(d taskSummary) string {
+	var b strings.Builder
+	for _, t := range d.Tasks {
+		if d.First != "" && t.ContextID != d.First {
+			continue
+		}
+		fmt.Fprintf(&b, "task %s: %s", t.ContextID, t.State)
+		if d.First != "" {
+			b.WriteString(" (the first to finish)")
+		}
+		switch {
+		case t.Reply != "":
+			b.WriteString("\n" + t.Reply)
+		case t.Error != nil:
+			b.WriteString(": " + t.Error.Message)
+		}
+		b.WriteString("\n")
+	}
+	if len(d.Pending) > 0 {
+		fmt.Fprintf(&b, "still running: %s. Nothing is lost: call the result tool with these context_ids later; do not send the messages again.",
+			strings.Join(d.Pending, ", "))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// ledgerText is the tasks tool's list, a line a task: contextId, agent,
+// state, age, and the first line of the reply or reason.
+func ledgerText(rows []ledgerRow) string {
+	if len(rows) == 0 {
+		return "no tasks"
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s ago\t%s\n", r.ContextID, r.Agent, r.State, ageText(time.Duration(r.AgeSeconds)*time.Second), r.Summary)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// ageText is how long ago, as the tasks command shows it: 45s, 12m, 5h, 3d.
+func ageText(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
