@@ -134,6 +134,9 @@ func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (
 func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *cancelOptions) error {
 	if opts.agent == "" && opts.agentFlags.url == "" {
 		hint := "`a2a-courier tasks` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: a2a-courier cancel <taskId> <peer>, or --url <agent URL>"
+		if rest, ok := courier.ContextOfConversationID(opts.id); ok {
+			hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier cancel " + rest + ")"
+		}
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task or context " + opts.id, hint: hint}
 	}
 	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)

@@ -20,6 +20,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -1055,7 +1056,7 @@ func TestFollowUpNeedsItsConversation(t *testing.T) {
 		{"the conversation id", "audit-agent", "a2a-" + ctxID, ExitNotFound, "not_found",
 			"Kibana has no conversation a2a-a2a-" + ctxID, "that is a conversation id: its contextId is " + ctxID + " (--context " + ctxID + ")"},
 		{"another agent's", "elastic-ai-agent", ctxID, ExitUsage, "usage",
-			"the conversation of context " + ctxID + " is with agent audit-agent, not elastic-ai-agent; nothing was sent", "send to audit-agent"},
+			"the conversation of context " + ctxID + " is with agent audit-agent, not elastic-ai-agent; nothing was sent", "a2a-courier send audit-agent --context " + ctxID + " goes on with that conversation"},
 	} {
 		r := h.run("send", tc.agent, "--context", tc.context, "and then?", "--json")
 		r.expect(t, tc.exit)
@@ -1076,6 +1077,16 @@ func TestFollowUpNeedsItsConversation(t *testing.T) {
 	r.expect(t, ExitNotFound)
 	if !strings.Contains(r.stderr, "that is a conversation id: its contextId is "+ctxID+" (a2a-courier result "+ctxID+")") {
 		t.Errorf("result of the conversation id: %s", r.stderr)
+	}
+	r = h.run("cancel", "a2a-"+ctxID)
+	r.expect(t, ExitNotFound)
+	if !strings.Contains(r.stderr, "that is a conversation id: its contextId is "+ctxID+" (a2a-courier cancel "+ctxID+")") {
+		t.Errorf("cancel of the conversation id: %s", r.stderr)
+	}
+	r = h.run("send", "audit-agent", "--context", "nonsense", "and then?")
+	r.expect(t, ExitNotFound)
+	if !strings.Contains(r.stderr, "contextIds made by a2a-courier (and by Kibana) are UUIDs") {
+		t.Errorf("send --context nonsense: %s", r.stderr)
 	}
 	// The real follow-up goes on.
 	r = h.run("send", "audit-agent", "--context", ctxID, "and then?")
@@ -1109,12 +1120,64 @@ func TestCtrlCAfterTheMessageLeft(t *testing.T) {
 		t.Fatalf("records %v", recs)
 	}
 	ctxID := strings.TrimSuffix(filepath.Base(recs[0]), ".json")
-	if !strings.Contains(r.stderr, "to stop it instead: a2a-courier cancel "+ctxID) {
+	if !strings.Contains(r.stderr, "to cancel it instead: a2a-courier cancel "+ctxID+" (it says whether the agent can stop the run)") {
 		t.Errorf("stderr %q", r.stderr)
 	}
 	r = h.run("result", ctxID, "--wait", "--timeout", "30s")
 	r.expect(t, ExitOK)
 	if r.stdout != "late\n" || sim.Runs(ctxID) != 1 {
 		t.Errorf("stdout %q, %d runs", r.stdout, sim.Runs(ctxID))
+	}
+}
+
+// TestFollowUpStaysWithItsAgent: a context this machine holds for a
+// generic agent is not continued with a Kibana agent, nor a Kibana one
+// with a generic agent (the follow-up would take the other's record over,
+// and neither agent would continue the conversation meant); nothing is
+// sent. On a terminal the hint to continue names the generic agent by its
+// URL.
+func TestFollowUpStaysWithItsAgent(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	js := interoptest.StartJS(t)
+	echo := js.URL(interoptest.MountV1, interoptest.AgentEcho)
+	h := newHarness(t, sim)
+	h.errTTY = true
+	r := h.run("send", "--url", echo, "hello")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stderr, "(continue with: a2a-courier send --url "+echo+" --context ") {
+		t.Errorf("the hint to continue: %q", r.stderr)
+	}
+	h.errTTY = false
+	r = h.run("send", "--url", echo, "hello again", "--json")
+	r.expect(t, ExitOK)
+	generic := decodeTask(t, r.stdout).ContextID
+	r = h.run("send", "audit-agent", "first", "--json")
+	r.expect(t, ExitOK)
+	kibana := decodeTask(t, r.stdout).ContextID
+	runs := sim.TotalRuns()
+	for _, args := range [][]string{
+		{"send", "audit-agent", "--context", generic, "cross", "--json"},
+		{"send-async", "--url", echo, "--context", kibana, "cross", "--json"},
+	} {
+		r := h.run(args...)
+		r.expect(t, ExitUsage)
+		var doc struct{ Error errorDoc }
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || !strings.Contains(doc.Error.Message, "nothing was sent") ||
+			!strings.Contains(doc.Error.Hint, "goes on with that conversation") {
+			t.Errorf("%v: %v %s", args, err, r.stdout)
+		}
+	}
+	if n := sim.TotalRuns(); n != runs {
+		t.Errorf("%d runs on Kibana, want %d", n, runs)
+	}
+	// The same agent goes on with its own context.
+	if r := h.run("send", "--url", echo, "--context", generic, "and more"); r.code != ExitOK || r.stdout != "echo: and more\n" {
+		t.Errorf("a follow-up to the same agent: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	for ctxID, agent := range map[string]string{generic: "echo", kibana: "audit-agent"} {
+		if rec := loadRecord(t, h, ctxID); rec.Agent != agent || rec.State != "completed" {
+			t.Errorf("record of %s: agent %q, state %s", ctxID, rec.Agent, rec.State)
+		}
 	}
 }

@@ -218,6 +218,15 @@ func agentCommand(t store.Target, af agentFlags) string {
 	return s
 }
 
+// sendTarget names a task's agent as send takes it: the Agent Builder
+// agent's id, or a generic agent's peer name or --url.
+func sendTarget(agent string, t store.Target) string {
+	if t.Kind == store.TargetA2A {
+		return agentCommand(t, agentFlags{})
+	}
+	return shellQuote(agent)
+}
+
 // sameAgent reports whether a record was sent to the agent t names.
 func sameAgent(rec, t store.Target) bool {
 	return rec.Kind == store.TargetA2A && strings.TrimRight(rec.Endpoint, "/") == strings.TrimRight(t.Endpoint, "/")

@@ -204,7 +204,7 @@ func TestPartsRefusedBeforeSending(t *testing.T) {
 		{"over the cap", []string{"send", "elastic-ai-agent", "hi", "--file", big}, "file " + big + " is 11 MiB, over the 10 MiB cap on a file sent in a message"},
 		{"a directory", []string{"send", "elastic-ai-agent", "hi", "--file", dir}, "is a directory, not a regular file"},
 		{"no such file", []string{"send", "elastic-ai-agent", "hi", "--file", filepath.Join(dir, "nope")}, "no such file"},
-		{"not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "{nope"}, "--data value 1 is not one JSON value: invalid character 'n'"},
+		{"not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "{nope"}, `--data "{nope" is not one JSON value: invalid character 'n'`},
 		{"a data file not JSON", []string{"send", "elastic-ai-agent", "hi", "--data", "@" + small}, "--data @" + small + " is not one JSON value"},
 		{"no such data file", []string{"send", "elastic-ai-agent", "hi", "--data", "@" + filepath.Join(dir, "nope.json")}, "nope.json: no such file"},
 		{"--out a file", []string{"send", "elastic-ai-agent", "hi", "--out", small}, "is not a directory"},

@@ -605,7 +605,7 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 		if pr.errTTY && rec.Agent != "" {
 			// People see the handle on the conversation; programs have
 			// --json, and a pipe stays clean.
-			pr.info("context %s (continue with: a2a-courier send %s --context %s)", rec.ContextID, rec.Agent, rec.ContextID)
+			pr.info("context %s (continue with: a2a-courier send %s --context %s)", rec.ContextID, sendTarget(rec.Agent, rec.Target), rec.ContextID)
 		}
 	case rec.State == store.InputRequired:
 		if *doc.Reply != "" {

@@ -286,10 +286,12 @@ func submitError(err error) error {
 		hint := "`a2a-courier history` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context"
 		if rest, ok := courier.ContextOfConversationID(unknown.ContextID); ok {
 			hint = "that is a conversation id: its contextId is " + rest + " (--context " + rest + ")"
+		} else if !courier.IsUUID(unknown.ContextID) {
+			hint = "contextIds made by a2a-courier (and by Kibana) are UUIDs; " + hint
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", message: unknown.Error(), hint: hint}
 	case errors.As(err, &other):
-		return usageErr("send to "+other.ConversationAgent+" to go on with that conversation, or leave out --context to start a new one with "+other.Agent, "%s", other.Error())
+		return usageErr("a2a-courier send "+sendTarget(other.ConversationAgent, other.ConversationTarget)+" --context "+other.ContextID+" goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
 	case errors.As(err, &inFlight):
 		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
 	case errors.As(err, &finished):
@@ -361,7 +363,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		} else if userInterrupted(ctx) {
 			// Ctrl-C after the message left: the task goes on; someone who
 			// meant to stop it is told how.
-			pr.info("the task goes on in the background; to stop it instead: a2a-courier cancel %s", rec.ContextID)
+			pr.info("the task goes on in the background; to cancel it instead: a2a-courier cancel %s (it says whether the agent can stop the run)", rec.ContextID)
 		}
 	}
 	return a.reportRecord(final, opts.maxChars, c.Store)

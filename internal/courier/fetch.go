@@ -280,7 +280,7 @@ func readConversation(ctx context.Context, k *client.Kibana, contextID string, l
 		return conv, out, found, nil
 	case !client.IsKind(err, client.KindNotFound):
 		return nil, client.Outcome{}, false, err
-	case local == nil && !isUUID(contextID):
+	case local == nil && !IsUUID(contextID):
 		ue := &UnknownContextError{ContextID: contextID, Err: err}
 		ue.ConversationOf, _ = ContextOfConversationID(contextID)
 		return nil, client.Outcome{}, false, ue
@@ -315,14 +315,14 @@ func readKibanaTask(ctx context.Context, k *client.Kibana, local *store.Record) 
 // the conversation's id where its contextId belongs is told which.
 func ContextOfConversationID(id string) (string, bool) {
 	rest, ok := strings.CutPrefix(id, "a2a-")
-	if !ok || !isUUID(rest) {
+	if !ok || !IsUUID(rest) {
 		return "", false
 	}
 	return rest, true
 }
 
-// isUUID reports whether id is a UUID in its usual 36-character form.
-func isUUID(id string) bool {
+// IsUUID reports whether id is a UUID in its usual 36-character form.
+func IsUUID(id string) bool {
 	if len(id) != 36 {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -52,7 +53,10 @@ func Attach(paths, data []string) ([]client.Part, error) {
 		parts = append(parts, f.Part)
 	}
 	for i, d := range data {
-		value, what := []byte(d), fmt.Sprintf("--data value %d", i+1)
+		value, what := []byte(d), "--data "+quoteShort(d, 40)
+		if len(data) > 1 {
+			what = fmt.Sprintf("--data value %d (%s)", i+1, quoteShort(d, 40))
+		}
 		if path, ok := strings.CutPrefix(d, "@"); ok {
 			// From a file, as curl reads one: the value stays out of the
 			// command line other processes can read.
@@ -82,6 +86,14 @@ func Attach(paths, data []string) ([]client.Part, error) {
 		parts = append(parts, p)
 	}
 	return parts, nil
+}
+
+// quoteShort quotes s for a message, cut at n bytes.
+func quoteShort(s string, n int) string {
+	if len(s) > n {
+		s = strings.ToValidUTF8(s[:n], "") + "…"
+	}
+	return strconv.Quote(s)
 }
 
 func dataFileError(path string, err error) error {

@@ -70,6 +70,9 @@ func (e *NoConversationError) Error() string {
 // Nothing was sent.
 type OtherAgentError struct {
 	ContextID, Agent, ConversationAgent string
+	// ConversationTarget is where the context's agent is, when this
+	// machine has a record of it.
+	ConversationTarget store.Target
 }
 
 func (e *OtherAgentError) Error() string {
@@ -171,6 +174,13 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 		return nil
 	}
 	rec.ContextID = m.ContextID
+	local, lerr := c.Store.Load(rec.ContextID)
+	if lerr == nil && (!sameEndpoint(local.Target, m.Target) || m.Target.Kind == store.TargetKibana && !strings.EqualFold(local.Agent, m.Agent)) {
+		// This machine's context is another agent's: the follow-up would
+		// take its record over (records are named by contextId), and that
+		// agent's conversation would not be the one continued.
+		return &OtherAgentError{ContextID: rec.ContextID, Agent: m.Agent, ConversationAgent: local.Agent, ConversationTarget: local.Target}
+	}
 	if m.Target.Kind != store.TargetKibana {
 		return nil
 	}
@@ -185,7 +195,7 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 	conv, err := k.GetConversation(rctx, convID)
 	switch {
 	case client.IsKind(err, client.KindNotFound):
-		if _, lerr := c.Store.Load(rec.ContextID); lerr == nil {
+		if lerr == nil {
 			// This machine sent in the context: its message may not have
 			// been stored yet (in flight, refused next) or never left.
 			return nil
@@ -194,7 +204,7 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 	case err != nil:
 		return err
 	case conv.AgentID() != "" && m.Agent != "" && !strings.EqualFold(conv.AgentID(), m.Agent):
-		return &OtherAgentError{ContextID: rec.ContextID, Agent: m.Agent, ConversationAgent: conv.AgentID()}
+		return &OtherAgentError{ContextID: rec.ContextID, Agent: m.Agent, ConversationAgent: conv.AgentID(), ConversationTarget: m.Target}
 	}
 	rec.RoundsBefore = conv.RoundCount()
 	return nil
