@@ -1171,6 +1171,15 @@ func TestFollowUpStaysWithItsAgent(t *testing.T) {
 	if n := sim.TotalRuns(); n != runs {
 		t.Errorf("%d runs on Kibana, want %d", n, runs)
 	}
+	// The same agent of another Kibana (or space) does not take it over.
+	other := startSim(t, nil)
+	o := newHarness(t, other)
+	o.env["A2A_COURIER_STATE_DIR"] = h.env["A2A_COURIER_STATE_DIR"]
+	r = o.run("send", "audit-agent", "--context", kibana, "elsewhere")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, "is this machine's task with agent audit-agent at "+sim.URL+", another server; nothing was sent") || other.TotalRuns() != 0 {
+		t.Errorf("another Kibana: %d runs, %s", other.TotalRuns(), r.stderr)
+	}
 	// The same agent goes on with its own context.
 	if r := h.run("send", "--url", echo, "--context", generic, "and more"); r.code != ExitOK || r.stdout != "echo: and more\n" {
 		t.Errorf("a follow-up to the same agent: %d %q %q", r.code, r.stdout, r.stderr)

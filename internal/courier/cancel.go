@@ -32,7 +32,13 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 	if err := c.Store.RequestCancel(rec.ContextID, rec.MessageID); err != nil {
 		return nil, err
 	}
-	if h, err := c.Store.Lock(rec.ContextID); err == nil {
+	h, lerr := c.Store.Lock(rec.ContextID)
+	if lerr != nil && !errors.Is(lerr, store.ErrLocked) {
+		// Not held by a worker: the lock cannot be taken at all (a state
+		// directory that cannot be written). The marker stays.
+		return nil, lerr
+	}
+	if lerr == nil {
 		updated, err := h.Update(func(x *store.Record) error {
 			// Only the message this cancel read: a later message of the
 			// context may have replaced it since (the earlier one, final,
@@ -76,6 +82,9 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 				return nil
 			}); err == nil {
 				rec = updated
+			} else {
+				// Canceled all the same; only who did it is not written.
+				c.logf("%s: canceled, but the record could not say by whom: %v", rec.ContextID, err)
 			}
 			h.Release()
 		}

@@ -27,8 +27,11 @@ func (c *Courier) writeFetched(local, fetched *store.Record) (bool, error) {
 		return false, nil
 	}
 	h, err := c.Store.Lock(local.ContextID)
+	if errors.Is(err, store.ErrLocked) {
+		return false, nil // a worker holds it, and writes it
+	}
 	if err != nil {
-		return false, nil
+		return false, err
 	}
 	defer h.Release()
 	_, err = h.Update(func(x *store.Record) error {

@@ -158,17 +158,15 @@ func TestRunEndsALikelyAbortedRunSoon(t *testing.T) {
 	c.AbortGrace = 300 * time.Millisecond
 	m := message(sim, "slow", "cut me")
 	m.Target.KibanaVersion, m.Target.NonBlocking = "9.6.0", false
-	start := time.Now()
 	got, err := runQueued(t, c, m)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Ended by the grace (its reason names it), not by the maximum wait.
 	if got.State != store.Expired || !got.Lost || !got.ConnectionLost ||
+		!strings.Contains(got.Reason, "no reply came within "+WaitText(c.AbortGrace)) ||
 		!strings.Contains(got.Reason, "most likely ended without one") || !strings.Contains(got.Reason, "non_blocking is false") {
 		t.Fatalf("%+v", got)
-	}
-	if took := time.Since(start); took > 30*time.Second {
-		t.Errorf("took %s: the maximum wait, not the grace", took)
 	}
 	if sim.Runs(got.ContextID) != 1 {
 		t.Errorf("%d runs", sim.Runs(got.ContextID))

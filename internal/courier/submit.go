@@ -76,6 +76,16 @@ type OtherAgentError struct {
 }
 
 func (e *OtherAgentError) Error() string {
+	if strings.EqualFold(e.Agent, e.ConversationAgent) {
+		where := e.ConversationTarget.URL
+		if e.ConversationTarget.Kind == store.TargetA2A {
+			where = e.ConversationTarget.Endpoint
+		}
+		if e.ConversationTarget.Space != "" {
+			where += " (space " + e.ConversationTarget.Space + ")"
+		}
+		return "context " + e.ContextID + " is this machine's task with agent " + e.ConversationAgent + " at " + where + ", another server; nothing was sent"
+	}
 	return "the conversation of context " + e.ContextID + " is with agent " + e.ConversationAgent + ", not " + e.Agent + "; nothing was sent"
 }
 

@@ -3,6 +3,9 @@ package courier
 import (
 	"context"
 	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -98,5 +101,34 @@ func TestExpiryThatCannotBeWrittenSaysSo(t *testing.T) {
 	}
 	if disk := load(t, c, rec.ContextID); disk.State.Terminal() {
 		t.Errorf("on disk %s", disk.State)
+	}
+}
+
+// A reply fetch read, for a record whose lock cannot be taken at all (an
+// immutable state directory), is said not to be written: the error comes
+// back, instead of fetch reporting the record as updated.
+func TestFetchedReplyWhoseLockCannotBeTakenIsNotSilent(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	rec := queued(t, c, message(sim, "quick", "read me"))
+	h, _ := c.Store.Lock(rec.ContextID)
+	for _, s := range []store.State{store.Sending, store.Working} {
+		if _, err := h.Update(func(x *store.Record) error { x.State = s; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	local, _ := h.Load()
+	h.Release()
+	os.Remove(filepath.Join(c.Store.TasksDir(), rec.ContextID+".lock"))
+	if out, err := exec.Command("chattr", "+i", c.Store.TasksDir()).CombinedOutput(); err != nil {
+		t.Fatalf("chattr +i: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("chattr", "-i", c.Store.TasksDir()).Run() })
+	fetched := *local
+	fetched.State, fetched.Reply = store.Completed, "the reply"
+	written, err := c.writeFetched(local, &fetched)
+	if written || err == nil {
+		t.Fatalf("written %v, err %v: a lock that cannot be taken went unsaid", written, err)
 	}
 }
