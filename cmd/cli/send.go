@@ -382,7 +382,7 @@ func (a *App) progressed(agent string, e client.Event, lines bool) string {
 		if pr.errTTY && !pr.json {
 			clear = "\r\033[K"
 		}
-		pr.logf("%sprogress: %s: %s", clear, nonEmptyStr(e.State, "working"), text)
+		pr.logf("%sprogress: %s: %s", clear, singleLine(nonEmptyStr(e.State, "working")), text)
 	}
 	return ansi.Truncate("waiting for "+agent+": "+text, max(width-15, 20), "…")
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
@@ -244,12 +245,20 @@ func nonEmptyName(p store.Part) string {
 // reply is not whole without it.
 func keepReplyParts(st *store.Store, x *store.Record, parts []client.ReplyPart) error {
 	x.ReplyParts = nil
+	texts := 0
+	for _, p := range parts {
+		if p.Kind == client.PartText {
+			texts += len(p.Text)
+		}
+	}
 	for _, p := range parts {
 		rp := store.ReplyPart{Source: p.Source, Kind: p.Kind, Name: p.Name, MediaType: p.MediaType, URL: p.URL, Artifact: p.ArtifactName, Problem: p.Problem}
 		switch p.Kind {
 		case client.PartText:
 			rp.Size = int64(len(p.Text))
-			if x.ReplyFile == "" {
+			if x.ReplyFile == "" && texts <= maxInlinePart {
+				// (Larger texts are in the reply, joined: the record does
+				// not keep them twice.)
 				rp.Text = p.Text
 			}
 		case client.PartData:
@@ -259,7 +268,18 @@ func keepReplyParts(st *store.Store, x *store.Record, parts []client.ReplyPart) 
 				b.Reset()
 				b.Write(p.Data)
 			}
-			rp.Data, rp.Size, rp.SHA256 = b.Bytes(), int64(b.Len()), sha256Hex(b.Bytes())
+			rp.Size, rp.SHA256 = int64(b.Len()), sha256Hex(b.Bytes())
+			if b.Len() <= maxInlinePart {
+				rp.Data = b.Bytes()
+				break
+			}
+			// Large data is saved as a file, as a file part is: the record,
+			// read by every listing, stays small.
+			path, err := saveReplyFile(st, x, nonEmpty(p.Name, "data")+".json", "application/json", b.Bytes())
+			if err != nil {
+				return fmt.Errorf("save the reply's data: %w", err)
+			}
+			rp.Path = path
 		case client.PartFile:
 			if p.URL == "" {
 				path, err := saveReplyFile(st, x, p.Name, p.MediaType, p.Bytes)
@@ -273,6 +293,11 @@ func keepReplyParts(st *store.Store, x *store.Record, parts []client.ReplyPart) 
 	}
 	return nil
 }
+
+// maxInlinePart bounds what a record keeps of a reply's parts inline: a
+// data part larger is saved as a .json file, and texts larger in all are
+// left to the reply (which holds them joined).
+const maxInlinePart = 64 << 10
 
 func saveReplyFile(st *store.Store, x *store.Record, name, mediaType string, content []byte) (string, error) {
 	dir := x.OutDir
@@ -334,12 +359,16 @@ func OutDir(dir string) (string, error) {
 func PartNotes(parts []store.ReplyPart) []string {
 	var notes []string
 	for _, p := range parts {
-		what := nonEmpty(p.MediaType, "unknown type")
+		// Names, types and URLs are the agent's: no control characters
+		// reach the terminal.
+		name, what, url := printable(nonEmpty(p.Name, "(no name)")), printable(nonEmpty(p.MediaType, "unknown type")), printable(p.URL)
 		switch {
 		case p.Kind == client.PartFile && p.Path != "":
-			notes = append(notes, fmt.Sprintf("file %s (%s, %s) saved to %s", nonEmpty(p.Name, "(no name)"), what, boundedfile.SizeText(p.Size), p.Path))
+			notes = append(notes, fmt.Sprintf("file %s (%s, %s) saved to %s", name, what, boundedfile.SizeText(p.Size), p.Path))
 		case p.Kind == client.PartFile:
-			notes = append(notes, fmt.Sprintf("file %s (%s) at %s, not downloaded", nonEmpty(p.Name, "(no name)"), what, p.URL))
+			notes = append(notes, fmt.Sprintf("file %s (%s) at %s, not downloaded", name, what, url))
+		case p.Kind == client.PartData && p.Path != "":
+			notes = append(notes, fmt.Sprintf("data (%s, %s) saved to %s", nonEmpty(what, "JSON"), boundedfile.SizeText(p.Size), p.Path))
 		case p.Kind == client.PartData && p.MediaType == "":
 			notes = append(notes, fmt.Sprintf("data (%s): in --json's parts", boundedfile.SizeText(p.Size)))
 		case p.Kind == client.PartData:
@@ -347,6 +376,16 @@ func PartNotes(parts []store.ReplyPart) []string {
 		}
 	}
 	return notes
+}
+
+// printable is s without control characters (C0, DEL, C1), on one line.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // CutPartTexts is parts without the texts of text parts (their size

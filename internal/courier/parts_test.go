@@ -2,6 +2,7 @@ package courier
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,5 +70,48 @@ func TestRunRefusesASpoolThatChanged(t *testing.T) {
 				t.Errorf("the spool is still there: %v", err)
 			}
 		})
+	}
+}
+
+// A reply's parts as the record keeps them: small data and texts inline; a
+// data part over maxInlinePart saved as a .json file beside the record
+// (its size and hash kept), and texts over it in all left to the reply, so
+// that the record every listing reads stays small.
+func TestRecordKeepsLargePartsOutOfLine(t *testing.T) {
+	t.Parallel()
+	c := newEngine(t)
+	big := []byte(`{"rows":"` + strings.Repeat("r", maxInlinePart) + `"}`)
+	small := []byte(`{"ok": true}`)
+	for _, tc := range []struct {
+		name       string
+		parts      []client.ReplyPart
+		dataInline bool
+		textKept   bool
+	}{
+		{"small", []client.ReplyPart{{Part: client.Part{Kind: client.PartText, Text: "short"}}, {Part: client.DataPart(small)}}, true, true},
+		{"large", []client.ReplyPart{{Part: client.Part{Kind: client.PartText, Text: strings.Repeat("t", maxInlinePart+1)}}, {Part: client.DataPart(big)}}, false, false},
+	} {
+		x := &store.Record{ContextID: "ctx-" + tc.name, MessageID: "m-" + tc.name}
+		if err := keepReplyParts(c.Store, x, tc.parts); err != nil {
+			t.Fatal(err)
+		}
+		text, data := x.ReplyParts[0], x.ReplyParts[1]
+		if (text.Text != "") != tc.textKept || text.Size != int64(len(tc.parts[0].Text)) {
+			t.Errorf("%s: text part %+v", tc.name, text)
+		}
+		if tc.dataInline {
+			if string(data.Data) != `{"ok":true}` || data.Path != "" {
+				t.Errorf("%s: data part %+v", tc.name, data)
+			}
+			continue
+		}
+		saved, err := os.ReadFile(data.Path)
+		if data.Data != nil || err != nil || string(saved) != string(big) || data.Size != int64(len(big)) || data.SHA256 != sha256Hex(big) ||
+			filepath.Base(data.Path) != "data.json" {
+			t.Errorf("%s: data part %+v (saved %d bytes, %v)", tc.name, data, len(saved), err)
+		}
+		if raw, _ := json.Marshal(x); len(raw) > 4096 {
+			t.Errorf("%s: the record is %d bytes", tc.name, len(raw))
+		}
 	}
 }
