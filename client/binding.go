@@ -155,6 +155,16 @@ func escapeSegment(s string) string {
 
 // restState is the state filter of ListTasks on the wire: the TASK_STATE_*
 // name of a state given in either spelling.
+// CheckTaskState refuses a task state name ListTasks cannot filter by
+// (before anything is asked of the agent).
+func CheckTaskState(s string) error {
+	if s == "" {
+		return nil
+	}
+	_, err := restState(s)
+	return err
+}
+
 func restState(s string) (string, error) {
 	n := normStateName(strings.TrimSpace(s))
 	for wire, norm := range v10States {

@@ -130,17 +130,25 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 		if n > 1 {
 			try = fmt.Sprintf("%s-%d%s", stem, n, ext)
 		}
+		path := filepath.Join(dir, try)
+		if _, err := os.Lstat(path); err == nil {
+			if holds(path, content) {
+				// Saved before (a fetch that reads the reply again): kept,
+				// not saved a second time beside itself.
+				return path, nil
+			}
+			continue // taken: no copy written to find that out
+		}
 		err := createExclusive(dir, try, content)
 		if err == nil {
-			return filepath.Join(dir, try), nil
+			return path, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
 			return "", err
 		}
-		if holds(filepath.Join(dir, try), content) {
-			// Saved before (a fetch that reads the reply again): kept, not
-			// saved a second time beside itself.
-			return filepath.Join(dir, try), nil
+		// Taken meanwhile: the same check as above.
+		if holds(path, content) {
+			return path, nil
 		}
 	}
 	return "", fmt.Errorf("save %s: a thousand files of that name are in %s already", name, dir)

@@ -221,3 +221,15 @@ func TestResultAnyStillRunning(t *testing.T) {
 		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
 	}
 }
+
+// tasks --url with a state no agent knows is refused before the agent is
+// asked (the URL here answers nothing).
+func TestRemoteTasksStateCheckedFirst(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	r := h.run("tasks", "--url", "http://127.0.0.1:1/agent", "--state", "bogus", "--json")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stdout, `unknown task state \"bogus\"`) || !strings.Contains(r.stdout, `"code": "usage"`) {
+		t.Errorf("%s", r.stdout)
+	}
+}

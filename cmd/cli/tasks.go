@@ -101,6 +101,8 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 		return usageErr("--agent filters the local ledger: the agent of --url is the URL", "--agent with --url")
 	case strings.Contains(opts.state, ",") || opts.state == "running":
 		return usageErr("an agent filters by one state: e.g. --state working", "--state %q: one state with --url", opts.state)
+	case client.CheckTaskState(opts.state) != nil:
+		return usageErr("e.g. --state working, or --state completed", "--state: %v", client.CheckTaskState(opts.state))
 	case opts.contextID != "" && client.CheckID("contextId", opts.contextID) != nil:
 		return usageErr("pass the contextId the agent gave the task", "%v", client.CheckID("contextId", opts.contextID))
 	}
@@ -144,7 +146,10 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 		return nil
 	}
 	pr.table([]string{"CONTEXT", "TASK", "STATE", "UPDATED", "STATUS"}, cells, 4)
-	if l.More {
+	switch {
+	case l.More && opts.limit == 0:
+		pr.info("the newest %s, where the listing stops; the agent has more: filter with --context or --state", plural(len(rows), "task"))
+	case l.More:
 		pr.info("the newest %s; the agent has more: --limit 0 lists all", plural(len(rows), "task"))
 	}
 	return nil
