@@ -538,3 +538,73 @@ func TestMCPInstallTakesTheShellsChoices(t *testing.T) {
 		t.Errorf("no profile chosen: %v %s", err, r.stdout)
 	}
 }
+
+// runMCPLines runs the real binary as `a2a-courier mcp` with lines on its
+// stdin, which ends right after them (as `printf '%s\n' … | a2a-courier
+// mcp`), and returns the lines it wrote on stdout, each a JSON-RPC answer.
+func runMCPLines(t *testing.T, p *proc, lines ...string) []map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := p.cmd(ctx, strings.Join(lines, "\n")+"\n", "mcp")
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Run(); err != nil {
+		t.Fatalf("mcp: %v\n%s", err, errb.String())
+	}
+	var answers []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON-RPC on stdout: %q\n%s", l, errb.String())
+		}
+		answers = append(answers, m)
+	}
+	return answers
+}
+
+const (
+	mcpInitLine        = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	mcpInitializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+// A client that writes its requests and closes the server's stdin at once
+// gets every answer: initialize and tools/list (initialized is a
+// notification, with none).
+func TestMCPServerAnswersBeforeEOF(t *testing.T) {
+	t.Parallel()
+	p := newProc(t, startSim(t, nil))
+	answers := runMCPLines(t, p, mcpInitLine, mcpInitializedLine, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if len(answers) != 2 || fmt.Sprint(answers[0]["id"]) != "1" || fmt.Sprint(answers[1]["id"]) != "2" ||
+		answers[0]["result"] == nil || answers[1]["result"] == nil {
+		t.Fatalf("answers %v", answers)
+	}
+	if tools, _ := answers[1]["result"].(map[string]any)["tools"].([]any); len(tools) != 10 {
+		t.Errorf("tools/list: %v", answers[1])
+	}
+}
+
+// A send_async whose stdin ends right after it is answered with its
+// contextId, and its task completes through a worker: one run.
+func TestMCPServerSendAsyncBeforeEOF(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	p := newProc(t, sim)
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"send_async","arguments":{"agent":"audit-agent","message":"Closed at once"}}}`
+	answers := runMCPLines(t, p, mcpInitLine, mcpInitializedLine, call)
+	if len(answers) != 2 || fmt.Sprint(answers[1]["id"]) != "3" {
+		t.Fatalf("answers %v", answers)
+	}
+	res, _ := answers[1]["result"].(map[string]any)
+	doc, _ := res["structuredContent"].(map[string]any)
+	id, _ := doc["context_id"].(string)
+	if res["isError"] == true || doc["state"] != "queued" || id == "" {
+		t.Fatalf("send_async: %v", answers[1])
+	}
+	r := p.run("result", id, "--wait", "--timeout", "60s", "--json")
+	d := decodeTask(t, r.stdout)
+	if r.code != ExitOK || d.State != "completed" || d.Reply == nil || *d.Reply != "Report for Closed at once: 14 escalations." || sim.Runs(id) != 1 {
+		t.Errorf("the task: %d %+v, %d runs", r.code, d, sim.Runs(id))
+	}
+	p.waitWorkersExit()
+}
