@@ -608,3 +608,80 @@ func TestMCPServerSendAsyncBeforeEOF(t *testing.T) {
 	}
 	p.waitWorkersExit()
 }
+
+// mcpInstallDoc runs mcp install with --json and decodes its document.
+func mcpInstallDoc(t *testing.T, h *harness, args ...string) (result, []string, []string) {
+	t.Helper()
+	r := h.run(append([]string{"mcp", "install", "--json"}, args...)...)
+	r.expect(t, ExitOK)
+	var doc struct {
+		Args     []string
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// (this test binary is a temporary build of go test: warned of last)
+	if n := len(doc.Warnings); n == 0 || !strings.Contains(doc.Warnings[n-1], "is a temporary build of go run") {
+		t.Fatalf("warnings %q", doc.Warnings)
+	}
+	return r, doc.Args, doc.Warnings[:len(doc.Warnings)-1]
+}
+
+// mcp install checks the settings the entry's process will have (HOME and
+// the entry's env and flags alone): nothing configured is a one-line
+// warning that says where to configure; a profile that holds the URL and
+// key is not warned of, whatever this shell's environment adds; an entry
+// installed with a profile keeps it on a reinstall that chooses none,
+// saying so, and --profile default drops it.
+func TestMCPInstallChecksTheEntrysSettings(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	_, _, warnings := mcpInstallDoc(t, h, "--target", "cursor", "--dry-run")
+	if len(warnings) != 1 || strings.Contains(warnings[0], "\n") ||
+		!strings.HasPrefix(warnings[0], `cursor's a2a-courier server is not configured: no Kibana URL and no API key (there is no config file): every tool would answer "not configured"; `+
+			"configure it: a2a-courier config set kibana-url <url> --profile default; a2a-courier config set api-key --profile default < key-file") {
+		t.Errorf("nothing configured: %q", warnings)
+	}
+	if r := h.run("mcp", "install", "--target", "cursor", "--dry-run"); !strings.Contains(r.stderr, "warning: cursor's a2a-courier server is not configured") {
+		t.Errorf("nothing configured, as text: %q", r.stderr)
+	}
+
+	writeConfig(t, h, "profiles:\n  sim:\n    kibana_url: http://127.0.0.1:5601\n    api_key: "+testKey+"\n", 0o600)
+	h.env["A2A_COURIER_PROFILE"] = "sim"
+	h.env["KIBANA_URL"] = "http://127.0.0.1:5601"
+	h.env["KIBANA_API_KEY"] = testKey
+	r, args, warnings := mcpInstallDoc(t, h, "--target", "cursor")
+	if strings.Join(args, " ") != "mcp --profile sim" || len(warnings) != 0 {
+		t.Errorf("a profile with both: %q %q", args, warnings)
+	}
+	for k := range map[string]bool{"A2A_COURIER_PROFILE": true, "KIBANA_URL": true, "KIBANA_API_KEY": true} {
+		delete(h.env, k)
+	}
+	r, args, warnings = mcpInstallDoc(t, h, "--target", "cursor")
+	if strings.Join(args, " ") != "mcp --profile sim" || len(warnings) != 0 ||
+		!strings.Contains(r.stderr, "kept --profile sim of the existing entry (--profile <name> chooses another, --profile default drops it)") {
+		t.Errorf("a reinstall with no profile: %q %q %q", args, warnings, r.stderr)
+	}
+	if r := h.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "unchanged: ") ||
+		!strings.Contains(r.stderr, "restart cursor to load the a2a-courier server ("+os.Args[0]+" mcp --profile sim)") {
+		t.Errorf("the command as written: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// --profile default drops it, even beside A2A_COURIER_PROFILE; its
+	// process has no default profile configured, and is told so.
+	h.env["A2A_COURIER_PROFILE"] = "sim"
+	r, args, warnings = mcpInstallDoc(t, h, "--target", "cursor", "--profile", "default")
+	if strings.Join(args, " ") != "mcp" || !strings.Contains(r.stderr, "dropped --profile sim of the existing entry") ||
+		len(warnings) != 1 || !strings.Contains(warnings[0], "no Kibana URL and no API key (in profile default of ") {
+		t.Errorf("--profile default: %q %q %q", args, warnings, r.stderr)
+	}
+	// A profile that holds the URL only: the key is missing, and named.
+	writeConfig(t, h, "profiles:\n  lab:\n    kibana_url: http://127.0.0.1:5601\n", 0o600)
+	h.env["A2A_COURIER_PROFILE"] = "lab"
+	_, _, warnings = mcpInstallDoc(t, h, "--target", "gemini", "--dry-run")
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "is not configured: no API key (in profile lab of ") ||
+		!strings.Contains(warnings[0], "configure it: a2a-courier config set api-key --profile lab < key-file, then check with a2a-courier doctor") {
+		t.Errorf("no key: %q", warnings)
+	}
+	checkOneLineError(t, h.run("mcp", "install"), ExitUsage, "--target is required: claude-desktop, cursor, vscode or gemini")
+}
