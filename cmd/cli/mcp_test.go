@@ -685,3 +685,28 @@ func TestMCPInstallChecksTheEntrysSettings(t *testing.T) {
 	}
 	checkOneLineError(t, h.run("mcp", "install"), ExitUsage, "--target is required: claude-desktop, cursor, vscode or gemini")
 }
+
+// The hints of the tools' texts are in tool terms (an MCP client runs no
+// shell), while structuredContent keeps the --json document's own.
+func TestMCPServerHintsInToolTerms(t *testing.T) {
+	t.Parallel()
+	p := newProc(t, startSim(t, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := startMCP(t, ctx, p)
+	defer m.cs.Close()
+	const id = "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd"
+	res, doc, text := m.call("result", map[string]any{"context_id": "a2a-" + id})
+	errDoc, _ := doc["error"].(map[string]any)
+	if want := "no local record of task a2a-" + id + "\nhint: that is a conversation id: its contextId is " + id + ` (the result tool with context_id "` + id + `")`; !res.IsError || text != want ||
+		errDoc["hint"] != "that is a conversation id: its contextId is "+id+" (a2a-courier result "+id+")" {
+		t.Errorf("result of a conversation id: %v %v %q", res.IsError, doc, text)
+	}
+	res, doc, text = m.call("send", map[string]any{"agent": "audit-agent", "message": "go on", "context_id": "bogus", "wait_seconds": 5})
+	errDoc, _ = doc["error"].(map[string]any)
+	if hint, _ := errDoc["hint"].(string); !res.IsError || !strings.Contains(text, "\nhint: the history tool lists the conversations") ||
+		!strings.HasSuffix(text, "to start a new conversation, leave out context_id") || strings.Contains(text, "a2a-courier") || strings.Contains(text, "--") ||
+		!strings.HasPrefix(hint, "`a2a-courier history` lists") {
+		t.Errorf("send to an unknown context: %v %v %q", res.IsError, doc, text)
+	}
+}

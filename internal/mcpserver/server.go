@@ -326,7 +326,7 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	if !json.Valid(doc) {
 		// Not a document (a command without --json output): say what it
 		// printed.
-		text := strings.TrimSpace(stdout.String() + "\n" + errw.String())
+		text := strings.TrimSpace(stdout.String() + "\n" + toolTerms(errw.String()))
 		return &mcp.CallToolResult{IsError: code != exitOK, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.summary(doc, code, req.Params.Name)}}}
