@@ -115,7 +115,10 @@ absolute path and mcp, with the profile chosen here (by --profile or
 A2A_COURIER_PROFILE: the assistant's process has neither) and the
 --api-key-file or --token-file given (absolute paths); its env holds only
 A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR when they are not the
-default ones: never a key or a token.
+default ones: never a key or a token. When nothing here chooses a
+profile, an entry installed before with one keeps it (and a line says
+so); --profile default writes none: the assistant's process then takes
+the config file's default profile.
 
 The file is edited in place: other servers and settings, comments (VS
 Code's JSON with comments) and the order of keys are kept, and a file that
@@ -124,12 +127,18 @@ updated in the keys of ours only (command, args, type, and in env
 A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR): what was added to it by
 hand (Gemini's timeout or trust, another env variable) stays. A file that
 is a symbolic link stays one (the file it points to is written); one that
-is not a regular file is refused. A setting this shell gives by its
-environment only (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID,
-A2A_COURIER_CA_CERT, A2A_COURIER_INSECURE, A2A_COURIER_TOKEN, a peer's
-token_env) is named in a warning, a line each: the assistant's process will
-not have it; keep it in the config file. --dry-run prints the file as it
-would be written, and writes nothing.
+is not a regular file is refused.
+
+The settings are checked as the assistant's process will resolve them
+(HOME and the entry's env and flags alone), and each lack is a warning of
+one line. A setting this shell gives by its environment only, and the
+entry's profile or config file does not (KIBANA_URL, KIBANA_API_KEY,
+KIBANA_SPACE_ID, A2A_COURIER_CA_CERT, A2A_COURIER_INSECURE,
+A2A_COURIER_TOKEN, a peer's token_env), is named: keep it in the config
+file. A Kibana URL or API key found nowhere (every tool would answer "not
+configured") is named with the config set command line that sets it, as
+is a profile or key file the entry's process could not read. --dry-run
+prints the file as it would be written, and writes nothing.
 
 --json prints {"target","path","action","dry_run","command","args","env",
 "warnings"} (and "content" with --dry-run); action is created, added,
@@ -146,11 +155,27 @@ replaced or unchanged.`,
 }
 
 func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
+	if opts.target == "" {
+		return usageErr("e.g. a2a-courier mcp install --target claude-desktop", "--target is required: %s", mcpinstall.TargetNames())
+	}
 	t, err := mcpinstall.ParseTarget(opts.target)
 	if err != nil {
 		return usageErr("e.g. a2a-courier mcp install --target claude-desktop", "--target: %v", err)
 	}
-	s, err := a.loadSettings()
+	// --profile default: the entry names no profile (whatever
+	// A2A_COURIER_PROFILE says), and its process takes the file's default.
+	drop := strings.EqualFold(a.flags.Profile, "default")
+	flags, getenv := a.flags, a.p.getenv
+	if drop {
+		flags.Profile = ""
+		getenv = func(k string) string {
+			if k == "A2A_COURIER_PROFILE" {
+				return ""
+			}
+			return a.p.getenv(k)
+		}
+	}
+	s, err := config.Load(getenv, flags)
 	if err != nil {
 		return err
 	}
@@ -161,13 +186,20 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}
+	path, err := mcpinstall.Path(t, mcpinstall.Where{GOOS: runtime.GOOS, Home: a.p.getenv("HOME"), Getenv: a.p.getenv})
+	if err != nil {
+		return configErr("write the entry by hand: see `a2a-courier mcp install --help`", "%v", err)
+	}
 	// The directories the assistant's process, with HOME alone, finds.
 	homeOnly := func(k string) string { return map[bool]string{true: a.p.getenv(k)}[k == "HOME"] }
 	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(homeOnly)}
 	setup.HomeStateDir, _ = config.StateDir(homeOnly)
+	chosen := ""
 	if s.Sources["profile"] == "flag --profile" || strings.HasPrefix(s.Sources["profile"], "env ") {
-		setup.Profile = s.Profile
+		chosen = s.Profile
 	}
+	var note string
+	setup.Profile, note = mcpinstall.ChooseProfile(chosen, drop, mcpinstall.ProfileOf(mcpinstall.ExistingArgs(path, t, "a2a-courier")))
 	for _, f := range [][2]string{{"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space}, {"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
 		if v := f[1]; v != "" {
 			if strings.HasSuffix(f[0], "-file") {
@@ -176,13 +208,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 			setup.Flags = append(setup.Flags, f[0], v)
 		}
 	}
-	for _, k := range []string{"kibana_url", "api_key", "space", "ca_cert", "insecure"} {
-		if v, ok := strings.CutPrefix(s.Sources[k], "env "); ok && strings.HasPrefix(v, "KIBANA_") {
-			setup.EnvOnly = append(setup.EnvOnly, v)
-		} else if ok {
-			setup.EnvTLS = append(setup.EnvTLS, v)
-		}
-	}
+	setup.Check(s, a.p.getenv("HOME"))
 	setup.EnvToken = a.p.getenv("A2A_COURIER_TOKEN") != ""
 	setup.PeerTokenEnv = map[string]string{}
 	for name, peer := range s.Peers {
@@ -191,16 +217,15 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 		}
 	}
 	entry := setup.Entry()
-	path, err := mcpinstall.Path(t, mcpinstall.Where{GOOS: runtime.GOOS, Home: a.p.getenv("HOME"), Getenv: a.p.getenv})
-	if err != nil {
-		return configErr("write the entry by hand: see `a2a-courier mcp install --help`", "%v", err)
-	}
 	res, err := mcpinstall.Install(path, t, entry, opts.dryRun)
 	if err != nil {
 		return configErr("fix or move the file, then run mcp install again", "%s: %v", path, err)
 	}
 	warnings := setup.Warnings(t)
 	pr := a.printer()
+	if note != "" {
+		pr.logf("%s", note)
+	}
 	if pr.json {
 		doc := map[string]any{"target": t, "path": path, "action": res.Action(), "dry_run": opts.dryRun, "command": entry.Command,
 			"args": entry.Args, "env": entry.Env, "warnings": append([]string{}, warnings...)}
@@ -218,6 +243,10 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 		return nil
 	}
 	pr.payload(res.Action() + ": " + path)
-	pr.info("restart %s to load the a2a-courier server (%s mcp)", t, exe)
+	command := shellQuote(entry.Command)
+	for _, w := range entry.Args {
+		command += " " + shellQuote(w)
+	}
+	pr.info("restart %s to load the a2a-courier server (%s)", t, command)
 	return nil
 }

@@ -538,3 +538,175 @@ func TestMCPInstallTakesTheShellsChoices(t *testing.T) {
 		t.Errorf("no profile chosen: %v %s", err, r.stdout)
 	}
 }
+
+// runMCPLines runs the real binary as `a2a-courier mcp` with lines on its
+// stdin, which ends right after them (as `printf '%s\n' … | a2a-courier
+// mcp`), and returns the lines it wrote on stdout, each a JSON-RPC answer.
+func runMCPLines(t *testing.T, p *proc, lines ...string) []map[string]any {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := p.cmd(ctx, strings.Join(lines, "\n")+"\n", "mcp")
+	var out, errb bytes.Buffer
+	c.Stdout, c.Stderr = &out, &errb
+	if err := c.Run(); err != nil {
+		t.Fatalf("mcp: %v\n%s", err, errb.String())
+	}
+	var answers []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON-RPC on stdout: %q\n%s", l, errb.String())
+		}
+		answers = append(answers, m)
+	}
+	return answers
+}
+
+const (
+	mcpInitLine        = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	mcpInitializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+)
+
+// A client that writes its requests and closes the server's stdin at once
+// gets every answer: initialize and tools/list (initialized is a
+// notification, with none).
+func TestMCPServerAnswersBeforeEOF(t *testing.T) {
+	t.Parallel()
+	p := newProc(t, startSim(t, nil))
+	answers := runMCPLines(t, p, mcpInitLine, mcpInitializedLine, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	if len(answers) != 2 || fmt.Sprint(answers[0]["id"]) != "1" || fmt.Sprint(answers[1]["id"]) != "2" ||
+		answers[0]["result"] == nil || answers[1]["result"] == nil {
+		t.Fatalf("answers %v", answers)
+	}
+	if tools, _ := answers[1]["result"].(map[string]any)["tools"].([]any); len(tools) != 10 {
+		t.Errorf("tools/list: %v", answers[1])
+	}
+}
+
+// A send_async whose stdin ends right after it is answered with its
+// contextId, and its task completes through a worker: one run.
+func TestMCPServerSendAsyncBeforeEOF(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	p := newProc(t, sim)
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"send_async","arguments":{"agent":"audit-agent","message":"Closed at once"}}}`
+	answers := runMCPLines(t, p, mcpInitLine, mcpInitializedLine, call)
+	if len(answers) != 2 || fmt.Sprint(answers[1]["id"]) != "3" {
+		t.Fatalf("answers %v", answers)
+	}
+	res, _ := answers[1]["result"].(map[string]any)
+	doc, _ := res["structuredContent"].(map[string]any)
+	id, _ := doc["context_id"].(string)
+	if res["isError"] == true || doc["state"] != "queued" || id == "" {
+		t.Fatalf("send_async: %v", answers[1])
+	}
+	r := p.run("result", id, "--wait", "--timeout", "60s", "--json")
+	d := decodeTask(t, r.stdout)
+	if r.code != ExitOK || d.State != "completed" || d.Reply == nil || *d.Reply != "Report for Closed at once: 14 escalations." || sim.Runs(id) != 1 {
+		t.Errorf("the task: %d %+v, %d runs", r.code, d, sim.Runs(id))
+	}
+	p.waitWorkersExit()
+}
+
+// mcpInstallDoc runs mcp install with --json and decodes its document.
+func mcpInstallDoc(t *testing.T, h *harness, args ...string) (result, []string, []string) {
+	t.Helper()
+	r := h.run(append([]string{"mcp", "install", "--json"}, args...)...)
+	r.expect(t, ExitOK)
+	var doc struct {
+		Args     []string
+		Warnings []string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	// (this test binary is a temporary build of go test: warned of last)
+	if n := len(doc.Warnings); n == 0 || !strings.Contains(doc.Warnings[n-1], "is a temporary build of go run") {
+		t.Fatalf("warnings %q", doc.Warnings)
+	}
+	return r, doc.Args, doc.Warnings[:len(doc.Warnings)-1]
+}
+
+// mcp install checks the settings the entry's process will have (HOME and
+// the entry's env and flags alone): nothing configured is a one-line
+// warning that says where to configure; a profile that holds the URL and
+// key is not warned of, whatever this shell's environment adds; an entry
+// installed with a profile keeps it on a reinstall that chooses none,
+// saying so, and --profile default drops it.
+func TestMCPInstallChecksTheEntrysSettings(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, nil)
+	_, _, warnings := mcpInstallDoc(t, h, "--target", "cursor", "--dry-run")
+	if len(warnings) != 1 || strings.Contains(warnings[0], "\n") ||
+		!strings.HasPrefix(warnings[0], `cursor's a2a-courier server is not configured: no Kibana URL and no API key (there is no config file): every tool would answer "not configured"; `+
+			"configure it: a2a-courier config set kibana-url <url> --profile default; a2a-courier config set api-key --profile default < key-file") {
+		t.Errorf("nothing configured: %q", warnings)
+	}
+	if r := h.run("mcp", "install", "--target", "cursor", "--dry-run"); !strings.Contains(r.stderr, "warning: cursor's a2a-courier server is not configured") {
+		t.Errorf("nothing configured, as text: %q", r.stderr)
+	}
+
+	writeConfig(t, h, "profiles:\n  sim:\n    kibana_url: http://127.0.0.1:5601\n    api_key: "+testKey+"\n", 0o600)
+	h.env["A2A_COURIER_PROFILE"] = "sim"
+	h.env["KIBANA_URL"] = "http://127.0.0.1:5601"
+	h.env["KIBANA_API_KEY"] = testKey
+	r, args, warnings := mcpInstallDoc(t, h, "--target", "cursor")
+	if strings.Join(args, " ") != "mcp --profile sim" || len(warnings) != 0 {
+		t.Errorf("a profile with both: %q %q", args, warnings)
+	}
+	for k := range map[string]bool{"A2A_COURIER_PROFILE": true, "KIBANA_URL": true, "KIBANA_API_KEY": true} {
+		delete(h.env, k)
+	}
+	r, args, warnings = mcpInstallDoc(t, h, "--target", "cursor")
+	if strings.Join(args, " ") != "mcp --profile sim" || len(warnings) != 0 ||
+		!strings.Contains(r.stderr, "kept --profile sim of the existing entry (--profile <name> chooses another, --profile default drops it)") {
+		t.Errorf("a reinstall with no profile: %q %q %q", args, warnings, r.stderr)
+	}
+	if r := h.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "unchanged: ") ||
+		!strings.Contains(r.stderr, "restart cursor to load the a2a-courier server ("+os.Args[0]+" mcp --profile sim)") {
+		t.Errorf("the command as written: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	// --profile default drops it, even beside A2A_COURIER_PROFILE; its
+	// process has no default profile configured, and is told so.
+	h.env["A2A_COURIER_PROFILE"] = "sim"
+	r, args, warnings = mcpInstallDoc(t, h, "--target", "cursor", "--profile", "default")
+	if strings.Join(args, " ") != "mcp" || !strings.Contains(r.stderr, "dropped --profile sim of the existing entry") ||
+		len(warnings) != 1 || !strings.Contains(warnings[0], "no Kibana URL and no API key (in profile default of ") {
+		t.Errorf("--profile default: %q %q %q", args, warnings, r.stderr)
+	}
+	// A profile that holds the URL only: the key is missing, and named.
+	writeConfig(t, h, "profiles:\n  lab:\n    kibana_url: http://127.0.0.1:5601\n", 0o600)
+	h.env["A2A_COURIER_PROFILE"] = "lab"
+	_, _, warnings = mcpInstallDoc(t, h, "--target", "gemini", "--dry-run")
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "is not configured: no API key (in profile lab of ") ||
+		!strings.Contains(warnings[0], "configure it: a2a-courier config set api-key --profile lab < key-file, then check with a2a-courier doctor") {
+		t.Errorf("no key: %q", warnings)
+	}
+	checkOneLineError(t, h.run("mcp", "install"), ExitUsage, "--target is required: claude-desktop, cursor, vscode or gemini")
+}
+
+// The hints of the tools' texts are in tool terms (an MCP client runs no
+// shell), while structuredContent keeps the --json document's own.
+func TestMCPServerHintsInToolTerms(t *testing.T) {
+	t.Parallel()
+	p := newProc(t, startSim(t, nil))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := startMCP(t, ctx, p)
+	defer m.cs.Close()
+	const id = "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd"
+	res, doc, text := m.call("result", map[string]any{"context_id": "a2a-" + id})
+	errDoc, _ := doc["error"].(map[string]any)
+	if want := "no local record of task a2a-" + id + "\nhint: that is a conversation id: its contextId is " + id + ` (the result tool with context_id "` + id + `")`; !res.IsError || text != want ||
+		errDoc["hint"] != "that is a conversation id: its contextId is "+id+" (a2a-courier result "+id+")" {
+		t.Errorf("result of a conversation id: %v %v %q", res.IsError, doc, text)
+	}
+	res, doc, text = m.call("send", map[string]any{"agent": "audit-agent", "message": "go on", "context_id": "bogus", "wait_seconds": 5})
+	errDoc, _ = doc["error"].(map[string]any)
+	if hint, _ := errDoc["hint"].(string); !res.IsError || !strings.Contains(text, "\nhint: the history tool lists the conversations") ||
+		!strings.HasSuffix(text, "to start a new conversation, leave out context_id") || strings.Contains(text, "a2a-courier") || strings.Contains(text, "--") ||
+		!strings.HasPrefix(hint, "`a2a-courier history` lists") {
+		t.Errorf("send to an unknown context: %v %v %q", res.IsError, doc, text)
+	}
+}

@@ -194,6 +194,17 @@ type Setup struct {
 	// PeerTokenEnv maps a peer of the config file to its token_env
 	// variable, for the variables this environment sets.
 	PeerTokenEnv map[string]string
+	// Missing lists what the entry's process finds nowhere of the Kibana
+	// connection (nor does this shell's environment give it), as config
+	// set names it: "kibana-url", "api-key". Broken is
+	// why that process cannot load its settings at all. Check fills
+	// them, with EnvOnly and EnvTLS.
+	Missing []string
+	Broken  string
+	// What Check found: whether the config file has peers, and which
+	// file and profile the entry's process reads.
+	peers                    bool
+	configFile, entryProfile string
 }
 
 // Entry is the server entry of a set-up: this binary's absolute path and
@@ -218,7 +229,7 @@ func (s Setup) Entry() Entry {
 // process will lack: the settings the environment alone gives here, and a
 // binary go run built in a temporary directory.
 func (s Setup) Warnings(t Target) []string {
-	var w []string
+	w := s.configWarnings(t)
 	lacks := fmt.Sprintf("from this shell's environment only, which %s's process will not have", t)
 	if len(s.EnvOnly) > 0 {
 		w = append(w, fmt.Sprintf("%s %s: keep them in the config file "+

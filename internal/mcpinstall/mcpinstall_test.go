@@ -320,3 +320,46 @@ func TestInstallRefusesWhatIsNotAFile(t *testing.T) {
 		t.Errorf("a large file: %v", err)
 	}
 }
+
+// The profile an entry names: the one chosen here, else the existing
+// entry's (said so), none with --profile default (said so when one is
+// dropped).
+func TestChooseProfile(t *testing.T) {
+	for _, tc := range []struct {
+		chosen   string
+		drop     bool
+		previous string
+		want     string
+		note     string
+	}{
+		{"prod", false, "", "prod", ""},
+		{"prod", false, "sim", "prod", ""},
+		{"", false, "sim", "sim", "kept --profile sim of the existing entry (--profile <name> chooses another, --profile default drops it)"},
+		{"", true, "sim", "", "dropped --profile sim of the existing entry: its process takes the config file's default profile"},
+		{"", true, "", "", ""},
+		{"", false, "", "", ""},
+	} {
+		if got, note := ChooseProfile(tc.chosen, tc.drop, tc.previous); got != tc.want || note != tc.note {
+			t.Errorf("%+v: %q %q", tc, got, note)
+		}
+	}
+	for args, want := range map[string]string{"mcp --profile sim --space x": "sim", "mcp --profile=lab": "lab", "mcp": "", "mcp --profile": ""} {
+		if got := ProfileOf(strings.Fields(args)); got != want {
+			t.Errorf("%q: %q", args, got)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "settings.json")
+	os.WriteFile(path, []byte(`{
+	// a comment
+	"servers": {"a2a-courier": {"type": "stdio", "command": "/x", "args": ["mcp", "--profile", "sim"],},},
+}`), 0o600)
+	if got := ExistingArgs(path, VSCode, "a2a-courier"); strings.Join(got, " ") != "mcp --profile sim" {
+		t.Errorf("existing args %q", got)
+	}
+	if got := ExistingArgs(path, Cursor, "a2a-courier"); got != nil {
+		t.Errorf("another target's key: %q", got)
+	}
+	if TargetNames() != "claude-desktop, cursor, vscode or gemini" {
+		t.Errorf("%q", TargetNames())
+	}
+}

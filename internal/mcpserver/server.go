@@ -53,8 +53,9 @@ type Options struct {
 	// lost" only then. Nil: a task send or result reported has one, one
 	// fetch reported not.
 	HasRecord func(contextID string) bool
-	// StopGrace bounds how long Serve, stopped by its context, waits for
-	// the calls it ended to write their results (default 10 s).
+	// StopGrace bounds how long Serve, stopped by its context or by the
+	// end of its input, waits for the requests read to be answered
+	// (default 10 s).
 	StopGrace time.Duration
 }
 
@@ -69,11 +70,12 @@ const (
 
 // New returns a server with the tools.
 func New(o Options) *mcp.Server {
-	return newServer(o, context.Background())
+	return newServer(o, context.Background(), context.Background())
 }
 
-// newServer is New whose calls all end when stopping does.
-func newServer(o Options, stopping context.Context) *mcp.Server {
+// newServer is New whose calls end when stopping does (a send that has not
+// recorded its task yet: once it has, or when forced ends).
+func newServer(o Options, stopping, forced context.Context) *mcp.Server {
 	if o.DefaultWait <= 0 {
 		o.DefaultWait = 45 * time.Second
 	}
@@ -88,7 +90,7 @@ func newServer(o Options, stopping context.Context) *mcp.Server {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "a2a-courier", Title: "a2a-courier", Version: o.Version},
 		&mcp.ServerOptions{Instructions: instructions})
-	t := &tools{o: o, stopping: stopping}
+	t := &tools{o: o, stopping: stopping, forced: forced}
 	t.add(s)
 	return s
 }
@@ -105,22 +107,35 @@ var errCallCanceled = errors.New("the MCP client canceled the call")
 
 // Serve runs a server on in and out (the process's stdin and stdout) until
 // the client goes away (its stdin ends) or ctx ends (a signal). Either
-// way every call still running ends at once, handing its task to a
-// worker. On a signal the results of those calls are written (for at most
-// StopGrace) before the connection closes: the client still learns their
-// contextIds.
+// way every request read is answered before the connection closes, for at
+// most StopGrace: the client still learns the contextIds of the tasks its
+// calls started. The calls still running end at once, each handing its
+// task to a worker and answering state working; a send or send_async
+// that has not recorded its task yet is let to record it first when stdin
+// ended (the client asked for it; nothing was sent yet), for at most half
+// of StopGrace.
 func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	if o.StopGrace <= 0 {
 		o.StopGrace = 10 * time.Second
 	}
 	stopping, stop := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stop(nil)
-	calls := &openCalls{ids: map[jsonrpc.ID]bool{}}
-	r := &endReader{r: in, end: func() { stop(ErrServerStopping) }}
-	tr := &trackingTransport{Transport: &mcp.IOTransport{Reader: io.NopCloser(r), Writer: nopWriteCloser{out}}, calls: calls}
+	forced, force := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer force(nil)
+	open := &openRequests{ids: map[jsonrpc.ID]bool{}}
+	tr := &trackingTransport{Transport: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}, open: open,
+		// The client's stdin ended (or sent what is not JSON): the
+		// requests read before still get their answers.
+		ended: func(closing <-chan struct{}) {
+			stop(ErrServerStopping)
+			if !open.drain(o.StopGrace/2, closing) {
+				force(ErrServerStopping)
+				open.drain(o.StopGrace-o.StopGrace/2, closing)
+			}
+		}}
 	// The connection outlives ctx: its end must not stop the reading and
 	// writing the calls' results still need.
-	ss, err := newServer(o, stopping).Connect(context.WithoutCancel(ctx), tr, nil)
+	ss, err := newServer(o, stopping, forced).Connect(context.WithoutCancel(ctx), tr, nil)
 	if err != nil {
 		return err
 	}
@@ -132,41 +147,28 @@ func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	case <-ctx.Done():
 	}
 	stop(ErrServerStopping)
-	calls.drain(o.StopGrace)
+	force(ErrServerStopping)
+	open.drain(o.StopGrace, nil)
 	ss.Close()
 	<-ended
 	return ctx.Err()
 }
 
-// endReader calls end when its reader ends (EOF or an error): the client
-// is gone.
-type endReader struct {
-	r   io.Reader
-	end func()
-}
-
-func (e *endReader) Read(p []byte) (int, error) {
-	n, err := e.r.Read(p)
-	if err != nil {
-		e.end()
-	}
-	return n, err
-}
-
-// openCalls are the tools/call requests read and not yet answered.
-type openCalls struct {
+// openRequests are the requests read (any method, with an id) and not yet
+// answered.
+type openRequests struct {
 	mu    sync.Mutex
 	ids   map[jsonrpc.ID]bool
 	empty chan struct{} // closed when ids empties, while drain waits
 }
 
-func (c *openCalls) add(id jsonrpc.ID) {
+func (c *openRequests) add(id jsonrpc.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ids[id] = true
 }
 
-func (c *openCalls) answered(id jsonrpc.ID) {
+func (c *openRequests) answered(id jsonrpc.ID) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.ids, id)
@@ -176,29 +178,40 @@ func (c *openCalls) answered(id jsonrpc.ID) {
 	}
 }
 
-// drain waits until every open call is answered, at most max.
-func (c *openCalls) drain(max time.Duration) {
+// drain waits until every open request is answered, at most max, or until
+// stop closes; it reports whether they all were.
+func (c *openRequests) drain(max time.Duration, stop <-chan struct{}) bool {
 	c.mu.Lock()
 	if len(c.ids) == 0 {
 		c.mu.Unlock()
-		return
+		return true
 	}
-	empty := make(chan struct{})
-	c.empty = empty
+	if c.empty == nil {
+		c.empty = make(chan struct{})
+	}
+	empty := c.empty
 	c.mu.Unlock()
 	t := time.NewTimer(max)
 	defer t.Stop()
 	select {
 	case <-empty:
+		return true
 	case <-t.C:
+	case <-stop:
 	}
+	return false
 }
 
-// trackingTransport notes the tool calls its connection reads and the
-// answers it writes (openCalls).
+// trackingTransport notes the requests its connection reads and the
+// answers it writes (openRequests), and holds back the end of its input
+// (EOF) from the SDK until ended returns: once the SDK sees it, it cancels
+// the requests in flight and writes no answer any more.
 type trackingTransport struct {
 	mcp.Transport
-	calls *openCalls
+	open *openRequests
+	// ended is called when the input ends, with a channel closed when
+	// the connection is closed (then nothing can be written any more).
+	ended func(closing <-chan struct{})
 }
 
 func (t *trackingTransport) Connect(ctx context.Context) (mcp.Connection, error) {
@@ -206,28 +219,41 @@ func (t *trackingTransport) Connect(ctx context.Context) (mcp.Connection, error)
 	if err != nil {
 		return nil, err
 	}
-	return &trackingConn{Connection: c, calls: t.calls}, nil
+	return &trackingConn{Connection: c, t: t, closing: make(chan struct{})}, nil
 }
 
 type trackingConn struct {
 	mcp.Connection
-	calls *openCalls
+	t         *trackingTransport
+	closing   chan struct{}
+	closeOnce sync.Once
 }
 
 func (c *trackingConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	m, err := c.Connection.Read(ctx)
-	if r, ok := m.(*jsonrpc.Request); ok && r.Method == "tools/call" && r.ID.IsValid() {
-		c.calls.add(r.ID)
+	if err != nil {
+		if ctx.Err() == nil && c.t.ended != nil {
+			c.t.ended(c.closing)
+		}
+		return m, err
 	}
-	return m, err
+	if r, ok := m.(*jsonrpc.Request); ok && r.ID.IsValid() {
+		c.t.open.add(r.ID)
+	}
+	return m, nil
 }
 
 func (c *trackingConn) Write(ctx context.Context, m jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, m)
 	if r, ok := m.(*jsonrpc.Response); ok {
-		c.calls.answered(r.ID)
+		c.t.open.answered(r.ID)
 	}
 	return err
+}
+
+func (c *trackingConn) Close() error {
+	c.closeOnce.Do(func() { close(c.closing) })
+	return c.Connection.Close()
 }
 
 type nopWriteCloser struct{ io.Writer }
@@ -237,17 +263,30 @@ func (nopWriteCloser) Close() error { return nil }
 type tools struct {
 	o Options
 	// stopping ends when the server stops: every call's context ends
-	// with it.
-	stopping context.Context
+	// with it, but that of a send or send-async that has not recorded
+	// its task yet, which ends once it has, or with forced.
+	stopping, forced context.Context
 }
 
 // callContext is the context a command runs with: the request's values,
 // ended when the request is canceled or the server stops, with a cause of
-// its own (never the signal's: see ErrServerStopping).
-func (t *tools) callContext(req context.Context) (context.Context, func()) {
+// its own (never the signal's: see ErrServerStopping). recorded, when not
+// nil, closes once the command has recorded its task (a send): ended
+// before, it would drop a message the client asked to send, so the
+// server's stop waits for it, until forced.
+func (t *tools) callContext(req context.Context, recorded <-chan struct{}) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.WithoutCancel(req))
 	stopReq := context.AfterFunc(req, func() { cancel(errCallCanceled) })
-	stopSrv := context.AfterFunc(t.stopping, func() { cancel(ErrServerStopping) })
+	stopSrv := context.AfterFunc(t.stopping, func() {
+		if recorded != nil {
+			select {
+			case <-recorded:
+			case <-t.forced.Done():
+			case <-ctx.Done():
+			}
+		}
+		cancel(ErrServerStopping)
+	})
 	return ctx, func() {
 		stopReq()
 		stopSrv()
@@ -259,10 +298,13 @@ func (t *tools) callContext(req context.Context) (context.Context, func()) {
 // A command that exits 7 (the agent asks) or 8 (still running) succeeded
 // as a tool: its document says what to do next.
 func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []string, stdin string, progress string) (*mcp.CallToolResult, any, error) {
-	ctx, release := t.callContext(reqCtx)
-	defer release()
 	var stdout, stderr bytes.Buffer
 	errw := &lockedWriter{w: &stderr}
+	if len(args) > 0 && (args[0] == "send" || args[0] == "send-async") {
+		errw.started = make(chan struct{})
+	}
+	ctx, release := t.callContext(reqCtx, errw.started)
+	defer release()
 	done := make(chan int, 1)
 	go func() {
 		defer func() {
@@ -284,7 +326,7 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	if !json.Valid(doc) {
 		// Not a document (a command without --json output): say what it
 		// printed.
-		text := strings.TrimSpace(stdout.String() + "\n" + errw.String())
+		text := strings.TrimSpace(stdout.String() + "\n" + toolTerms(errw.String()))
 		return &mcp.CallToolResult{IsError: code != exitOK, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.summary(doc, code, req.Params.Name)}}}
@@ -363,16 +405,24 @@ func agentArgs(agent, url string) []string {
 }
 
 // lockedWriter is a buffer written by the command while the server reads
-// it for progress.
+// it for progress. started, when not nil, is closed once the command has
+// announced its task (StartedContext).
 type lockedWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
+	mu        sync.Mutex
+	w         *bytes.Buffer
+	started   chan struct{}
+	announced bool
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	n, err := l.w.Write(p)
+	if l.started != nil && !l.announced && StartedContext(l.w.String()) != "" {
+		l.announced = true
+		close(l.started)
+	}
+	return n, err
 }
 
 func (l *lockedWriter) String() string {

@@ -326,3 +326,107 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+const (
+	initLine        = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	initializedLine = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
+	toolsListLine   = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+)
+
+// serveLines runs Serve on lines, its input ending right after them, and
+// returns the answers it wrote, by id.
+func serveLines(t *testing.T, o Options, lines ...string) map[string]map[string]any {
+	t.Helper()
+	var out syncBuffer
+	if err := Serve(context.Background(), o, strings.NewReader(strings.Join(lines, "\n")+"\n"), &out); err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	got := map[string]map[string]any{}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("not JSON-RPC: %q", l)
+		}
+		if id, ok := m["id"]; ok {
+			got[fmt.Sprint(id)] = m
+		}
+	}
+	return got
+}
+
+// Every request read is answered before Serve returns on the end of its
+// input, whatever its method: the client that writes its requests and
+// closes its end at once still gets every answer.
+func TestEveryRequestAnsweredAtEOF(t *testing.T) {
+	sc := &scripted{answer: func(args []string) (string, string, time.Duration, int) {
+		return `{"context_id":"c-1","state":"queued"}`, "task c-1 started; its reply: a2a-courier result c-1 --wait\n", 0, 0
+	}}
+	got := serveLines(t, Options{Run: sc.run}, initLine, initializedLine, toolsListLine)
+	if len(got) != 2 || got["1"]["result"] == nil || got["2"]["result"] == nil {
+		t.Fatalf("answers %v", got)
+	}
+	if tools, _ := got["2"]["result"].(map[string]any)["tools"].([]any); len(tools) != 10 {
+		t.Errorf("tools/list: %v", got["2"])
+	}
+	call := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"send_async","arguments":{"agent":"a","message":"q"}}}`
+	got = serveLines(t, Options{Run: sc.run}, initLine, initializedLine, call)
+	res, _ := got["3"]["result"].(map[string]any)
+	if sc, _ := res["structuredContent"].(map[string]any); len(got) != 2 || sc["context_id"] != "c-1" || res["isError"] == true {
+		t.Errorf("send_async: %v", got)
+	}
+}
+
+// At the end of the input, a call that waits is ended with
+// ErrServerStopping and answers; a send that has not recorded its task yet
+// is let to record it first, and is ended once it has.
+func TestCallsEndedAtEOF(t *testing.T) {
+	var mu sync.Mutex
+	causes := map[string]error{}
+	run := func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		if args[0] == "send" {
+			// Records its task a while after the input ended: its
+			// context is still live then.
+			time.Sleep(50 * time.Millisecond)
+			mu.Lock()
+			causes["send before its task"] = ctx.Err()
+			mu.Unlock()
+			io.WriteString(stderr, "task c-2 started; its reply: a2a-courier result c-2 --wait\n")
+		}
+		<-ctx.Done()
+		mu.Lock()
+		causes[args[0]] = context.Cause(ctx)
+		mu.Unlock()
+		fmt.Fprintf(stdout, `{"context_id":"c-2","state":"working","resume":"a2a-courier result c-2 --wait"}`)
+		return exitStillRunning
+	}
+	result := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"result","arguments":{"context_id":"c-2","wait_seconds":600}}}`
+	send := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"send","arguments":{"agent":"a","message":"q","wait_seconds":600}}}`
+	got := serveLines(t, Options{Run: run, StopGrace: 10 * time.Minute}, initLine, initializedLine, result, send)
+	for _, id := range []string{"3", "4"} {
+		res, _ := got[id]["result"].(map[string]any)
+		if sc, _ := res["structuredContent"].(map[string]any); sc["state"] != "working" {
+			t.Errorf("call %s: %v", id, got[id])
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if causes["send before its task"] != nil || causes["send"] != ErrServerStopping || causes["result"] != ErrServerStopping {
+		t.Errorf("causes %v", causes)
+	}
+}
+
+// A send that never records its task is ended all the same once half the
+// grace has passed, and answers.
+func TestUnrecordedSendForcedAtEOF(t *testing.T) {
+	run := func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		<-ctx.Done()
+		fmt.Fprintf(stdout, `{"error":{"code":"interrupted","message":"interrupted before the task was recorded; nothing was sent"}}`)
+		return 1
+	}
+	send := `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"send","arguments":{"agent":"a","message":"q"}}}`
+	got := serveLines(t, Options{Run: run, StopGrace: 200 * time.Millisecond}, initLine, initializedLine, send)
+	res, _ := got["4"]["result"].(map[string]any)
+	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "nothing was sent") {
+		t.Errorf("send: %v", got)
+	}
+}

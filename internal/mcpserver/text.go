@@ -9,7 +9,9 @@ import (
 
 // summary is the short text beside the document: the reply, or the state
 // and what to do next, or the error and its hint. tool is the tool that
-// ran (what to call next depends on it).
+// ran (what to call next depends on it). The commands' own texts (an
+// error, its hint, a reason) are said in tool terms (toolTerms); a
+// reply is the agent's, as it is.
 func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 	var d taskSummary
 	json.Unmarshal(doc, &d)
@@ -19,9 +21,9 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 	case d.Tasks != nil:
 		return resultsText(d)
 	case d.Error != nil && code != exitOK:
-		s := d.Error.Message
+		s := toolTerms(d.Error.Message)
 		if d.Error.Hint != "" {
-			s += "\nhint: " + d.Error.Hint
+			s += "\nhint: " + toolTerms(d.Error.Hint)
 		}
 		return s
 	case code == exitStillRunning:
@@ -36,7 +38,7 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 		// A final state with no reply (canceled, say): the state and why.
 		s := fmt.Sprintf("task %s: %s", d.ContextID, d.State)
 		if d.Reason != "" {
-			s += ": " + d.Reason
+			s += ": " + toolTerms(d.Reason)
 		}
 		return s
 	}
@@ -53,7 +55,7 @@ func (t *tools) stillRunningText(d taskSummary, tool string) string {
 	if tool == "fetch" || strings.HasPrefix(d.Resume, "a2a-courier fetch ") {
 		s := fmt.Sprintf("no reply on the server yet (context %s, state %s)", d.ContextID, d.State)
 		if d.Reason != "" {
-			s += ": " + d.Reason
+			s += ": " + toolTerms(d.Reason)
 		}
 		s += ". Call the fetch tool again with the same arguments later, a few times; if it stays so, tell the user. Do not send the message again."
 		if local {
@@ -227,7 +229,7 @@ func resultsText(d taskSummary) string {
 		case t.Reply != "":
 			b.WriteString("\n" + t.Reply)
 		case t.Error != nil:
-			b.WriteString(": " + t.Error.Message)
+			b.WriteString(": " + toolTerms(t.Error.Message))
 		}
 		b.WriteString("\n")
 	}
