@@ -25,10 +25,11 @@ MCP: its tools are discover, get_card, send, send_async, result, fetch,
 history, show, cancel and tasks, each the command of that name run in this
 process with --json. A tool's structuredContent is the command's --json
 document, beside a short text; a command's error is a tool result with
-isError, its message and its hint, never a protocol error. send and result
-wait at most wait_seconds (45 by default, at most 600), with progress
-notifications, then return state working and the context_id: the task goes
-on in a detached worker, as for the command line. send, result, fetch and
+isError, its message and its hint, never a protocol error. send waits at
+most wait_seconds (45 by default, at most 600), result only when given
+wait_seconds (it answers at once by default), with progress notifications,
+then return state working and the context_id: the task goes on in a
+detached worker, as for the command line. send, result, fetch and
 show cut a reply at max_chars, 20,000 characters by default (the whole
 reply stays in the file the document names); a bad tool argument is a tool
 error with a hint, never run.
@@ -112,8 +113,9 @@ configuration of an assistant: Claude Desktop (claude_desktop_config.json),
 Cursor (~/.cursor/mcp.json), VS Code (the user profile's mcp.json) or Gemini
 CLI (~/.gemini/settings.json). The entry's command is this binary's
 absolute path and mcp, with the profile chosen here (by --profile or
-A2A_COURIER_PROFILE: the assistant's process has neither) and the
---api-key-file or --token-file given (absolute paths); its env holds only
+A2A_COURIER_PROFILE: the assistant's process has neither), the
+--kibana-url and --space given, and the --api-key-file or --token-file
+given (absolute paths); its env holds only
 A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR when they are not the
 default ones: never a key or a token. When nothing here chooses a
 profile, an entry installed before with one keeps it (and a line says

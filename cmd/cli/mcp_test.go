@@ -133,12 +133,9 @@ func TestMCPServer(t *testing.T) {
 	// A send past its wait: working, the contextId, and what to do next;
 	// meanwhile a progress notification (every 5 s) names the contextId
 	// that send announced on its stderr before it sent.
-	start := time.Now()
+	// (The agent takes 20 s: "working" says the call returned at its wait.)
 	res, doc, text = m.call("send", map[string]any{"agent": "slow-agent", "message": "This takes a while", "wait_seconds": 6})
 	slowID, _ := doc["context_id"].(string)
-	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("send waited %s for wait_seconds 6", took)
-	}
 	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(text, "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
 		t.Errorf("send past its wait: %v %v %q", res.IsError, doc, text)
 	}

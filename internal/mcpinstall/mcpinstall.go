@@ -12,13 +12,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
 
 // Target is an assistant whose MCP configuration Install knows.
@@ -625,29 +626,22 @@ func resolveLink(path string) (string, error) {
 // the mode to keep (0600 for a new one), checking its type before it is
 // opened: a named pipe would block the read for ever.
 func readConfig(path string) ([]byte, os.FileMode, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
+	// boundedfile looks before it opens, opens O_NONBLOCK (a FIFO swapped
+	// in meanwhile cannot block) and checks what it opened.
+	b, fi, err := boundedfile.Read(path, maxFileSize)
+	var nr *boundedfile.NotRegularError
+	var tl *boundedfile.TooLargeError
+	switch {
+	case errors.Is(err, os.ErrNotExist):
 		return nil, 0o600, nil
-	}
-	if err != nil {
+	case errors.As(err, &nr):
+		return nil, 0, fmt.Errorf("not a regular file (%s): a2a-courier edits a JSON file only", kind(nr.Mode))
+	case errors.As(err, &tl):
+		return nil, 0, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", tl.Size, maxFileSize>>20)
+	case err != nil:
 		return nil, 0, err
 	}
-	if !fi.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("not a regular file (%s): a2a-courier edits a JSON file only", kind(fi.Mode()))
-	}
-	if fi.Size() > maxFileSize {
-		return nil, 0, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", fi.Size(), maxFileSize>>20)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
-	if err == nil && len(b) > maxFileSize {
-		err = fmt.Errorf("larger than an MCP configuration can be (at most %d MiB)", maxFileSize>>20)
-	}
-	return b, fi.Mode().Perm(), err
+	return b, fi.Mode().Perm(), nil
 }
 
 // kind names a file type that is not a regular file.

@@ -231,6 +231,14 @@ func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
 	if got := (&tools{}).summary(json.RawMessage(ledger), 0, "tasks"); got != "a\taudit\tfailed\t12m ago\tboom\nb\taudit\tworking\t3s ago" {
 		t.Errorf("ledger: %q", got)
 	}
+	remote := `{"source":"remote","url":"http://a","agent":"echo","tasks":[{"context_id":"c1","state":"completed","task_id":"t1","updated_at":"2026-12-01T10:00:00Z","summary":"done"},` +
+		`{"context_id":"c1","state":"working","task_id":"t2"}],"total":2,"more":false}`
+	if got := (&tools{}).summary(json.RawMessage(remote), 0, "tasks"); got != "c1\ttask t1\tcompleted\t2026-12-01T10:00:00Z\tdone\nc1\ttask t2\tworking" {
+		t.Errorf("remote: %q", got)
+	}
+	if got := (&tools{}).summary(json.RawMessage(`{"source":"remote","url":"http://a","tasks":[],"total":0}`), 0, "tasks"); got != "the agent lists no tasks that match" {
+		t.Errorf("remote, empty: %q", got)
+	}
 	if got := StartedContext("warning: x\ntask 3f6c-1 started; its reply: a2a-courier result 3f6c-1 --wait\n"); got != "3f6c-1" {
 		t.Errorf("started: %q", got)
 	}

@@ -18,6 +18,8 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 	switch {
 	case d.Source == "local":
 		return ledgerText(d.Rows)
+	case d.Source == "remote":
+		return remoteText(d.Remote)
 	case d.Tasks != nil:
 		return resultsText(d)
 	case d.Error != nil && code != exitOK:
@@ -183,6 +185,17 @@ type taskSummary struct {
 	Pending []string      `json:"pending"`
 	Source  string        `json:"source"`
 	Rows    []ledgerRow   `json:"-"`
+	Remote  []remoteRow   `json:"-"`
+}
+
+// remoteRow is what the short text shows of a row of tasks with url (an
+// agent's own listing).
+type remoteRow struct {
+	ContextID string `json:"context_id"`
+	TaskID    string `json:"task_id"`
+	State     string `json:"state"`
+	UpdatedAt string `json:"updated_at"`
+	Summary   string `json:"summary"`
 }
 
 // ledgerRow is what the short text shows of a row of tasks.
@@ -207,8 +220,11 @@ func (d *taskSummary) UnmarshalJSON(b []byte) error {
 	if len(raw.Tasks) == 0 {
 		return nil
 	}
-	if d.Source == "local" {
+	switch d.Source {
+	case "local":
 		return json.Unmarshal(raw.Tasks, &d.Rows)
+	case "remote":
+		return json.Unmarshal(raw.Tasks, &d.Remote)
 	}
 	return json.Unmarshal(raw.Tasks, &d.Tasks)
 }
@@ -236,6 +252,20 @@ func resultsText(d taskSummary) string {
 	if len(d.Pending) > 0 {
 		fmt.Fprintf(&b, "still running: %s. Nothing is lost: call the result tool with these context_ids later; do not send the messages again.",
 			strings.Join(d.Pending, ", "))
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// remoteText is the tasks tool's list of an agent's own tasks, a line a
+// task: contextId, task id (what fetch's task_id takes), state, when its
+// status was set, and its status text.
+func remoteText(rows []remoteRow) string {
+	if len(rows) == 0 {
+		return "the agent lists no tasks that match"
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s\ttask %s\t%s\t%s\t%s\n", r.ContextID, r.TaskID, r.State, r.UpdatedAt, r.Summary)
 	}
 	return strings.TrimSpace(b.String())
 }
