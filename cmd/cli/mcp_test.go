@@ -701,9 +701,9 @@ func TestMCPServerHintsInToolTerms(t *testing.T) {
 	}
 	res, doc, text = m.call("send", map[string]any{"agent": "audit-agent", "message": "go on", "context_id": "bogus", "wait_seconds": 5})
 	errDoc, _ = doc["error"].(map[string]any)
-	if hint, _ := errDoc["hint"].(string); !res.IsError || !strings.Contains(text, "\nhint: the history tool lists the conversations") ||
-		!strings.HasSuffix(text, "to start a new conversation, leave out context_id") || strings.Contains(text, "a2a-courier") || strings.Contains(text, "--") ||
-		!strings.HasPrefix(hint, "`a2a-courier history` lists") {
+	if hint, _ := errDoc["hint"].(string); !res.IsError || !strings.Contains(text, "\nhint: contextIds made by a2a-courier (and by Kibana) are UUIDs; the history tool lists the conversations") ||
+		!strings.HasSuffix(text, "to start a new conversation, leave out context_id") || strings.Contains(text, "a2a-courier history") || strings.Contains(text, "--") ||
+		!strings.Contains(hint, "`a2a-courier history` lists") {
 		t.Errorf("send to an unknown context: %v %v %q", res.IsError, doc, text)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -198,11 +199,15 @@ func exitFor(kind client.Kind, status, rpcCode int) int {
 
 // fromClientError reports a remote failure: its exit code, code and hint.
 func fromClientError(e *client.Error) *cliError {
-	if errors.Is(e, context.Canceled) {
+	if errors.Is(e, context.Canceled) || errors.Is(e, mcpserver.ErrServerStopping) {
 		// The command's context ended: a signal (Ctrl-C, SIGTERM, a
-		// hang-up), not the network.
+		// hang-up), or the MCP server that ran it stopping; not the network.
+		msg := "interrupted: " + e.Op + " did not finish"
+		if errors.Is(e, mcpserver.ErrServerStopping) {
+			msg += " (" + mcpserver.ErrServerStopping.Error() + ")"
+		}
 		return &cliError{exit: ExitUnexpected, code: "interrupted", err: e,
-			message: "interrupted: " + e.Op + " did not finish", hint: "the command was stopped before the server answered; run it again"}
+			message: msg, hint: "the command was stopped before the server answered; run it again"}
 	}
 	r := reportOf(e)
 	out := &cliError{message: e.Error(), err: e, code: r.code, exit: r.exit, hint: r.hint}
