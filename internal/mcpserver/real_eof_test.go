@@ -138,7 +138,8 @@ func TestUnrecordedSendForcedAtEOF(t *testing.T) {
 	o.StopGrace = 400 * time.Millisecond
 	got := serveLines(t, o, initLine, initializedLine, send)
 	res, _ := structured(got["4"])
-	if res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), "the MCP server is stopping") {
+	text := fmt.Sprint(res["content"])
+	if res["isError"] != true || !strings.Contains(text, "did not finish (the MCP server is stopping)") || strings.Contains(text, "network") {
 		t.Errorf("send: %v", got)
 	}
 	sim.SetFaults(agentbuildertest.Faults{})
