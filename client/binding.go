@@ -153,8 +153,6 @@ func escapeSegment(s string) string {
 	return strings.ReplaceAll(url.PathEscape(s), ":", "%3A")
 }
 
-// restState is the state filter of ListTasks on the wire: the TASK_STATE_*
-// name of a state given in either spelling.
 // CheckTaskState refuses a task state name ListTasks cannot filter by
 // (before anything is asked of the agent).
 func CheckTaskState(s string) error {
@@ -165,6 +163,8 @@ func CheckTaskState(s string) error {
 	return err
 }
 
+// restState is the state filter of ListTasks on the wire: the TASK_STATE_*
+// name of a state given in either spelling.
 func restState(s string) (string, error) {
 	n := normStateName(strings.TrimSpace(s))
 	for wire, norm := range v10States {

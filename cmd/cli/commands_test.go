@@ -1056,7 +1056,7 @@ func TestFollowUpNeedsItsConversation(t *testing.T) {
 		{"the conversation id", "audit-agent", "a2a-" + ctxID, ExitNotFound, "not_found",
 			"Kibana has no conversation a2a-a2a-" + ctxID, "that is a conversation id: its contextId is " + ctxID + " (--context " + ctxID + ")"},
 		{"another agent's", "elastic-ai-agent", ctxID, ExitUsage, "usage",
-			"the conversation of context " + ctxID + " is with agent audit-agent, not elastic-ai-agent; nothing was sent", "a2a-courier send audit-agent --context " + ctxID + " goes on with that conversation"},
+			"the conversation of context " + ctxID + " is with agent audit-agent, not elastic-ai-agent; nothing was sent", "`a2a-courier send audit-agent --context " + ctxID + "` goes on with that conversation"},
 	} {
 		r := h.run("send", tc.agent, "--context", tc.context, "and then?", "--json")
 		r.expect(t, tc.exit)
@@ -1177,8 +1177,24 @@ func TestFollowUpStaysWithItsAgent(t *testing.T) {
 	o.env["A2A_COURIER_STATE_DIR"] = h.env["A2A_COURIER_STATE_DIR"]
 	r = o.run("send", "audit-agent", "--context", kibana, "elsewhere")
 	r.expect(t, ExitUsage)
-	if !strings.Contains(r.stderr, "is this machine's task with agent audit-agent at "+sim.URL+", another server; nothing was sent") || other.TotalRuns() != 0 {
+	if !strings.Contains(r.stderr, "is this machine's task with agent audit-agent at "+sim.URL+", another server; nothing was sent") ||
+		!strings.Contains(r.stderr, "`a2a-courier send audit-agent --context "+kibana+" --kibana-url "+sim.URL+"` goes on") || other.TotalRuns() != 0 {
 		t.Errorf("another Kibana: %d runs, %s", other.TotalRuns(), r.stderr)
+	}
+	// The same Kibana spelled with a trailing slash is the same server:
+	// the follow-up goes on.
+	same := newHarness(t, sim)
+	same.env["A2A_COURIER_STATE_DIR"] = h.env["A2A_COURIER_STATE_DIR"]
+	same.env["KIBANA_URL"] = sim.URL + "/"
+	if r := same.run("send", "audit-agent", "--context", kibana, "spelled another way"); r.code != ExitOK {
+		t.Errorf("the same Kibana with a trailing slash: %d %s", r.code, r.stderr)
+	}
+	// An answer to a generic agent's task (--task) in a context this
+	// machine holds for Kibana is refused too.
+	r = h.run("send", "--url", echo, "--task", "t-1", "--context", kibana, "cross", "--json")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stdout, "nothing was sent") {
+		t.Errorf("--task into a Kibana context: %s", r.stdout)
 	}
 	// The same agent goes on with its own context.
 	if r := h.run("send", "--url", echo, "--context", generic, "and more"); r.code != ExitOK || r.stdout != "echo: and more\n" {

@@ -291,7 +291,15 @@ func submitError(err error) error {
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", message: unknown.Error(), hint: hint}
 	case errors.As(err, &other):
-		return usageErr("a2a-courier send "+sendTarget(other.ConversationAgent, other.ConversationTarget)+" --context "+other.ContextID+" goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
+		cmd := "a2a-courier send " + sendTarget(other.ConversationAgent, other.ConversationTarget) + " --context " + other.ContextID
+		if t := other.ConversationTarget; t.Kind == store.TargetKibana && strings.EqualFold(other.Agent, other.ConversationAgent) {
+			// The same agent of another Kibana or space: name that one.
+			cmd += " --kibana-url " + shellQuote(t.URL)
+			if t.Space != "" {
+				cmd += " --space " + shellQuote(t.Space)
+			}
+		}
+		return usageErr("`"+cmd+"` goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
 	case errors.As(err, &inFlight):
 		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
 	case errors.As(err, &finished):

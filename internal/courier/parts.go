@@ -256,9 +256,10 @@ func keepReplyParts(st *store.Store, x *store.Record, parts []client.ReplyPart) 
 		switch p.Kind {
 		case client.PartText:
 			rp.Size = int64(len(p.Text))
-			if x.ReplyFile == "" && texts <= maxInlinePart {
-				// (Larger texts are in the reply, joined: the record does
-				// not keep them twice.)
+			if x.ReplyFile == "" && (texts <= maxInlinePart || !strings.Contains(x.Reply, p.Text)) {
+				// (Larger texts the reply holds, joined, are not kept
+				// twice; one it does not hold, an input-required task's
+				// artifact say, is kept here.)
 				rp.Text = p.Text
 			}
 		case client.PartData:
@@ -368,7 +369,7 @@ func PartNotes(parts []store.ReplyPart) []string {
 		case p.Kind == client.PartFile:
 			notes = append(notes, fmt.Sprintf("file %s (%s) at %s, not downloaded", name, what, url))
 		case p.Kind == client.PartData && p.Path != "":
-			notes = append(notes, fmt.Sprintf("data (%s, %s) saved to %s", nonEmpty(what, "JSON"), boundedfile.SizeText(p.Size), p.Path))
+			notes = append(notes, fmt.Sprintf("data (%s, %s) saved to %s", printable(nonEmpty(p.MediaType, "JSON")), boundedfile.SizeText(p.Size), p.Path))
 		case p.Kind == client.PartData && p.MediaType == "":
 			notes = append(notes, fmt.Sprintf("data (%s): in --json's parts", boundedfile.SizeText(p.Size)))
 		case p.Kind == client.PartData:

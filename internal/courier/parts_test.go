@@ -82,16 +82,20 @@ func TestRecordKeepsLargePartsOutOfLine(t *testing.T) {
 	c := newEngine(t)
 	big := []byte(`{"rows":"` + strings.Repeat("r", maxInlinePart) + `"}`)
 	small := []byte(`{"ok": true}`)
+	long := strings.Repeat("t", maxInlinePart+1)
 	for _, tc := range []struct {
-		name       string
-		parts      []client.ReplyPart
-		dataInline bool
-		textKept   bool
+		name, reply string
+		parts       []client.ReplyPart
+		dataInline  bool
+		textKept    bool
 	}{
-		{"small", []client.ReplyPart{{Part: client.Part{Kind: client.PartText, Text: "short"}}, {Part: client.DataPart(small)}}, true, true},
-		{"large", []client.ReplyPart{{Part: client.Part{Kind: client.PartText, Text: strings.Repeat("t", maxInlinePart+1)}}, {Part: client.DataPart(big)}}, false, false},
+		{"small", "short", []client.ReplyPart{{Part: client.Part{Kind: client.PartText, Text: "short"}}, {Part: client.DataPart(small)}}, true, true},
+		{"large", long + "\ndone", []client.ReplyPart{{Part: client.Part{Kind: client.PartText, Text: long}}, {Part: client.DataPart(big)}}, false, false},
+		// An input-required task's reply is its question: a large artifact
+		// text it does not hold stays in its part.
+		{"large, not in the reply", "which one?", []client.ReplyPart{{Part: client.Part{Kind: client.PartText, Text: long}}, {Part: client.DataPart(big)}}, false, true},
 	} {
-		x := &store.Record{ContextID: "ctx-" + tc.name, MessageID: "m-" + tc.name}
+		x := &store.Record{ContextID: "ctx-" + strings.ReplaceAll(strings.ReplaceAll(tc.name, " ", ""), ",", ""), MessageID: "m-" + tc.name, Reply: tc.reply}
 		if err := keepReplyParts(c.Store, x, tc.parts); err != nil {
 			t.Fatal(err)
 		}
@@ -110,7 +114,7 @@ func TestRecordKeepsLargePartsOutOfLine(t *testing.T) {
 			filepath.Base(data.Path) != "data.json" {
 			t.Errorf("%s: data part %+v (saved %d bytes, %v)", tc.name, data, len(saved), err)
 		}
-		if raw, _ := json.Marshal(x); len(raw) > 4096 {
+		if raw, _ := json.Marshal(x); len(raw) > 4096+len(x.Reply)+len(text.Text) {
 			t.Errorf("%s: the record is %d bytes", tc.name, len(raw))
 		}
 	}

@@ -167,6 +167,9 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 		if done := c.finishedTask(m); done != nil {
 			return &FinishedTaskError{TaskID: m.TaskID, Record: done}
 		}
+		if err := c.checkContextAgent(m); err != nil {
+			return err
+		}
 		rec.AnswersTask, rec.TaskID = m.TaskID, m.TaskID
 		ctxID, question := c.contextOfTask(ctx, m)
 		rec.ContextID, rec.Question = m.ContextID, question
@@ -184,13 +187,10 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 		return nil
 	}
 	rec.ContextID = m.ContextID
-	local, lerr := c.Store.Load(rec.ContextID)
-	if lerr == nil && (!sameEndpoint(local.Target, m.Target) || m.Target.Kind == store.TargetKibana && !strings.EqualFold(local.Agent, m.Agent)) {
-		// This machine's context is another agent's: the follow-up would
-		// take its record over (records are named by contextId), and that
-		// agent's conversation would not be the one continued.
-		return &OtherAgentError{ContextID: rec.ContextID, Agent: m.Agent, ConversationAgent: local.Agent, ConversationTarget: local.Target}
+	if err := c.checkContextAgent(m); err != nil {
+		return err
 	}
+	_, lerr := c.Store.Load(rec.ContextID)
 	if m.Target.Kind != store.TargetKibana {
 		return nil
 	}
@@ -253,7 +253,36 @@ func (c *Courier) finishedTask(m Message) *store.Record {
 
 // sameEndpoint: the two targets are one agent's endpoint.
 func sameEndpoint(a, b store.Target) bool {
-	return a.Kind == b.Kind && a.URL == b.URL && a.Endpoint == b.Endpoint && a.Space == b.Space
+	if a.Kind != b.Kind || a.Space != b.Space {
+		return false
+	}
+	if a.Kind == store.TargetA2A {
+		// The card's endpoint: a peer's base URL and the card's own URL
+		// name the same agent.
+		return strings.TrimRight(a.Endpoint, "/") == strings.TrimRight(b.Endpoint, "/")
+	}
+	// A Kibana, however its URL is spelled (case, a trailing slash).
+	return client.KibanaOrigin(strings.TrimRight(a.URL, "/")) == client.KibanaOrigin(strings.TrimRight(b.URL, "/")) &&
+		strings.TrimRight(a.Endpoint, "/") == strings.TrimRight(b.Endpoint, "/")
+}
+
+// checkContextAgent refuses a message in a context this machine holds for
+// another agent (another Kibana agent, the same agent of another Kibana or
+// space, a generic agent): it would take that task's record over (records
+// are named by contextId), and that agent's conversation would not be the
+// one continued.
+func (c *Courier) checkContextAgent(m Message) error {
+	if m.ContextID == "" {
+		return nil
+	}
+	local, err := c.Store.Load(m.ContextID)
+	if err != nil {
+		return nil
+	}
+	if !sameEndpoint(local.Target, m.Target) || m.Target.Kind == store.TargetKibana && !strings.EqualFold(local.Agent, m.Agent) {
+		return &OtherAgentError{ContextID: m.ContextID, Agent: m.Agent, ConversationAgent: local.Agent, ConversationTarget: local.Target}
+	}
+	return nil
 }
 
 // taskFinished: the record's task asks nothing any more. (An answer

@@ -28,6 +28,10 @@ func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
 	if got := (&tools{}).summary(json.RawMessage(remote), 0, "tasks"); got != "c1\ttask t1\tcompleted\t2026-12-01T10:00:00Z\tdone\nc1\ttask t2\tworking" {
 		t.Errorf("remote: %q", got)
 	}
+	more := `{"source":"remote","url":"http://a","tasks":[{"context_id":"c1","state":"working","task_id":"t2"}],"total":1,"more":true}`
+	if got := (&tools{}).summary(json.RawMessage(more), 0, "tasks"); !strings.HasSuffix(got, "\nthe agent has more: call tasks again with a larger limit, or with context_id or state") {
+		t.Errorf("remote, more: %q", got)
+	}
 	if got := (&tools{}).summary(json.RawMessage(`{"source":"remote","url":"http://a","tasks":[],"total":0}`), 0, "tasks"); got != "the agent lists no tasks that match" {
 		t.Errorf("remote, empty: %q", got)
 	}

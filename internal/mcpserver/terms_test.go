@@ -10,6 +10,8 @@ func TestToolTerms(t *testing.T) {
 		{"`a2a-courier history` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context",
 			`the history tool lists the conversations (the contextId is the id after "a2a-"); to start a new conversation, leave out context_id`},
 		{"that is a conversation id: its contextId is c-1 (--context c-1)", "that is a conversation id: its contextId is c-1 (context_id c-1)"},
+		{"`a2a-courier send audit-agent --context c-1` goes on with that conversation; leave out --context to start a new one with other",
+			`the send tool with agent "audit-agent" and context_id "c-1" goes on with that conversation; leave out context_id to start a new one with other`},
 		{"`a2a-courier result c-1` shows its outcome; to ask something new, send a new message",
 			`the result tool with context_id "c-1" shows its outcome; to ask something new, send a new message`},
 		{"wait for it: a2a-courier result c-1 --wait", `wait for it: the result tool with context_id "c-1" and wait_seconds`},

@@ -19,7 +19,11 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 	case d.Source == "local":
 		return ledgerText(d.Rows)
 	case d.Source == "remote":
-		return remoteText(d.Remote)
+		s := remoteText(d.Remote)
+		if d.More {
+			s += "\nthe agent has more: call tasks again with a larger limit, or with context_id or state"
+		}
+		return s
 	case d.Tasks != nil:
 		return resultsText(d)
 	case d.Error != nil && code != exitOK:
@@ -186,6 +190,7 @@ type taskSummary struct {
 	Source  string        `json:"source"`
 	Rows    []ledgerRow   `json:"-"`
 	Remote  []remoteRow   `json:"-"`
+	More    bool          `json:"more"`
 }
 
 // remoteRow is what the short text shows of a row of tasks with url (an
