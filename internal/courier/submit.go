@@ -167,7 +167,7 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 		if done := c.finishedTask(m); done != nil {
 			return &FinishedTaskError{TaskID: m.TaskID, Record: done}
 		}
-		if err := c.checkContextAgent(m); err != nil {
+		if _, err := c.checkContextAgent(m); err != nil {
 			return err
 		}
 		rec.AnswersTask, rec.TaskID = m.TaskID, m.TaskID
@@ -187,10 +187,10 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 		return nil
 	}
 	rec.ContextID = m.ContextID
-	if err := c.checkContextAgent(m); err != nil {
+	local, err := c.checkContextAgent(m)
+	if err != nil {
 		return err
 	}
-	_, lerr := c.Store.Load(rec.ContextID)
 	if m.Target.Kind != store.TargetKibana {
 		return nil
 	}
@@ -205,7 +205,7 @@ func (c *Courier) place(ctx context.Context, m Message, rec *store.Record) error
 	conv, err := k.GetConversation(rctx, convID)
 	switch {
 	case client.IsKind(err, client.KindNotFound):
-		if lerr == nil {
+		if local != nil {
 			// This machine sent in the context: its message may not have
 			// been stored yet (in flight, refused next) or never left.
 			return nil
@@ -270,19 +270,19 @@ func sameEndpoint(a, b store.Target) bool {
 // another agent (another Kibana agent, the same agent of another Kibana or
 // space, a generic agent): it would take that task's record over (records
 // are named by contextId), and that agent's conversation would not be the
-// one continued.
-func (c *Courier) checkContextAgent(m Message) error {
+// one continued. It returns this machine's record of the context, if any.
+func (c *Courier) checkContextAgent(m Message) (local *store.Record, _ error) {
 	if m.ContextID == "" {
-		return nil
+		return nil, nil
 	}
 	local, err := c.Store.Load(m.ContextID)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	if !sameEndpoint(local.Target, m.Target) || m.Target.Kind == store.TargetKibana && !strings.EqualFold(local.Agent, m.Agent) {
-		return &OtherAgentError{ContextID: m.ContextID, Agent: m.Agent, ConversationAgent: local.Agent, ConversationTarget: local.Target}
+		return nil, &OtherAgentError{ContextID: m.ContextID, Agent: m.Agent, ConversationAgent: local.Agent, ConversationTarget: local.Target}
 	}
-	return nil
+	return local, nil
 }
 
 // taskFinished: the record's task asks nothing any more. (An answer

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
 
 // summary is the short text beside the document: the reply, or the state
@@ -283,20 +285,7 @@ func ledgerText(rows []ledgerRow) string {
 	}
 	var b strings.Builder
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s\t%s\t%s\t%s ago\t%s\n", r.ContextID, r.Agent, r.State, ageText(time.Duration(r.AgeSeconds)*time.Second), r.Summary)
+		fmt.Fprintf(&b, "%s\t%s\t%s\t%s ago\t%s\n", r.ContextID, r.Agent, r.State, termui.Age(time.Duration(r.AgeSeconds)*time.Second), r.Summary)
 	}
 	return strings.TrimSpace(b.String())
-}
-
-// ageText is how long ago, as the tasks command shows it: 45s, 12m, 5h, 3d.
-func ageText(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", max(int(d.Seconds()), 0))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
 }
