@@ -248,6 +248,31 @@ func TestProgressOfADetachedWorker(t *testing.T) {
 	}
 }
 
+// TestProgressOfSeveralTasks: result --wait on several tasks shows each
+// one's status updates, with --progress as lines that name the task.
+func TestProgressOfSeveralTasks(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	h := newHarness(t, nil)
+	var ids []string
+	for range 2 {
+		r := h.run("send-async", "--url", js.URL(interoptest.MountREST, interoptest.AgentSlow), "chunks=12 delay=250ms", "--poll-interval", "100ms")
+		r.expect(t, ExitOK)
+		ids = append(ids, strings.TrimSpace(r.stdout))
+	}
+	r := h.run("result", ids[0], ids[1], "--wait", "--timeout", "45s", "--progress")
+	r.expect(t, ExitOK)
+	for _, id := range ids {
+		if n := strings.Count(r.stderr, "progress: "+id+": working: working\n"); n != 1 {
+			t.Errorf("%d progress lines of %s; stderr %q", n, id, r.stderr)
+		}
+	}
+	if want := "[task " + ids[1] + " (slow): completed]\n" + slowAnswer(12) + "\n"; !strings.HasSuffix(r.stdout, want) {
+		t.Errorf("stdout %q", r.stdout)
+	}
+	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+}
+
 func interopAsync(t *testing.T, s interopServer, h *harness) {
 	r := h.run("send-async", "--url", s.srv.URL(s.mount, interoptest.AgentSlow), "chunks=3 delay=200ms", "--poll-interval", "100ms")
 	r.expect(t, ExitOK)

@@ -27,8 +27,8 @@ process with --json. A tool's structuredContent is the command's --json
 document, beside a short text; a command's error is a tool result with
 isError, its message and its hint, never a protocol error. send waits at
 most wait_seconds (45 by default, at most 600), result only when given
-wait_seconds (it answers at once by default), with progress notifications,
-then return state working and the context_id: the task goes on in a
+wait_seconds (it answers at once by default), with progress notifications
+that carry the agent's latest status, then return state working and the context_id: the task goes on in a
 detached worker, as for the command line. send, result, fetch and
 show cut a reply at max_chars, 20,000 characters by default (the whole
 reply stays in the file the document names); a bad tool argument is a tool

@@ -37,7 +37,9 @@ a new worker reads the reply back from the server, never sending the
 message again. With --wait, result waits until the task is final or
 --timeout runs out (exit 8: still running, nothing lost), showing the latest
 status update its worker recorded beside the spinner on a terminal
-("Calling tool X…"); --progress prints them to stderr as lines.
+("Calling tool X…"); --progress prints them to stderr as lines
+("progress: <state>: <text>"; with several tasks, "progress: <contextId>:
+<state>: <text>").
 
 Several contextIds: with --wait, result waits for all of them (exit 8 while
 one is still running when --timeout ends, else the exit code of the first,
@@ -66,7 +68,7 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 	}
 	cmd.Flags().BoolVar(&opts.wait, "wait", false, "wait until the task is final (with several: all of them)")
 	cmd.Flags().BoolVar(&opts.any, "any", false, "with several tasks, report the first to finish")
-	cmd.Flags().BoolVar(&opts.progress, "progress", false, "with --wait on one task, print its status updates to stderr as lines (stdout stays the final reply)")
+	cmd.Flags().BoolVar(&opts.progress, "progress", false, "with --wait, print the tasks' status updates to stderr as lines (stdout stays the final reply)")
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", config.DefaultWaitTimeout, "with --wait, how long to wait (exit 8 when it runs out) (env A2A_COURIER_WAIT_TIMEOUT)")
 	cmd.Flags().IntVar(&opts.maxChars, "max-chars", 0, "cut the reply at this many characters; the whole reply is saved to a file named in the marker (a reply kept in a file of its own, over 4 MiB, is always shown cut, at 1 Mi characters at most)")
 	return cmd
@@ -117,8 +119,8 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		defer cancel()
 		agent := rec.Agent // rec is the waited one's below
 		spin := a.printer().startSpinner("waiting for "+agent, a.p.Now)
-		stopProgress := c.WatchProgress(ctx, rec.ContextID, func(p store.Progress) {
-			spin.SetLabel(a.progressed(agent, client.Event{Message: p.Text, State: p.State}, opts.progress))
+		stopProgress := c.WatchProgress(ctx, []string{rec.ContextID}, func(_ string, p store.Progress) {
+			spin.SetLabel(a.progressed("waiting for "+agent, "", client.Event{Message: p.Text, State: p.State}, opts.progress))
 		})
 		rec, err = c.Wait(ctx, rec, keys)
 		stopProgress()
@@ -154,8 +156,20 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store
 		cancel() // one look
 	}
 	defer cancel()
-	spin := a.printer().startSpinner(fmt.Sprintf("waiting for %d tasks", len(recs)), a.p.Now)
+	label := fmt.Sprintf("waiting for %d tasks", len(recs))
+	spin := a.printer().startSpinner(label, a.p.Now)
+	stopProgress := func() {}
+	if opts.wait {
+		ids, agents := make([]string, len(recs)), make(map[string]string, len(recs))
+		for i, r := range recs {
+			ids[i], agents[r.ContextID] = r.ContextID, r.Agent
+		}
+		stopProgress = c.WatchProgress(wctx, ids, func(id string, p store.Progress) {
+			spin.SetLabel(a.progressed(label+", "+agents[id], id, client.Event{Message: p.Text, State: p.State}, opts.progress))
+		})
+	}
 	recs, first, err := c.WaitMany(wctx, recs, opts.any, keys)
+	stopProgress()
 	spin.Stop()
 	if err != nil {
 		return err

@@ -335,7 +335,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 			case client.EventSent:
 				spin.SetLabel("waiting for " + rec.Agent)
 			case client.EventProgress:
-				spin.SetLabel(a.progressed(rec.Agent, e, opts.progress))
+				spin.SetLabel(a.progressed("waiting for "+rec.Agent, "", e, opts.progress))
 			}
 		}})
 	spin.Stop()
@@ -377,10 +377,12 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	return a.reportRecord(final, opts.maxChars, c.Store)
 }
 
-// progressed shows a status update of the task ("Calling tool X…"): it
-// returns the spinner's label, cut to the terminal's width, and with
-// --progress prints it as a line on stderr (stdout stays the final reply).
-func (a *App) progressed(agent string, e client.Event, lines bool) string {
+// progressed shows a status update of a task ("Calling tool X…"): it
+// returns the spinner's label, label and the text cut to the terminal's
+// width, and with --progress prints it as a line on stderr (stdout stays
+// the final reply), which names the task when one of several (task, its
+// contextId) sent it.
+func (a *App) progressed(label, task string, e client.Event, lines bool) string {
 	text, width := singleLine(e.Message), a.p.TermWidth()
 	if width <= 0 {
 		width = 80
@@ -390,9 +392,12 @@ func (a *App) progressed(agent string, e client.Event, lines bool) string {
 		if pr.errTTY && !pr.json {
 			clear = "\r\033[K"
 		}
-		pr.logf("%sprogress: %s: %s", clear, singleLine(nonEmptyStr(e.State, "working")), text)
+		if task != "" {
+			task += ": "
+		}
+		pr.logf("%sprogress: %s%s: %s", clear, task, singleLine(nonEmptyStr(e.State, "working")), text)
 	}
-	return ansi.Truncate("waiting for "+agent+": "+text, max(width-15, 20), "…")
+	return ansi.Truncate(label+": "+text, max(width-15, 20), "…")
 }
 
 // messageArgs accepts an agent id and the text (or -); words beyond them

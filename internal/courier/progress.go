@@ -3,6 +3,7 @@ package courier
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -82,12 +83,13 @@ func (r *run) stopProgress() {
 	}
 }
 
-// WatchProgress calls fn with a task's latest status update as the
-// process working on it records it (store.Record.Progress), once for each
-// new one, the one recorded already first, until stop is called (which
-// returns once fn can no longer be called) or ctx ends. It watches the
-// tasks directory and looks every second in case an event is missed.
-func (c *Courier) WatchProgress(ctx context.Context, contextID string, fn func(store.Progress)) (stop func()) {
+// WatchProgress calls fn with the latest status update of each of the
+// tasks contextIDs names as the process working on it records it
+// (store.Record.Progress), once for each new one, those recorded already
+// first, until stop is called (which returns once fn can no longer be
+// called) or ctx ends. It watches the tasks directory and looks every
+// second in case an event is missed.
+func (c *Courier) WatchProgress(ctx context.Context, contextIDs []string, fn func(contextID string, p store.Progress)) (stop func()) {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Add(1)
@@ -102,24 +104,32 @@ func (c *Courier) WatchProgress(ctx context.Context, contextID string, fn func(s
 		}
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
-		var last store.Progress
-		for look := true; ; {
-			if look {
-				if rec, err := c.Store.Load(contextID); err == nil && rec.Progress != nil && *rec.Progress != last && ctx.Err() == nil {
-					last = *rec.Progress
-					fn(last)
-				}
+		last := make(map[string]store.Progress, len(contextIDs))
+		look := func(id string) {
+			if rec, err := c.Store.Load(id); err == nil && rec.Progress != nil && *rec.Progress != last[id] && ctx.Err() == nil {
+				last[id] = *rec.Progress
+				fn(id, last[id])
 			}
+		}
+		watched := make(map[string]bool, len(contextIDs))
+		for _, id := range contextIDs {
+			watched[id+".json"] = true
+			look(id)
+		}
+		for {
 			select {
 			case <-ctx.Done():
 				return
 			case ev, ok := <-events:
 				if !ok {
 					events = nil
+				} else if name := filepath.Base(ev.Name); watched[name] {
+					look(strings.TrimSuffix(name, ".json"))
 				}
-				look = ok && filepath.Base(ev.Name) == contextID+".json"
 			case <-tick.C:
-				look = true
+				for _, id := range contextIDs {
+					look(id)
+				}
 			}
 		}
 	}()

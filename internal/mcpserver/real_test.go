@@ -2,6 +2,7 @@ package mcpserver_test
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +136,55 @@ func checkReadTools(t *testing.T, s *session, c *courier, sim *agentbuildertest.
 	}
 }
 
+// The progress notifications of send and of result's wait carry the
+// agent's latest status update (a2a-js's slow agent says "working" while
+// it works), the one a terminal shows beside the spinner; the result's text
+// is the reply alone.
+func TestProgressCarriesTheAgentsStatus(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	c := newCourier(t, startSim(t))
+	o := c.options()
+	o.ProgressEvery = 50 * time.Millisecond
+	s := connect(t, o)
+	slow := js.URL(interoptest.MountV1, interoptest.AgentSlow)
+	res, doc, text := s.call("send", map[string]any{"url": slow, "message": "chunks=12 delay=250ms", "wait_seconds": 60})
+	id, _ := doc["context_id"].(string)
+	if res.IsError || doc["state"] != "completed" || text != doc["reply"] || strings.Contains(text, "progress") {
+		t.Fatalf("send: %v %v %q", res.IsError, doc, text)
+	}
+	waitUntil(t, "send's notification with the status", 10*time.Second, func() bool {
+		return slices.ContainsFunc(s.progress(), func(m string) bool {
+			return strings.HasPrefix(m, "send: waiting") && strings.HasSuffix(m, "(context "+id+"); latest status: working: working")
+		})
+	})
+
+	start := func() string {
+		_, doc, _ := s.call("send_async", map[string]any{"url": slow, "message": "chunks=12 delay=250ms"})
+		id, _ := doc["context_id"].(string)
+		return id
+	}
+	if res, doc, _ := s.call("result", map[string]any{"context_id": start(), "wait_seconds": 60}); res.IsError || doc["state"] != "completed" {
+		t.Fatalf("result: %v %v", res.IsError, doc)
+	}
+	waitUntil(t, "result's notification with the status", 10*time.Second, func() bool {
+		return slices.ContainsFunc(s.progress(), func(m string) bool {
+			return strings.HasPrefix(m, "result: waiting, ") && strings.HasSuffix(m, "s; latest status: working: working")
+		})
+	})
+	// Several tasks: the status names its task.
+	ids := []string{start(), start()}
+	if res, doc, _ := s.call("result", map[string]any{"context_ids": ids, "wait_seconds": 60}); res.IsError || doc["pending"] != nil {
+		t.Fatalf("result of both: %v %v", res.IsError, doc)
+	}
+	waitUntil(t, "result's notification naming a task", 10*time.Second, func() bool {
+		return slices.ContainsFunc(s.progress(), func(m string) bool {
+			return strings.HasPrefix(m, "result: waiting") &&
+				(strings.HasSuffix(m, "; latest status: "+ids[0]+": working: working") || strings.HasSuffix(m, "; latest status: "+ids[1]+": working: working"))
+		})
+	})
+}
+
 // A generic A2A agent (a2a-js) by url: the echo agent's reply; the ask
 // agent's question (exit 7) names the route of its answer, url and
 // task_id, which completes the task.
@@ -224,7 +274,7 @@ func TestProgressWhileWaiting(t *testing.T) {
 	// The notification handlers may run after the call returned.
 	waitUntil(t, "a progress notification naming the context", 10*time.Second, func() bool {
 		for _, m := range s.progress() {
-			if strings.HasPrefix(m, "send: waiting") && strings.HasSuffix(m, "(context "+id+")") {
+			if strings.HasPrefix(m, "send: waiting") && strings.Contains(m, "(context "+id+")") {
 				return true
 			}
 		}

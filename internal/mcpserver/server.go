@@ -326,7 +326,7 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	if !json.Valid(doc) {
 		// Not a document (a command without --json output): say what it
 		// printed.
-		text := strings.TrimSpace(stdout.String() + "\n" + toolTerms(errw.String()))
+		text := strings.TrimSpace(stdout.String() + "\n" + toolTerms(withoutProgress(errw.String())))
 		return &mcp.CallToolResult{IsError: code != exitOK, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.summary(doc, code, req.Params.Name)}}}
@@ -345,7 +345,8 @@ func toolError(code, message, hint string) (*mcp.CallToolResult, any, error) {
 }
 
 // waitReporting waits for a command, sending a progress notification every
-// ProgressEvery when the client asked for progress (a progress token).
+// ProgressEvery when the client asked for progress (a progress token),
+// with the latest status update the command printed (--progress).
 func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, done <-chan int, what string, stderr *lockedWriter) int {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
@@ -362,8 +363,12 @@ func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, don
 		case <-tick.C:
 			n++
 			msg := fmt.Sprintf("%s: waiting, %s", what, time.Since(start).Round(time.Second))
-			if ctxID := StartedContext(stderr.String()); ctxID != "" {
+			printed := stderr.String()
+			if ctxID := StartedContext(printed); ctxID != "" {
 				msg += " (context " + ctxID + ")"
+			}
+			if p := latestProgress(printed); p != "" {
+				msg += "; latest status: " + p
 			}
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
 		}
@@ -382,6 +387,40 @@ func StartedContext(stderr string) string {
 		}
 	}
 	return ""
+}
+
+// progressLine starts the lines of --progress: "progress: <state>: <text>",
+// or with several tasks "progress: <contextId>: <state>: <text>".
+const progressLine = "progress: "
+
+// maxProgressRunes bounds the status text in a progress notification.
+const maxProgressRunes = 200
+
+// latestProgress is the newest status update a command printed with
+// --progress, after "progress: ", cut to maxProgressRunes; "" when none.
+func latestProgress(stderr string) string {
+	lines := strings.Split(stderr, "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if rest, ok := strings.CutPrefix(lines[i], progressLine); ok {
+			if r := []rune(rest); len(r) > maxProgressRunes {
+				rest = string(r[:maxProgressRunes-1]) + "…"
+			}
+			return rest
+		}
+	}
+	return ""
+}
+
+// withoutProgress is what a command printed on stderr without the lines of
+// --progress, which the tool asked for its notifications.
+func withoutProgress(stderr string) string {
+	var kept []string
+	for _, line := range strings.SplitAfter(stderr, "\n") {
+		if !strings.HasPrefix(line, progressLine) {
+			kept = append(kept, line)
+		}
+	}
+	return strings.Join(kept, "")
 }
 
 // waitFlag turns wait_seconds into a --timeout, bounded.

@@ -216,7 +216,7 @@ func (t *tools) addTasks(s *mcp.Server) {
 			if aerr != nil {
 				return aerr.result()
 			}
-			args = append(args, "--timeout", t.waitFlag(in.WaitSeconds))
+			args = append(args, "--timeout", t.waitFlag(in.WaitSeconds), "--progress")
 			args = appendInt(args, "--max-chars", maxChars(in.MaxChars))
 			return t.call(ctx, req, args, in.Message, "send")
 		})
@@ -266,7 +266,7 @@ func (t *tools) addResult(s *mcp.Server) {
 			}
 			args := append(append([]string{"result"}, ids...), "--json")
 			if in.WaitSeconds > 0 {
-				args = append(args, "--wait", "--timeout", t.waitFlag(in.WaitSeconds))
+				args = append(args, "--wait", "--timeout", t.waitFlag(in.WaitSeconds), "--progress")
 			}
 			if in.Any {
 				args = append(args, "--any")
