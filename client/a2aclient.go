@@ -693,6 +693,13 @@ func normStateName(v string) string {
 		return m
 	}
 	v = strings.ToLower(strings.ReplaceAll(v, "_", "-"))
+	// A v1.0 name this client does not know (a newer state), however
+	// spelled: the name without the enum's prefix, never "task-state-…".
+	if rest, ok := strings.CutPrefix(v, "task-state-"); ok {
+		if v = rest; v == "" {
+			return "unknown"
+		}
+	}
 	if v == "cancelled" {
 		v = "canceled"
 	}

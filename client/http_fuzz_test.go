@@ -35,8 +35,9 @@ type cannedResponse struct {
 
 // complete says the body arrives whole: a Content-Length met, a chunked
 // body with its last chunk. A 204 or 304 has no body whatever the server
-// writes (RFC 9110 §15.3.5, §15.4.5): net/http's server drops it and its
-// client reads none, so it is always complete, and empty.
+// writes (RFC 9110 §15.3.5, §15.4.5): net/http's server drops it (framings
+// 0 and 1), its client reads none (the hijacked framings), so it is always
+// complete, and empty.
 func (c *cannedResponse) complete() bool {
 	return c.bodyless() || c.framing != 2 && c.framing != 3
 }
@@ -128,10 +129,14 @@ func (cs *cannedServer) serve(w http.ResponseWriter, r *http.Request) {
 	hdr.Write(bw)
 	switch c.framing {
 	case 2:
-		fmt.Fprintf(bw, "Content-Length: %d\r\n\r\n", len(body)+7)
+		// Connection: close (here and below): the connection ends after
+		// this answer, and a client that reads no body (a 204 or 304)
+		// must not put it back in its pool with the body's bytes unread,
+		// for the next input to read as its answer.
+		fmt.Fprintf(bw, "Connection: close\r\nContent-Length: %d\r\n\r\n", len(body)+7)
 		bw.Write(body)
 	case 3:
-		bw.WriteString("Transfer-Encoding: chunked\r\n\r\n")
+		bw.WriteString("Connection: close\r\nTransfer-Encoding: chunked\r\n\r\n")
 		if len(body) > 0 {
 			fmt.Fprintf(bw, "%x\r\n", len(body))
 			bw.Write(body)

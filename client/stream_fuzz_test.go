@@ -275,3 +275,23 @@ func sameEvent(a, b StreamEvent) bool {
 		a.State == b.State && a.Text == b.Text && reflect.DeepEqual(a.Artifact, b.Artifact) && reflect.DeepEqual(a.Parts, b.Parts) && a.Append == b.Append &&
 		a.LastChunk == b.LastChunk && a.Final == b.Final
 }
+
+// TestStateNames: v1.0's enum names and numbers, v0.3's names in any case,
+// and v1.0 names this client does not know (the prefix dropped, never
+// "task-state-…").
+func TestStateNames(t *testing.T) {
+	for in, want := range map[string]string{
+		"TASK_STATE_INPUT_REQUIRED": "input-required",
+		"task_state_working":        "working",
+		"input-required":            "input-required",
+		"CANCELLED":                 "canceled",
+		"TASK_STATE_":               "unknown",
+		"TASK_STATE_PAUSED_BY_USER": "paused-by-user",
+		"task-state-x":              "x",
+		"Task-State-Completed":      "completed",
+	} {
+		if got := normStateName(in); got != want {
+			t.Errorf("normStateName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
