@@ -122,7 +122,7 @@ func (d *a2aDelivery) progress(state, text, ts string) {
 	}
 	if key := state + "\x00" + ts + "\x00" + text; key != d.lastProgress {
 		d.lastProgress = key
-		d.emit(Event{Kind: EventProgress, Message: d.c.t.redactText(text), TaskID: d.taskID, State: state})
+		d.emit(d.c.t.progressEvent(state, text, d.taskID))
 	}
 }
 

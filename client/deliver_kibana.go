@@ -164,7 +164,7 @@ func (d *kibanaDelivery) stream(tctx context.Context) (_ postResult, done bool) 
 	}, func(ev StreamEvent) {
 		// "Calling tool X...", a tool's progress, reasoning.
 		if strings.TrimSpace(ev.Text) != "" {
-			d.emit(Event{Kind: EventProgress, Message: d.k.t.redactText(ev.Text), TaskID: d.streamTask, State: ev.State})
+			d.emit(d.k.t.progressEvent(ev.State, ev.Text, d.streamTask))
 		}
 	})
 	switch {

@@ -907,6 +907,24 @@ func (t *transport) redactText(s string) string {
 	return hideForms(s, secretForms(t.authValue.Reveal(), t.secret.Reveal()), false)
 }
 
+// maxProgressState bounds a status update's state name: the server's
+// word, shown beside its text.
+const maxProgressState = 64
+
+// progressEvent is a status update of the task as the caller gets it: the
+// text and the state redacted, the state's name at most maxProgressState
+// bytes (cut at a character).
+func (t *transport) progressEvent(state, text, taskID string) Event {
+	if len(state) > maxProgressState {
+		cut := maxProgressState
+		for cut > 0 && !utf8.RuneStart(state[cut]) {
+			cut--
+		}
+		state = state[:cut]
+	}
+	return Event{Kind: EventProgress, Message: t.redactText(text), TaskID: taskID, State: t.redactText(state)}
+}
+
 // hideForms replaces each of forms in s with [redacted]. In an error
 // message (cut: oneLine shortens them with "…") it also hides the start,
 // 8 characters or more, of a form that the cut left just before a "…";

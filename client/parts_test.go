@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
@@ -258,6 +259,22 @@ func TestOutcomePartsAreScrubbed(t *testing.T) {
 	if out.Reply != "[redacted]" || out.Parts[0].Text != "the token is [redacted]" || string(out.Parts[1].Data) != `{"token":"[redacted]"}` ||
 		string(out.Parts[2].Bytes) != "s3cr3t-token" {
 		t.Errorf("%+v", out)
+	}
+}
+
+// TestProgressIsScrubbed: a status update that echoes the credential, in
+// its text or as its state, does not carry it on; a state name is at most
+// maxProgressState bytes, cut at a character.
+func TestProgressIsScrubbed(t *testing.T) {
+	t.Parallel()
+	tr := &transport{authValue: "Bearer s3cr3t-token", secret: "s3cr3t-token"}
+	e := tr.progressEvent("s3cr3t-token", "calling a tool with s3cr3t-token", "t1")
+	if e.Kind != EventProgress || e.State != "[redacted]" || e.Message != "calling a tool with [redacted]" || e.TaskID != "t1" {
+		t.Errorf("%+v", e)
+	}
+	long := strings.Repeat("é", maxProgressState) // two bytes each
+	if e := tr.progressEvent(long, "x", ""); len(e.State) != maxProgressState || !utf8.ValidString(e.State) {
+		t.Errorf("state of %d bytes: %q", len(e.State), e.State)
 	}
 }
 

@@ -28,11 +28,11 @@ document, beside a short text; a command's error is a tool result with
 isError, its message and its hint, never a protocol error. send waits at
 most wait_seconds (45 by default, at most 600), result only when given
 wait_seconds (it answers at once by default), with progress notifications
-that carry the agent's latest status, then return state working and the context_id: the task goes on in a
-detached worker, as for the command line. send, result, fetch and
-show cut a reply at max_chars, 20,000 characters by default (the whole
-reply stays in the file the document names); a bad tool argument is a tool
-error with a hint, never run.
+that carry the agent's latest status, then return state working and the
+context_id: the task goes on in a detached worker, as for the command line.
+send, result, fetch and show cut a reply at max_chars, 20,000 characters by
+default (the whole reply stays in the file the document names); a bad tool
+argument is a tool error with a hint, never run.
 
 The same state directory, workers, configuration and secrets as the command
 line: the API key comes from the config file or the environment of the

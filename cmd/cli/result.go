@@ -38,8 +38,8 @@ message again. With --wait, result waits until the task is final or
 --timeout runs out (exit 8: still running, nothing lost), showing the latest
 status update its worker recorded beside the spinner on a terminal
 ("Calling tool X…"); --progress prints them to stderr as lines
-("progress: <state>: <text>"; with several tasks, "progress: <contextId>:
-<state>: <text>").
+(` + "`progress: <state>: <text>`" + `; with several tasks,
+` + "`progress: <contextId>: <state>: <text>`" + `).
 
 Several contextIds: with --wait, result waits for all of them (exit 8 while
 one is still running when --timeout ends, else the exit code of the first,
@@ -165,7 +165,11 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store
 			ids[i], agents[r.ContextID] = r.ContextID, r.Agent
 		}
 		stopProgress = c.WatchProgress(wctx, ids, func(id string, p store.Progress) {
-			spin.SetLabel(a.progressed(label+", "+agents[id], id, client.Event{Message: p.Text, State: p.State}, opts.progress))
+			task := id // the lines name the task when there are several
+			if len(recs) == 1 {
+				task = ""
+			}
+			spin.SetLabel(a.progressed(label+", "+agents[id], task, client.Event{Message: p.Text, State: p.State}, opts.progress))
 		})
 	}
 	recs, first, err := c.WaitMany(wctx, recs, opts.any, keys)

@@ -164,8 +164,8 @@ func TestProgressCarriesTheAgentsStatus(t *testing.T) {
 		id, _ := doc["context_id"].(string)
 		return id
 	}
-	if res, doc, _ := s.call("result", map[string]any{"context_id": start(), "wait_seconds": 60}); res.IsError || doc["state"] != "completed" {
-		t.Fatalf("result: %v %v", res.IsError, doc)
+	if res, doc, text := s.call("result", map[string]any{"context_id": start(), "wait_seconds": 60}); res.IsError || doc["state"] != "completed" || text != doc["reply"] {
+		t.Fatalf("result: %v %v %q", res.IsError, doc, text)
 	}
 	waitUntil(t, "result's notification with the status", 10*time.Second, func() bool {
 		return slices.ContainsFunc(s.progress(), func(m string) bool {
@@ -174,8 +174,8 @@ func TestProgressCarriesTheAgentsStatus(t *testing.T) {
 	})
 	// Several tasks: the status names its task.
 	ids := []string{start(), start()}
-	if res, doc, _ := s.call("result", map[string]any{"context_ids": ids, "wait_seconds": 60}); res.IsError || doc["pending"] != nil {
-		t.Fatalf("result of both: %v %v", res.IsError, doc)
+	if res, doc, text := s.call("result", map[string]any{"context_ids": ids, "wait_seconds": 60}); res.IsError || doc["pending"] != nil || strings.Contains(text, "progress") {
+		t.Fatalf("result of both: %v %v %q", res.IsError, doc, text)
 	}
 	waitUntil(t, "result's notification naming a task", 10*time.Second, func() bool {
 		return slices.ContainsFunc(s.progress(), func(m string) bool {

@@ -326,7 +326,7 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	if !json.Valid(doc) {
 		// Not a document (a command without --json output): say what it
 		// printed.
-		text := strings.TrimSpace(stdout.String() + "\n" + toolTerms(withoutProgress(errw.String())))
+		text := strings.TrimSpace(stdout.String() + "\n" + toolTerms(errw.String()))
 		return &mcp.CallToolResult{IsError: code != exitOK, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.summary(doc, code, req.Params.Name)}}}
@@ -363,11 +363,10 @@ func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, don
 		case <-tick.C:
 			n++
 			msg := fmt.Sprintf("%s: waiting, %s", what, time.Since(start).Round(time.Second))
-			printed := stderr.String()
-			if ctxID := StartedContext(printed); ctxID != "" {
+			if ctxID := StartedContext(stderr.String()); ctxID != "" {
 				msg += " (context " + ctxID + ")"
 			}
-			if p := latestProgress(printed); p != "" {
+			if p := stderr.latestProgress(); p != "" {
 				msg += "; latest status: " + p
 			}
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
@@ -395,33 +394,6 @@ const progressLine = "progress: "
 
 // maxProgressRunes bounds the status text in a progress notification.
 const maxProgressRunes = 200
-
-// latestProgress is the newest status update a command printed with
-// --progress, after "progress: ", cut to maxProgressRunes; "" when none.
-func latestProgress(stderr string) string {
-	lines := strings.Split(stderr, "\n")
-	for i := len(lines) - 1; i >= 0; i-- {
-		if rest, ok := strings.CutPrefix(lines[i], progressLine); ok {
-			if r := []rune(rest); len(r) > maxProgressRunes {
-				rest = string(r[:maxProgressRunes-1]) + "…"
-			}
-			return rest
-		}
-	}
-	return ""
-}
-
-// withoutProgress is what a command printed on stderr without the lines of
-// --progress, which the tool asked for its notifications.
-func withoutProgress(stderr string) string {
-	var kept []string
-	for _, line := range strings.SplitAfter(stderr, "\n") {
-		if !strings.HasPrefix(line, progressLine) {
-			kept = append(kept, line)
-		}
-	}
-	return strings.Join(kept, "")
-}
 
 // waitFlag turns wait_seconds into a --timeout, bounded.
 func (t *tools) waitFlag(seconds float64) string {
@@ -451,17 +423,38 @@ type lockedWriter struct {
 	w         *bytes.Buffer
 	started   chan struct{}
 	announced bool
+	// progress is the newest line of --progress, after "progress: ", cut
+	// to maxProgressRunes: the lines go to the notifications, never to
+	// w, and only the newest is kept, however chatty the agent.
+	progress string
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// printer.logf writes a line in one Write.
+	if rest, ok := bytes.CutPrefix(p, []byte(progressLine)); ok && len(rest) > 0 && bytes.IndexByte(rest, '\n') == len(rest)-1 {
+		line := []rune(string(rest[:len(rest)-1]))
+		if len(line) > maxProgressRunes {
+			line = append(line[:maxProgressRunes-1], '…')
+		}
+		l.progress = string(line)
+		return len(p), nil
+	}
 	n, err := l.w.Write(p)
 	if l.started != nil && !l.announced && StartedContext(l.w.String()) != "" {
 		l.announced = true
 		close(l.started)
 	}
 	return n, err
+}
+
+// latestProgress is the newest status update the command printed with
+// --progress ("working: Calling tool X…"), "" when none.
+func (l *lockedWriter) latestProgress() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.progress
 }
 
 func (l *lockedWriter) String() string {

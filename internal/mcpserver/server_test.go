@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -77,5 +78,41 @@ func TestNextStepTexts(t *testing.T) {
 	if got := tl.summary(json.RawMessage(sent), exitStillRunning, "send"); got != `still running (context c-3, state working): the task goes on in a background worker. `+
 		`Nothing is lost: call the result tool with context_id "c-3" later; do not send the message again. With wait_seconds, result waits for the reply.` {
 		t.Errorf("send: %q", got)
+	}
+}
+
+// The command's stderr as a tool keeps it: the lines of --progress are
+// kept apart, the newest alone and cut to maxProgressRunes, and whatever
+// else the command printed (the started line, a warning) stays.
+func TestStderrKeepsTheNewestProgressApart(t *testing.T) {
+	var b bytes.Buffer
+	l := &lockedWriter{w: &b, started: make(chan struct{})}
+	if l.latestProgress() != "" {
+		t.Fatal("a status before any")
+	}
+	for _, line := range []string{
+		"task 3f6c2e1a started\n",
+		"progress: working: Calling tool search\n",
+		"warning: slow\n",
+		"progress: working: Calling tool esql\n",
+	} {
+		if n, err := l.Write([]byte(line)); n != len(line) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", line, n, err)
+		}
+	}
+	select {
+	case <-l.started:
+	default:
+		t.Error("the started line was not noticed")
+	}
+	if got, want := l.String(), "task 3f6c2e1a started\nwarning: slow\n"; got != want {
+		t.Errorf("stderr %q, want %q", got, want)
+	}
+	if got := l.latestProgress(); got != "working: Calling tool esql" {
+		t.Errorf("latest %q", got)
+	}
+	l.Write([]byte("progress: working: " + strings.Repeat("é", 300) + "\n"))
+	if got := []rune(l.latestProgress()); len(got) != maxProgressRunes || got[len(got)-1] != '…' || !strings.HasPrefix(string(got), "working: éé") {
+		t.Errorf("cut to %d runes: %q", len(got), string(got))
 	}
 }

@@ -150,16 +150,19 @@ func twoLineRows(w io.Writer, r *lipgloss.Renderer, width int, headers []string,
 }
 
 // SingleLine is the first line of s, with " …" when more followed, tabs
-// as spaces and control characters dropped: one cell of a table.
+// as spaces and control characters dropped: one cell of a table. Unicode's
+// line and paragraph separators end a line too, and its bidirectional
+// controls (a right-to-left override) are dropped: a server's text must
+// not redraw the line it is shown in.
 func SingleLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+	if i := strings.IndexAny(s, "\r\n\u2028\u2029"); i >= 0 {
 		s = strings.TrimSpace(s[:i]) + " …"
 	}
 	return strings.Map(func(r rune) rune {
-		if r == '\t' {
+		switch {
+		case r == '\t':
 			return ' '
-		}
-		if unicode.IsControl(r) {
+		case hidden(r):
 			return -1
 		}
 		return r
@@ -169,14 +172,19 @@ func SingleLine(s string) string {
 func tsvCell(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
-		case r == '\t' || r == '\n' || r == '\r':
+		case r == '\t' || r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029':
 			return ' '
-		case unicode.IsControl(r):
+		case hidden(r):
 			return -1
 		}
 		return r
 	}, s)
 }
+
+// hidden says r is dropped from a cell: a control character (C0, DEL,
+// C1: U+009B starts a terminal escape sequence) or a bidirectional
+// control.
+func hidden(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
 
 // Truncate cuts s to n terminal columns, the last one an ellipsis; wide
 // characters (CJK, emoji) count as two.
