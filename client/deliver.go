@@ -90,8 +90,12 @@ type EventKind string
 const (
 	// EventSent: the message is on its way.
 	EventSent EventKind = "sent"
-	// EventWritten: the request was written whole: the server has it, and
-	// a lost answer from now on is recovered by reading, never by sending.
+	// EventWritten: the request was written whole (net/http's
+	// WroteRequest: into the connection's buffer, flushed right after, so
+	// the server has it unless the connection ends in that instant). A lost
+	// answer is recovered by reading, never by sending, from the connection
+	// on already (Outcome.NotSent): this event only moves the record to
+	// working.
 	EventWritten EventKind = "written"
 	// EventTask: the server named the task (TaskID).
 	EventTask EventKind = "task"
