@@ -1206,3 +1206,37 @@ func TestFollowUpStaysWithItsAgent(t *testing.T) {
 		}
 	}
 }
+
+// --protocol and --binding an Agent Builder agent cannot be spoken to in
+// are refused before anything is sent (exit 2), and so is a value no agent
+// takes; Kibana's own, 0.3 over JSON-RPC, passes.
+func TestKibanaAgentRefusesOtherBindings(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--binding", "grpc"}, "gRPC is not supported"},
+		{[]string{"--binding", "bogus"}, `unknown A2A binding "bogus"`},
+		{[]string{"--protocol", "2.0"}, `unknown protocol "2.0"`},
+		{[]string{"--binding", "rest"}, "speaks A2A 0.3 over JSON-RPC only, not HTTP+JSON"},
+		{[]string{"--protocol", "1.0", "--binding", "rest"}, "not A2A 1.0 over HTTP+JSON"},
+	} {
+		for _, cmd := range []string{"send", "send-async"} {
+			r := h.run(append([]string{cmd, "elastic-ai-agent", "hi"}, c.args...)...)
+			r.expect(t, ExitUsage)
+			if !strings.Contains(r.stderr, c.want) || !strings.Contains(r.stderr, "hint: ") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 1 {
+				t.Errorf("%s %v: %q", cmd, c.args, r.stderr)
+			}
+		}
+	}
+	if n := sim.TotalRuns(); n != 0 {
+		t.Fatalf("%d runs", n)
+	}
+	if r := h.run("tasks", "--json"); !strings.Contains(r.stdout, `"tasks": []`) {
+		t.Fatalf("records were written: %s", r.stdout)
+	}
+	h.run("send", "elastic-ai-agent", "hi", "--protocol", "0.3", "--binding", "jsonrpc").expect(t, ExitOK)
+}

@@ -823,3 +823,43 @@ func replaceLine(t *testing.T, doc, old, new string) string {
 	}
 	return strings.Replace(doc, old+"\n", new+"\n", 1)
 }
+
+// The commands a task's output prints run against the server the caller's
+// command line chose: with --profile, the answer, the resume and the
+// hints carry it, and run as printed.
+func TestPrintedCommandsKeepTheProfile(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, nil)
+	writeConfig(t, h, "profiles:\n  p3:\n    kibana_url: "+sim.URL+"\n    api_key: "+testKey+"\n", 0o600)
+
+	r := h.run("--profile", "p3", "send", "asks", "clean up", "--json")
+	r.expect(t, ExitInputRequired)
+	d := decodeTask(t, r.stdout)
+	if !strings.HasPrefix(d.Answer, "a2a-courier send --profile p3 asks --context "+d.ContextID) {
+		t.Fatalf("answer %q", d.Answer)
+	}
+	h.runAnswer(t, d.Answer, "yes").expect(t, ExitOK)
+
+	r = h.run("--profile", "p3", "send", "asks", "clean up again")
+	r.expect(t, ExitInputRequired)
+	if !strings.Contains(r.stderr, "answer with (the answer on stdin): a2a-courier send --profile p3 asks --context ") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = h.run("--profile", "p3", "send", "no-such-agent", "x")
+	r.expect(t, ExitNotFound)
+	if !strings.Contains(r.stderr, "`a2a-courier discover --profile p3`") {
+		t.Errorf("hint %q", r.stderr)
+	}
+	r = h.run("--profile", "p3", "send", "no-such-agent", "x", "--json")
+	if !strings.Contains(r.stdout, "`a2a-courier discover --profile p3`") {
+		t.Errorf("json hint %q", r.stdout)
+	}
+	// Without the flag (the profile from the environment) nothing is added.
+	h.env["A2A_COURIER_PROFILE"] = "p3"
+	r = h.run("send", "asks", "once more", "--json")
+	r.expect(t, ExitInputRequired)
+	if d := decodeTask(t, r.stdout); !strings.HasPrefix(d.Answer, "a2a-courier send asks --context ") {
+		t.Errorf("answer %q", d.Answer)
+	}
+}

@@ -59,6 +59,9 @@ type Process struct {
 	// WatchSignals, when set, is called as a command that may wait starts:
 	// from then on a signal cancels the context Run was given.
 	WatchSignals func()
+	// Tool marks a command the MCP server runs: the connection flags are
+	// the server's own, so the commands it prints leave them out.
+	Tool bool
 }
 
 // Main runs the program with the real process and returns its exit code.
@@ -246,6 +249,7 @@ type App struct {
 func (a *App) printer() *printer {
 	if a.out == nil {
 		a.out = newPrinter(a.p, a.jsonOut)
+		a.out.asRun = a.asRun
 	}
 	return a.out
 }

@@ -83,7 +83,7 @@ func (a *App) mcpRunner() mcpserver.Runner {
 		p := *a.p
 		p.Args = append(append([]string{}, conn...), args...)
 		p.Stdin, p.Stdout, p.Stderr = stdin, stdout, stderr
-		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals = false, false, false, nil, nil
+		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals, p.Tool = false, false, false, nil, nil, true
 		return Run(ctx, &p)
 	}
 }

@@ -26,6 +26,17 @@ type printer struct {
 	width          int
 	outR, errR     *lipgloss.Renderer
 	mu             sync.Mutex
+	// asRun makes the commands a text names run as the caller's did
+	// (App.asRun); nil leaves texts as they are.
+	asRun func(string) string
+}
+
+// run is s with the commands it names made to run as the caller's did.
+func (pr *printer) run(s string) string {
+	if pr.asRun == nil {
+		return s
+	}
+	return pr.asRun(s)
 }
 
 func newPrinter(p *Process, jsonOut bool) *printer {
@@ -100,7 +111,7 @@ func (pr *printer) info(format string, args ...any) {
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	fmt.Fprintf(pr.err, format+"\n", args...)
+	fmt.Fprintln(pr.err, pr.run(fmt.Sprintf(format, args...)))
 }
 
 // logf prints a line on stderr in every mode: logs of long-running
@@ -116,7 +127,7 @@ func (pr *printer) warn(format string, args ...any) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	label := pr.errR.NewStyle().Foreground(lipgloss.Color("3")).Bold(true).Render("warning:")
-	fmt.Fprintf(pr.err, label+" "+format+"\n", args...)
+	fmt.Fprintln(pr.err, label+" "+pr.run(fmt.Sprintf(format, args...)))
 }
 
 type errorDoc struct {
@@ -130,7 +141,7 @@ type errorDoc struct {
 
 func (pr *printer) printError(e *cliError) {
 	if pr.json {
-		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: e.hint, Setup: e.setup,
+		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: pr.run(e.hint), Setup: e.setup,
 			RetryAfterSeconds: courier.WholeSeconds(e.retryAfter)}})
 		return
 	}
@@ -140,7 +151,7 @@ func (pr *printer) printError(e *cliError) {
 	fmt.Fprintf(pr.err, "%s %s\n", label, e.message)
 	if e.hint != "" {
 		hint := pr.errR.NewStyle().Faint(true).Render("hint:")
-		fmt.Fprintf(pr.err, "%s %s\n", hint, e.hint)
+		fmt.Fprintf(pr.err, "%s %s\n", hint, pr.run(e.hint))
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -528,7 +529,10 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 	if extra.resume != "" && doc.Resume != "" {
 		doc.Resume = extra.resume
 	}
-	doc.Resume, doc.Answer = a.asCaller(doc.Resume), a.asCaller(doc.Answer)
+	doc.Resume, doc.Answer, doc.Note = a.asCaller(doc.Resume), a.asCaller(doc.Answer), a.asRun(doc.Note)
+	if doc.Error != nil {
+		doc.Error.Hint = a.asRun(doc.Error.Hint)
+	}
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,
 		// and the file its whole.
@@ -565,7 +569,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		ce := fromClientError(courier.ClientError(rec.LastError))
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
 		ce.hint += "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
-		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint}
+		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.asRun(ce.hint)}
 		return doc, ce.exit, ce, nil
 	}
 	return doc, exitCodeFor(rec), nil, nil
@@ -589,7 +593,50 @@ func (a *App) asCaller(command string) string {
 	if stdin {
 		head += " -"
 	}
-	return head
+	return a.asRun(head)
+}
+
+// runsOnConnection finds, in a text, a command that reaches a server: the
+// ones that take the connection flags (--profile, --kibana-url, …).
+var runsOnConnection = regexp.MustCompile("a2a-courier (send-async|send|result|fetch|show|cancel|get-card|discover|history|tasks|doctor)\\b")
+
+// asRun makes the commands s names reach the server the caller's command
+// line chose: the connection flags it was given (--profile p3,
+// --kibana-url …) go after each command's name, but for one the command
+// already names (a hint that points at another Kibana), and none when the
+// MCP server runs the command (the flags are the server's own).
+func (a *App) asRun(s string) string {
+	if a.p.Tool || !strings.Contains(s, "a2a-courier ") {
+		return s
+	}
+	var flags [][2]string
+	for _, f := range [][2]string{{"--profile", a.flags.Profile}, {"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space},
+		{"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
+		if f[1] != "" {
+			flags = append(flags, f)
+		}
+	}
+	if len(flags) == 0 {
+		return s
+	}
+	var b strings.Builder
+	for {
+		loc := runsOnConnection.FindStringIndex(s)
+		if loc == nil {
+			return b.String() + s
+		}
+		b.WriteString(s[:loc[1]])
+		s = s[loc[1]:]
+		line := s // the command: to the closing backtick or the line's end
+		if i := strings.IndexAny(line, "`\n"); i >= 0 {
+			line = line[:i]
+		}
+		for _, f := range flags {
+			if !strings.Contains(line+" ", " "+f[0]+" ") && !strings.Contains(line, " "+f[0]+"=") {
+				b.WriteString(" " + f[0] + " " + shellQuote(f[1]))
+			}
+		}
+	}
 }
 
 // printRecord prints a record's outcome for people: the reply on stdout, or

@@ -100,6 +100,9 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	if err := client.CheckID("agent id", name); err != nil {
 		return nil, usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
 	}
+	if err := kibanaSpeaks(af); err != nil {
+		return nil, err
+	}
 	s, err := a.kibanaSettings()
 	if err != nil {
 		return nil, err
@@ -144,6 +147,33 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 		st.KibanaVersion, st.KibanaFlavor = sv.info.Number, sv.info.Flavor
 	}
 	return &target{Name: name, Kind: store.TargetKibana, S: s, Cred: s.APIKey, Card: card, Path: &path, Store: st}, nil
+}
+
+// kibanaSpeaks refuses, before anything is sent, a --protocol or
+// --binding an Agent Builder agent cannot be spoken to in: Kibana serves
+// A2A 0.3 over JSON-RPC only. A value no agent takes is refused as for any
+// agent; 0.3 and jsonrpc, which Kibana speaks, pass (a script may give
+// them to every command).
+func kibanaSpeaks(af agentFlags) error {
+	b, err := client.ParseBinding(af.binding)
+	if err != nil {
+		return usageErr("use --binding jsonrpc or --binding rest (HTTP+JSON), or leave it out", "%s", err.Error())
+	}
+	if af.protocol != "" && af.protocol != "0.3" && af.protocol != "1.0" {
+		return usageErr("use 0.3 or 1.0", "unknown protocol %q", af.protocol)
+	}
+	var asked []string
+	if af.protocol == "1.0" {
+		asked = append(asked, "A2A 1.0")
+	}
+	if b == client.BindingREST {
+		asked = append(asked, "HTTP+JSON")
+	}
+	if len(asked) > 0 {
+		return usageErr("drop --protocol and --binding for an Agent Builder agent: they choose how a generic agent (--url, or a peer of the config file) is spoken to",
+			"Kibana's Agent Builder speaks A2A 0.3 over JSON-RPC only, not %s", strings.Join(asked, " over "))
+	}
+	return nil
 }
 
 // agentHint is the hint for an agent id Kibana does not know: the id
