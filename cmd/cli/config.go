@@ -8,6 +8,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -60,7 +61,7 @@ func (a *App) openStore() (*store.Store, error) {
 // directory): a problem of the set-up, exit 2, with what to do about it.
 // Nothing is retried: the next write would be refused the same way.
 func stateDirErr(err error, ue *store.UnwritableError) *cliError {
-	dir := shellQuote(ue.Dir)
+	dir := shellcmd.Quote(ue.Dir)
 	hint := "check that this user owns it and may write in it (ls -ld " + dir + "), or point A2A_COURIER_STATE_DIR at a directory it can write"
 	switch {
 	case ue.Full():

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/doctor"
 )
@@ -390,7 +391,7 @@ func TestVersion(t *testing.T) {
 	t.Parallel()
 	r := newHarness(t, nil).run("version", "--json")
 	r.expect(t, ExitOK)
-	var info buildInfo
+	var info buildinfo.Info
 	if err := json.Unmarshal([]byte(r.stdout), &info); err != nil || info.Version == "" || !strings.HasPrefix(info.Go, "go") {
 		t.Errorf("%+v %v", info, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -205,15 +206,15 @@ func (a *App) recordSource(rec *store.Record, opts *fetchOptions) (*fetchSource,
 
 // agentCommand names a generic agent on a command line.
 func agentCommand(t store.Target, af agentFlags) string {
-	s := "--url " + shellQuote(t.URL)
+	s := "--url " + shellcmd.Quote(t.URL)
 	if t.Peer != "" {
-		s = shellQuote(t.Peer)
+		s = shellcmd.Quote(t.Peer)
 	}
 	if af.protocol != "" {
 		s += " --protocol " + af.protocol
 	}
 	if af.binding != "" {
-		s += " --binding " + shellQuote(af.binding)
+		s += " --binding " + shellcmd.Quote(af.binding)
 	}
 	return s
 }
@@ -224,7 +225,7 @@ func sendTarget(agent string, t store.Target) string {
 	if t.Kind == store.TargetA2A {
 		return agentCommand(t, agentFlags{})
 	}
-	return shellQuote(agent)
+	return shellcmd.Quote(agent)
 }
 
 // sameAgent reports whether a record was sent to the agent t names.
@@ -235,7 +236,7 @@ func sameAgent(rec, t store.Target) bool {
 // errNoTaskList explains why a context cannot be read from an agent.
 func errNoTaskList(src *fetchSource, contextID string, err error) *cliError {
 	ce := &cliError{exit: ExitUsage, code: "unsupported", err: err,
-		hint: "run `a2a-courier result " + shellQuote(contextID) + "` where the task was sent, or pass the task id: a2a-courier fetch --task <taskId> " + src.command}
+		hint: "run `a2a-courier result " + shellcmd.Quote(contextID) + "` where the task was sent, or pass the task id: a2a-courier fetch --task <taskId> " + src.command}
 	ce.message = "this agent speaks A2A 0.3, which cannot list tasks by contextId"
 	var rerr *client.Error
 	if client.Dialect(src.target.Dialect) == client.V10 && errors.As(err, &rerr) {
@@ -274,7 +275,7 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 	case errors.Is(err, client.ErrNoTaskList):
 		return errNoTaskList(src, ctxID, err)
 	case errors.As(err, &none):
-		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: none.Hint("`a2a-courier result " + shellQuote(ctxID) + "`")}
+		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: none.Hint("`a2a-courier result " + shellcmd.Quote(ctxID) + "`")}
 	case err != nil:
 		return err
 	}
@@ -289,10 +290,10 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 	resume := ""
 	switch {
 	case local == nil:
-		resume = "a2a-courier fetch " + shellQuote(ctxID) + " " + src.command
+		resume = "a2a-courier fetch " + shellcmd.Quote(ctxID) + " " + src.command
 	case local.State.Terminal():
 		// An expired record has no worker left: fetch looks again.
-		resume = "a2a-courier fetch " + shellQuote(ctxID)
+		resume = "a2a-courier fetch " + shellcmd.Quote(ctxID)
 	}
 	return a.reportTask(res, opts, src, local, st, ctxID, note, resume)
 }
@@ -342,7 +343,7 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		}
 	default:
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.taskID,
-			hint: "for a task started elsewhere, name the agent: a2a-courier fetch --task " + shellQuote(opts.taskID) + " <peer>, or --url <agent URL>"}
+			hint: "for a task started elsewhere, name the agent: a2a-courier fetch --task " + shellcmd.Quote(opts.taskID) + " <peer>, or --url <agent URL>"}
 	}
 	if local != nil && local.State == store.Queued {
 		// An answer to the task, not sent yet: what the server shows is
@@ -370,7 +371,7 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 	if store.CheckContextID(ctxID) != nil {
 		ctxID = "" // not a plain id: not used in file names or commands
 	}
-	resume := "a2a-courier fetch --task " + shellQuote(opts.taskID) + " " + src.command
+	resume := "a2a-courier fetch --task " + shellcmd.Quote(opts.taskID) + " " + src.command
 	if local != nil && !local.State.Terminal() {
 		resume = "" // its worker follows it: result --wait
 	}

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
@@ -256,48 +256,7 @@ func (a *App) printer() *printer {
 
 func (a *App) printError(e *cliError) { a.printer().printError(e) }
 
-func versionString() string {
-	bi, _ := debug.ReadBuildInfo()
-	return versionOf(Version, bi)
-}
-
-// versionOf is the version to show: the one set at build time (-ldflags)
-// wins; else the module's own (go install …@v1.2.3); else, for a build of
-// a checkout (go build), dev and the commit Go recorded (vcs.revision,
-// "-dirty" for uncommitted changes); else dev.
-func versionOf(set string, bi *debug.BuildInfo) string {
-	if set != "" {
-		return set
-	}
-	if bi == nil {
-		return "dev"
-	}
-	if v := bi.Main.Version; v != "" && v != "(devel)" && !isPseudoVersion(v) {
-		return v
-	}
-	v, dirty := "dev", ""
-	for _, s := range bi.Settings {
-		switch {
-		case s.Key == "vcs.revision":
-			v += "-" + s.Value[:min(12, len(s.Value))]
-		case s.Key == "vcs.modified" && s.Value == "true":
-			dirty = "-dirty"
-		}
-	}
-	return v + dirty
-}
-
-// isPseudoVersion reports whether v is a version Go made up from a commit
-// (v0.0.0-20261201100839-e926defc4e14): no release.
-func isPseudoVersion(v string) bool {
-	parts := strings.Split(strings.TrimSuffix(v, "+dirty"), "-")
-	if len(parts) < 3 || len(parts[len(parts)-1]) != 12 {
-		return false
-	}
-	stamp := parts[len(parts)-2]
-	stamp = stamp[strings.LastIndexByte(stamp, '.')+1:]
-	return len(stamp) == 14 && strings.Trim(stamp, "0123456789") == "" && strings.Trim(parts[len(parts)-1], "0123456789abcdef") == ""
-}
+func versionString() string { return buildinfo.Version(Version) }
 
 // commandSpec is one command of the tree: its name, and how it is built.
 // human marks a command for people, which the skill leaves out.

@@ -13,6 +13,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
 func newMCPCmd(app *App) *cobra.Command {
@@ -73,11 +74,8 @@ func (a *App) runMCP(ctx context.Context) error {
 // handing its task to a worker).
 func (a *App) mcpRunner() mcpserver.Runner {
 	var conn []string
-	for _, f := range [][2]string{{"--profile", a.flags.Profile}, {"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space},
-		{"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
-		if f[1] != "" {
-			conn = append(conn, f[0], f[1])
-		}
+	for _, f := range a.connFlags() {
+		conn = append(conn, f.Name, f.Value)
 	}
 	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		p := *a.p
@@ -245,9 +243,9 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 		return nil
 	}
 	pr.payload(res.Action() + ": " + path)
-	command := shellQuote(entry.Command)
+	command := shellcmd.Quote(entry.Command)
 	for _, w := range entry.Args {
-		command += " " + shellQuote(w)
+		command += " " + shellcmd.Quote(w)
 	}
 	pr.info("restart %s to load the a2a-courier server (%s)", t, command)
 	return nil

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -289,34 +289,18 @@ const answerPlaceholder = "<your answer>"
 func answerCommand(rec *store.Record, asJSON bool) string {
 	var cmd string
 	if rec.Target.Kind == store.TargetA2A {
-		agent := shellQuote(rec.Target.Peer)
+		agent := shellcmd.Quote(rec.Target.Peer)
 		if rec.Target.Peer == "" {
-			agent = "--url " + shellQuote(rec.Target.URL)
+			agent = "--url " + shellcmd.Quote(rec.Target.URL)
 		}
-		cmd = fmt.Sprintf("a2a-courier send %s --task %s", agent, shellQuote(rec.TaskID))
+		cmd = fmt.Sprintf("a2a-courier send %s --task %s", agent, shellcmd.Quote(rec.TaskID))
 	} else {
-		cmd = fmt.Sprintf("a2a-courier send %s --context %s", shellQuote(rec.Agent), shellQuote(rec.ContextID))
+		cmd = fmt.Sprintf("a2a-courier send %s --context %s", shellcmd.Quote(rec.Agent), shellcmd.Quote(rec.ContextID))
 	}
 	if asJSON {
 		cmd += " --json"
 	}
 	return cmd + " -"
-}
-
-// shellQuote makes a value safe to paste into a POSIX shell: commands in
-// documents are run by assistants as they are.
-func shellQuote(s string) string {
-	safe := s != ""
-	for _, r := range s {
-		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_.:/@%+=,~", r)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // resumeCommand is the exact command that continues a task.
@@ -325,10 +309,10 @@ func resumeCommand(rec *store.Record) string {
 		return "" // nothing reads it back
 	}
 	if rec.State == store.Expired {
-		return "a2a-courier fetch " + shellQuote(rec.ContextID)
+		return "a2a-courier fetch " + shellcmd.Quote(rec.ContextID)
 	}
 	if !rec.State.Terminal() {
-		return "a2a-courier result " + shellQuote(rec.ContextID) + " --wait"
+		return "a2a-courier result " + shellcmd.Quote(rec.ContextID) + " --wait"
 	}
 	return ""
 }
@@ -596,47 +580,26 @@ func (a *App) asCaller(command string) string {
 	return a.asRun(head)
 }
 
-// runsOnConnection finds, in a text, a command that reaches a server: the
-// ones that take the connection flags (--profile, --kibana-url, …).
-var runsOnConnection = regexp.MustCompile("a2a-courier (send-async|send|result|fetch|show|cancel|get-card|discover|history|tasks|doctor)\\b")
-
 // asRun makes the commands s names reach the server the caller's command
-// line chose: the connection flags it was given (--profile p3,
-// --kibana-url …) go after each command's name, but for one the command
-// already names (a hint that points at another Kibana), and none when the
-// MCP server runs the command (the flags are the server's own).
+// line chose, with the connection flags it was given (shellcmd.WithFlags);
+// none when the MCP server runs the command (the flags are the server's).
 func (a *App) asRun(s string) string {
-	if a.p.Tool || !strings.Contains(s, "a2a-courier ") {
+	if a.p.Tool {
 		return s
 	}
-	var flags [][2]string
-	for _, f := range [][2]string{{"--profile", a.flags.Profile}, {"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space},
-		{"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
-		if f[1] != "" {
+	return shellcmd.WithFlags(s, a.connFlags())
+}
+
+// connFlags are the connection flags of the caller's command line.
+func (a *App) connFlags() []shellcmd.Flag {
+	var flags []shellcmd.Flag
+	for _, f := range []shellcmd.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
+		{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
+		if f.Value != "" {
 			flags = append(flags, f)
 		}
 	}
-	if len(flags) == 0 {
-		return s
-	}
-	var b strings.Builder
-	for {
-		loc := runsOnConnection.FindStringIndex(s)
-		if loc == nil {
-			return b.String() + s
-		}
-		b.WriteString(s[:loc[1]])
-		s = s[loc[1]:]
-		line := s // the command: to the closing backtick or the line's end
-		if i := strings.IndexAny(line, "`\n"); i >= 0 {
-			line = line[:i]
-		}
-		for _, f := range flags {
-			if !strings.Contains(line+" ", " "+f[0]+" ") && !strings.Contains(line, " "+f[0]+"=") {
-				b.WriteString(" " + f[0] + " " + shellQuote(f[1]))
-			}
-		}
-	}
+	return flags
 }
 
 // printRecord prints a record's outcome for people: the reply on stdout, or

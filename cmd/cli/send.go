@@ -13,6 +13,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -294,9 +295,9 @@ func submitError(err error) error {
 		cmd := "a2a-courier send " + sendTarget(other.ConversationAgent, other.ConversationTarget) + " --context " + other.ContextID
 		if t := other.ConversationTarget; t.Kind == store.TargetKibana && strings.EqualFold(other.Agent, other.ConversationAgent) {
 			// The same agent of another Kibana or space: name that one.
-			cmd += " --kibana-url " + shellQuote(t.URL)
+			cmd += " --kibana-url " + shellcmd.Quote(t.URL)
 			if t.Space != "" {
-				cmd += " --space " + shellQuote(t.Space)
+				cmd += " --space " + shellcmd.Quote(t.Space)
 			}
 		}
 		return usageErr("`"+cmd+"` goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
@@ -307,7 +308,7 @@ func submitError(err error) error {
 		// refuse it, and a refused answer must not stand in for the
 		// outcome the context already has.
 		return &cliError{exit: ExitUsage, code: "usage", message: finished.Error(),
-			hint: "`a2a-courier result " + shellQuote(finished.Record.ContextID) + "` shows its outcome; to ask something new, send a new message"}
+			hint: "`a2a-courier result " + shellcmd.Quote(finished.Record.ContextID) + "` shows its outcome; to ask something new, send a new message"}
 	}
 	return err
 }

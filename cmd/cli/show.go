@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -138,7 +139,7 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	// running.
 	local := a.localRecord(opts.target)
 	if local != nil && local.Target.Kind == store.TargetA2A {
-		return usageErr("`a2a-courier result "+shellQuote(local.ContextID)+"` shows it",
+		return usageErr("`a2a-courier result "+shellcmd.Quote(local.ContextID)+"` shows it",
 			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
 	}
 	k, space, _, err := a.kibanaForRecord(local)
@@ -399,7 +400,7 @@ func (a *App) awaitingHint(conv *client.Conversation, convID string, number int)
 	pr := a.printer()
 	pr.info("the agent awaits an answer or a confirmation (round %d of conversation %s).", number, convID)
 	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok {
-		pr.info("answer in the same conversation (the answer on stdin): a2a-courier send %s --context %s -", shellQuote(conv.AgentID()), shellQuote(ctxID))
+		pr.info("answer in the same conversation (the answer on stdin): a2a-courier send %s --context %s -", shellcmd.Quote(conv.AgentID()), shellcmd.Quote(ctxID))
 	}
 }
 

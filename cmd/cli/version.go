@@ -2,37 +2,11 @@ package cli
 
 import (
 	"fmt"
-	"runtime"
-	"runtime/debug"
 
 	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 )
-
-type buildInfo struct {
-	Version    string `json:"version"`
-	Commit     string `json:"commit,omitempty"`
-	CommitTime string `json:"commit_time,omitempty"`
-	Modified   bool   `json:"modified,omitempty"`
-	Go         string `json:"go"`
-	Platform   string `json:"platform"`
-}
-
-func readBuildInfo() buildInfo {
-	info := buildInfo{Version: versionString(), Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				info.Commit = s.Value
-			case "vcs.time":
-				info.CommitTime = s.Value
-			case "vcs.modified":
-				info.Modified = s.Value == "true"
-			}
-		}
-	}
-	return info
-}
 
 func newVersionCmd(app *App) *cobra.Command {
 	return &cobra.Command{
@@ -42,7 +16,7 @@ func newVersionCmd(app *App) *cobra.Command {
   a2a-courier version --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			info := readBuildInfo()
+			info := buildinfo.Read(Version)
 			pr := app.printer()
 			if pr.json {
 				return pr.writeJSON(info)
