@@ -347,6 +347,8 @@ func TestBadArgumentsAreRefused(t *testing.T) {
 		{"send", "the message is empty", map[string]any{"agent": "audit-agent", "message": "  "}},
 		{"send_async", "give agent or url, not both", map[string]any{"agent": "audit-agent", "url": "http://x", "message": "q"}},
 		{"send", "max_chars must be 1 or more, not -5", map[string]any{"agent": "audit-agent", "message": "q", "max_chars": -5}},
+		{"send", "wait_seconds must not be negative, not -1", map[string]any{"agent": "audit-agent", "message": "q", "wait_seconds": -1}},
+		{"result", "wait_seconds must not be negative, not -0.5", map[string]any{"context_id": "c-1", "wait_seconds": -0.5}},
 		{"tasks", "limit must be 1 or more, not -1", map[string]any{"limit": -1}},
 		{"history", "limit must be 1 or more, not -3", map[string]any{"limit": -3}},
 		{"fetch", "give context_id or task_id, not both", map[string]any{"context_id": "c-1", "task_id": "t-1", "url": "http://x"}},

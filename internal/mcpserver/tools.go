@@ -73,6 +73,16 @@ func counts(limit, maxChars int) *argError {
 	return nil
 }
 
+// waitSeconds refuses a negative wait_seconds (its default, def, is
+// named in the hint).
+func waitSeconds(w float64, def string) *argError {
+	if w < 0 {
+		return refuse(fmt.Sprintf("give the seconds to wait, at most 600, or leave it out for the default (%s)", def),
+			"wait_seconds must not be negative, not %g", w)
+	}
+	return nil
+}
+
 // DefaultMaxChars is where send, result, fetch and show cut a reply by
 // default (max_chars): a reply may be up to 32 MiB, and an assistant's
 // context is not. The whole reply stays in the file the document names
@@ -213,6 +223,9 @@ func (t *tools) addTasks(s *mcp.Server) {
 			if aerr == nil {
 				aerr = counts(0, in.MaxChars)
 			}
+			if aerr == nil {
+				aerr = waitSeconds(in.WaitSeconds, "45")
+			}
 			if aerr != nil {
 				return aerr.result()
 			}
@@ -255,6 +268,9 @@ func (t *tools) addResult(s *mcp.Server) {
 				ids = append([]string{in.ContextID}, ids...)
 			}
 			aerr := counts(0, in.MaxChars)
+			if aerr == nil {
+				aerr = waitSeconds(in.WaitSeconds, "0: answer at once")
+			}
 			switch {
 			case len(ids) == 0:
 				aerr = noID("context_id (or context_ids)")
