@@ -435,9 +435,14 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 // sent or final.
 func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv *client.Conversation, space, taskNote string, st *store.Store) error {
 	if rec.State.Terminal() && rec.State != store.Expired || rec.State == store.Queued {
-		// A task never sent has nothing on the server: its record says
-		// where it stands (and result revives its worker).
-		return a.reportRecord(rec, opts.maxChars, st)
+		// A task never sent has nothing on the server, and one that ended
+		// has its outcome here: its record says where it stands (and
+		// result revives its worker), and where that came from.
+		note := "the server has no reply stored for this context in space " + space + ": this is the outcome recorded on this machine"
+		if rec.State == store.Queued {
+			note = ""
+		}
+		return a.reportRecordWith(rec, opts.maxChars, st, docExtra{note: note})
 	}
 	shown := *rec
 	if shown.State == store.Expired {

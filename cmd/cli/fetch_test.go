@@ -361,3 +361,32 @@ func otherClientSends(t *testing.T, sim *agentbuildertest.Server, agent, context
 		t.Fatalf("%d %s", resp.StatusCode, b)
 	}
 }
+
+// fetch of a task this machine recorded as completed, whose conversation
+// the server no longer has (deleted, or another Kibana configured), says
+// that the outcome is the local record's, in --json too.
+func TestFetchSaysTheOutcomeIsLocal(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	r := h.run("send", "elastic-ai-agent", "kept here", "--json")
+	r.expect(t, ExitOK)
+	d := decodeTask(t, r.stdout)
+	req, _ := http.NewRequest(http.MethodDelete, sim.URL+"/api/agent_builder/conversations/a2a-"+d.ContextID, nil)
+	req.Header.Set("Authorization", "ApiKey "+testKey)
+	req.Header.Set("kbn-xsrf", "true")
+	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("delete: %v %v", resp, err)
+	}
+	r = h.run("fetch", d.ContextID, "--json")
+	r.expect(t, ExitOK)
+	f := decodeTask(t, r.stdout)
+	if f.State != "completed" || *f.Reply != *d.Reply || !strings.Contains(f.Note, "this is the outcome recorded on this machine") {
+		t.Errorf("%+v", f)
+	}
+	r = h.run("fetch", d.ContextID)
+	r.expect(t, ExitOK)
+	if r.stdout != *d.Reply+"\n" || !strings.Contains(r.stderr, "the server has no reply stored for this context in space default: this is the outcome recorded on this machine") {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+}

@@ -269,7 +269,8 @@ type taskDoc struct {
 	Path          string `json:"path,omitempty"`
 	KibanaVersion string `json:"kibana_version,omitempty"`
 	KibanaFlavor  string `json:"kibana_build_flavor,omitempty"`
-	// Note says how fetch chose the task when it had to choose.
+	// Note says how fetch chose the task when it had to choose, or that
+	// the outcome it reports is the local record's.
 	Note           string     `json:"note,omitempty"`
 	ConversationID string     `json:"conversation_id,omitempty"`
 	MessageID      string     `json:"message_id,omitempty"`
