@@ -46,6 +46,12 @@ func TestPrintedCommandsKeepTheCallersFlags(t *testing.T) {
 	if d := decodeTask(t, r.stdout); d.Resume != "a2a-courier result "+ctxID+" --wait --timeout 1s --json" {
 		t.Errorf("resume %q", d.Resume)
 	}
+	// --progress is kept too.
+	r = h.run("result", ctxID, "--wait", "--timeout", "1s", "--progress", "--json")
+	r.expect(t, ExitStillRunning)
+	if d := decodeTask(t, r.stdout); d.Resume != "a2a-courier result "+ctxID+" --wait --timeout 1s --progress --json" {
+		t.Errorf("resume %q", d.Resume)
+	}
 	h.run("cancel", ctxID)
 }
 

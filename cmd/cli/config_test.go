@@ -864,3 +864,25 @@ func TestPrintedCommandsKeepTheProfile(t *testing.T) {
 		t.Errorf("answer %q", d.Answer)
 	}
 }
+
+// A hint about a setting names where the value came from: a key refused
+// that a profile holds points at the profile, not at KIBANA_API_KEY, which
+// is not set; a key from the environment keeps its variable.
+func TestHintsNameTheSettingsSource(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, nil)
+	writeConfig(t, h, "profiles:\n  badkey:\n    kibana_url: "+sim.URL+"\n    api_key: YmFkOmtleQ==\n", 0o600)
+	r := h.run("--profile", "badkey", "discover")
+	r.expect(t, ExitAuth)
+	if !strings.Contains(r.stderr, "check the api_key of profile badkey in the config file (a2a-courier config set api-key --profile badkey)") || strings.Contains(r.stderr, "KIBANA_API_KEY") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	h.env["KIBANA_URL"], h.env["KIBANA_API_KEY"] = sim.URL, "YmFkOmtleQ=="
+	delete(h.env, "A2A_COURIER_CONFIG_DIR")
+	r = h.run("discover", "--json")
+	r.expect(t, ExitAuth)
+	if !strings.Contains(r.stdout, "check KIBANA_API_KEY") {
+		t.Errorf("stdout %q", r.stdout)
+	}
+}

@@ -8,6 +8,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -254,7 +255,33 @@ func (a *App) printer() *printer {
 	return a.out
 }
 
-func (a *App) printError(e *cliError) { a.printer().printError(e) }
+func (a *App) printError(e *cliError) {
+	shown := *e
+	shown.hint = a.sourced(e.hint)
+	a.printer().printError(&shown)
+}
+
+// sourced names where a setting a hint speaks of came from when that is
+// not the variable the hint names: "check KIBANA_API_KEY" of a key from a
+// profile becomes "check the api_key of profile lab in the config file
+// (a2a-courier config set api-key --profile lab)".
+func (a *App) sourced(h string) string {
+	if a.cached == nil {
+		return h
+	}
+	for _, s := range [][3]string{{"KIBANA_API_KEY", "api_key", "api-key"}, {"KIBANA_URL", "kibana_url", "kibana-url"}} {
+		src := a.cached.Sources[s[1]]
+		if src == "" || src == "env "+s[0] || !strings.Contains(h, "check "+s[0]) && !strings.Contains(h, "is "+s[0]) {
+			continue
+		}
+		where := src
+		if strings.HasPrefix(src, "file (profile ") {
+			where = fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", s[1], a.cached.Profile, s[2], a.cached.Profile)
+		}
+		h = strings.Replace(strings.Replace(h, "check "+s[0], "check "+where, 1), "is "+s[0], "is "+where, 1)
+	}
+	return h
+}
 
 func versionString() string { return buildinfo.Version(Version) }
 

@@ -516,7 +516,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 	}
 	doc.Resume, doc.Answer, doc.Note = a.asCaller(doc.Resume), a.asCaller(doc.Answer), a.asRun(doc.Note)
 	if doc.Error != nil {
-		doc.Error.Hint = a.asRun(doc.Error.Hint)
+		doc.Error.Hint = a.asRun(a.sourced(doc.Error.Hint))
 	}
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,

@@ -63,6 +63,9 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 			if opts.timeoutSet {
 				app.resumeFlags = []string{"--timeout", opts.timeout.String()}
 			}
+			if opts.progress {
+				app.resumeFlags = append(app.resumeFlags, "--progress")
+			}
 			return app.runResult(cmd.Context(), opts)
 		},
 	}

@@ -142,6 +142,9 @@ func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error 
 		if opts.timeoutSet {
 			app.resumeFlags = []string{"--timeout", opts.timeout.String()}
 		}
+		if opts.progress {
+			app.resumeFlags = append(app.resumeFlags, "--progress")
+		}
 		return app.runSend(cmd.Context(), opts)
 	}
 }
