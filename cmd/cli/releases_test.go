@@ -609,3 +609,30 @@ func TestShowInterruptedRound(t *testing.T) {
 		t.Errorf("%s", r.stdout)
 	}
 }
+
+// --progress on Kibana's task path (9.6) says once that tasks/get reports
+// no status updates, for send and for result --wait; on 9.5's stream the
+// agent's own updates are the lines.
+func TestProgressOnTheTaskPathSaysThereIsNone(t *testing.T) {
+	t.Parallel()
+	const quiet = "progress: working: Kibana's task path (tasks/get) reports no status updates; the reply comes when the run ends\n"
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+	h := newHarness(t, sim)
+	r := h.run("send", "audit-agent", "quietly", "--progress")
+	r.expect(t, ExitOK)
+	if strings.Count(r.stderr, quiet) != 1 || strings.Count(r.stderr, "progress:") != 1 {
+		t.Errorf("send: stderr %q", r.stderr)
+	}
+	r = h.run("send-async", "audit-agent", "quietly, later")
+	r.expect(t, ExitOK)
+	r = h.run("result", strings.TrimSpace(r.stdout), "--wait", "--timeout", "30s", "--progress")
+	r.expect(t, ExitOK)
+	if strings.Count(r.stderr, quiet) != 1 {
+		t.Errorf("result: stderr %q", r.stderr)
+	}
+	old := newHarness(t, startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V95 }))
+	if r := old.run("send", "audit-agent", "streamed", "--progress"); strings.Contains(r.stderr, "task path") {
+		t.Errorf("9.5: stderr %q", r.stderr)
+	}
+	waitWorkersGone(h.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
+}

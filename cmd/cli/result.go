@@ -122,6 +122,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		defer cancel()
 		agent := rec.Agent // rec is the waited one's below
 		spin := a.printer().startSpinner("waiting for "+agent, a.p.Now)
+		a.quietPath(rec.Target, opts.progress)
 		stopProgress := c.WatchProgress(ctx, []string{rec.ContextID}, func(_ string, p store.Progress) {
 			spin.SetLabel(a.progressed("waiting for "+agent, "", client.Event{Message: p.Text, State: p.State}, opts.progress))
 		})

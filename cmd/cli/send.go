@@ -326,6 +326,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	ctx, stopWatch := c.WatchCancel(ctx, rec)
 	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
+	a.quietPath(rec.Target, opts.progress)
 	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text, Created: true,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
@@ -402,6 +403,15 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 		pr.logf("%sprogress: %s%s: %s", clear, task, singleLine(nonEmptyStr(e.State, "working")), text)
 	}
 	return ansi.Truncate(label+": "+text, max(width-15, 20), "…")
+}
+
+// quietPath says, with --progress, that a task Kibana runs on Task
+// Manager (9.6, Serverless: blocking:false, followed with tasks/get) has
+// no status updates to show: tasks/get carries the text only at the end.
+func (a *App) quietPath(t store.Target, lines bool) {
+	if lines && t.Kind == store.TargetKibana && t.NonBlocking && !t.Streaming {
+		a.printer().logf("progress: working: Kibana's task path (tasks/get) reports no status updates; the reply comes when the run ends")
+	}
 }
 
 // messageArgs accepts an agent id and the text (or -); words beyond them
