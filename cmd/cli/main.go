@@ -8,7 +8,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -261,26 +260,13 @@ func (a *App) printError(e *cliError) {
 	a.printer().printError(&shown)
 }
 
-// sourced names where a setting a hint speaks of came from when that is
-// not the variable the hint names: "check KIBANA_API_KEY" of a key from a
-// profile becomes "check the api_key of profile lab in the config file
-// (a2a-courier config set api-key --profile lab)".
+// sourced is h naming where the settings it speaks of came from
+// (config.Sourced), once they are loaded.
 func (a *App) sourced(h string) string {
 	if a.cached == nil {
 		return h
 	}
-	for _, s := range [][3]string{{"KIBANA_API_KEY", "api_key", "api-key"}, {"KIBANA_URL", "kibana_url", "kibana-url"}} {
-		src := a.cached.Sources[s[1]]
-		if src == "" || src == "env "+s[0] || !strings.Contains(h, "check "+s[0]) && !strings.Contains(h, "is "+s[0]) {
-			continue
-		}
-		where := src
-		if strings.HasPrefix(src, "file (profile ") {
-			where = fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", s[1], a.cached.Profile, s[2], a.cached.Profile)
-		}
-		h = strings.Replace(strings.Replace(h, "check "+s[0], "check "+where, 1), "is "+s[0], "is "+where, 1)
-	}
-	return h
+	return a.cached.Sourced(h)
 }
 
 func versionString() string { return buildinfo.Version(Version) }

@@ -104,3 +104,22 @@ func SetupSteps() string {
 To try the tool without a Kibana, run its demo (a build with the simulator):
   go run -tags simulator github.com/a2a-courier/a2a-courier/cmd/a2a-courier@latest demo`
 }
+
+// Sourced names, in a hint, where a setting it speaks of came from when
+// that is not the variable the hint names: "check KIBANA_API_KEY" of a key
+// from a profile becomes "check the api_key of profile lab in the config
+// file (a2a-courier config set api-key --profile lab)".
+func (s *Settings) Sourced(h string) string {
+	for _, v := range [][3]string{{"KIBANA_API_KEY", "api_key", "api-key"}, {"KIBANA_URL", "kibana_url", "kibana-url"}} {
+		src := s.Sources[v[1]]
+		if src == "" || src == "env "+v[0] || !strings.Contains(h, "check "+v[0]) && !strings.Contains(h, "is "+v[0]) {
+			continue
+		}
+		where := strings.TrimPrefix(src, "flag ") // --api-key-file
+		if strings.HasPrefix(src, "file (profile ") {
+			where = fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", v[1], s.Profile, v[2], s.Profile)
+		}
+		h = strings.Replace(strings.Replace(h, "check "+v[0], "check "+where, 1), "is "+v[0], "is "+where, 1)
+	}
+	return h
+}
