@@ -74,6 +74,11 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	if rec == nil {
 		return a.cancelRemoteTask(ctx, c, opts)
 	}
+	if rec.Target.Kind == store.TargetKibana {
+		if err := kibanaSpeaks(opts.agentFlags); err != nil {
+			return err
+		}
+	}
 	if rec.State.Terminal() {
 		return alreadyFinished(rec, "is already")
 	}

@@ -1178,8 +1178,17 @@ func TestFollowUpStaysWithItsAgent(t *testing.T) {
 	r = o.run("send", "audit-agent", "--context", kibana, "elsewhere")
 	r.expect(t, ExitUsage)
 	if !strings.Contains(r.stderr, "is this machine's task with agent audit-agent at "+sim.URL+", another server; nothing was sent") ||
-		!strings.Contains(r.stderr, "`a2a-courier send audit-agent --context "+kibana+" --kibana-url "+sim.URL+"` goes on") || other.TotalRuns() != 0 {
+		!strings.Contains(r.stderr, "`a2a-courier send audit-agent --context "+kibana+" --kibana-url "+sim.URL+" --space default` goes on") || other.TotalRuns() != 0 {
 		t.Errorf("another Kibana: %d runs, %s", other.TotalRuns(), r.stderr)
+	}
+	// The caller's own connection flags are for its Kibana, not the one
+	// the hint names: none of them is added to it.
+	keyFile := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(keyFile, []byte(testKey), 0o600)
+	r = o.run("--api-key-file", keyFile, "--kibana-url", other.URL, "send", "audit-agent", "--context", kibana, "elsewhere")
+	r.expect(t, ExitUsage)
+	if !strings.Contains(r.stderr, "`a2a-courier send audit-agent --context "+kibana+" --kibana-url "+sim.URL+" --space default` goes on") {
+		t.Errorf("another Kibana, with the caller's flags: %s", r.stderr)
 	}
 	// The same Kibana spelled with a trailing slash is the same server:
 	// the follow-up goes on.

@@ -133,8 +133,8 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 			return err
 		}
 		return a.fetchRemote(ctx, opts, src, local, st)
-	case opts.agentFlags.protocol != "" || opts.state != "":
-		return usageErr("--protocol and --state are for generic A2A agents: add --url <agent URL> or the peer's name", "--protocol or --state without an A2A agent")
+	case opts.agentFlags.protocol != "" || opts.agentFlags.binding != "" || opts.state != "":
+		return usageErr("--protocol, --binding and --state are for generic A2A agents: add --url <agent URL> or the peer's name", "--protocol, --binding or --state without an A2A agent")
 	}
 	return a.fetchKibana(ctx, opts, local, st)
 }

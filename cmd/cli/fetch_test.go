@@ -273,8 +273,9 @@ func TestFetchArguments(t *testing.T) {
 		{"peer and --url", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "lab", "--url", "http://127.0.0.1:1"}, "both a peer"},
 		{"unknown peer", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "nosuchpeer"}, `no peer "nosuchpeer"`},
 		{"unknown protocol", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "--protocol", "2.0"}, "unknown protocol"},
-		{"protocol for Kibana", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "--protocol", "1.0"}, "--protocol or --state without an A2A agent"},
-		{"state for Kibana", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "--state", "completed"}, "--protocol or --state without an A2A agent"},
+		{"protocol for Kibana", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "--protocol", "1.0"}, "--protocol, --binding or --state without an A2A agent"},
+		{"binding for Kibana", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "--binding", "bogus"}, "--protocol, --binding or --state without an A2A agent"},
+		{"state for Kibana", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "--state", "completed"}, "--protocol, --binding or --state without an A2A agent"},
 		{"gRPC", []string{"fetch", "3f6c2e1a-0000-4000-8000-000000000000", "--url", "http://127.0.0.1:1", "--binding", "grpc"}, "gRPC is not supported"},
 		{"three arguments", []string{"fetch", "a", "b", "c"}, "fetch takes"},
 	}

@@ -630,6 +630,17 @@ func TestProgressOnTheTaskPathSaysThereIsNone(t *testing.T) {
 	if strings.Count(r.stderr, quiet) != 1 {
 		t.Errorf("result: stderr %q", r.stderr)
 	}
+	var ids []string
+	for range 2 {
+		r = h.run("send-async", "audit-agent", "one of two")
+		r.expect(t, ExitOK)
+		ids = append(ids, strings.TrimSpace(r.stdout))
+	}
+	r = h.run("result", ids[0], ids[1], "--wait", "--timeout", "30s", "--progress")
+	r.expect(t, ExitOK)
+	if strings.Count(r.stderr, quiet) != 1 {
+		t.Errorf("result of two: stderr %q", r.stderr)
+	}
 	old := newHarness(t, startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V95 }))
 	if r := old.run("send", "audit-agent", "streamed", "--progress"); strings.Contains(r.stderr, "task path") {
 		t.Errorf("9.5: stderr %q", r.stderr)

@@ -554,7 +554,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		ce := fromClientError(courier.ClientError(rec.LastError))
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
 		ce.hint += "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
-		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.asRun(ce.hint)}
+		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.asRun(a.sourced(ce.hint))}
 		return doc, ce.exit, ce, nil
 	}
 	return doc, exitCodeFor(rec), nil, nil

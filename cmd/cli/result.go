@@ -122,7 +122,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		defer cancel()
 		agent := rec.Agent // rec is the waited one's below
 		spin := a.printer().startSpinner("waiting for "+agent, a.p.Now)
-		a.quietPath(rec.Target, opts.progress)
+		a.quietPath(opts.progress, rec)
 		stopProgress := c.WatchProgress(ctx, []string{rec.ContextID}, func(_ string, p store.Progress) {
 			spin.SetLabel(a.progressed("waiting for "+agent, "", client.Event{Message: p.Text, State: p.State}, opts.progress))
 		})
@@ -164,6 +164,7 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store
 	spin := a.printer().startSpinner(label, a.p.Now)
 	stopProgress := func() {}
 	if opts.wait {
+		a.quietPath(opts.progress, recs...)
 		ids, agents := make([]string, len(recs)), make(map[string]string, len(recs))
 		for i, r := range recs {
 			ids[i], agents[r.ContextID] = r.ContextID, r.Agent

@@ -209,7 +209,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	// Said before anything leaves, in every mode: a caller that its own
 	// timeout stops still has the contextId (internal/mcpserver reads this
 	// line for its progress: StartedContext).
-	a.printer().logf("task %s started; its reply: a2a-courier result %s --wait", rec.ContextID, rec.ContextID)
+	a.printer().logf("%s", a.asRun("task "+rec.ContextID+" started; its reply: a2a-courier result "+rec.ContextID+" --wait"))
 	if !opts.async {
 		return a.runForeground(ctx, c, h, rec, m, opts)
 	}
@@ -298,10 +298,7 @@ func submitError(err error) error {
 		cmd := "a2a-courier send " + sendTarget(other.ConversationAgent, other.ConversationTarget) + " --context " + other.ContextID
 		if t := other.ConversationTarget; t.Kind == store.TargetKibana && strings.EqualFold(other.Agent, other.ConversationAgent) {
 			// The same agent of another Kibana or space: name that one.
-			cmd += " --kibana-url " + shellcmd.Quote(t.URL)
-			if t.Space != "" {
-				cmd += " --space " + shellcmd.Quote(t.Space)
-			}
+			cmd += " --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(nonEmptyStr(t.Space, "default"))
 		}
 		return usageErr("`"+cmd+"` goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
 	case errors.As(err, &inFlight):
@@ -326,7 +323,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	ctx, stopWatch := c.WatchCancel(ctx, rec)
 	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
-	a.quietPath(rec.Target, opts.progress)
+	a.quietPath(opts.progress, rec)
 	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text, Created: true,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
@@ -408,9 +405,12 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 // quietPath says, with --progress, that a task Kibana runs on Task
 // Manager (9.6, Serverless: blocking:false, followed with tasks/get) has
 // no status updates to show: tasks/get carries the text only at the end.
-func (a *App) quietPath(t store.Target, lines bool) {
-	if lines && t.Kind == store.TargetKibana && t.NonBlocking && !t.Streaming {
-		a.printer().logf("progress: working: Kibana's task path (tasks/get) reports no status updates; the reply comes when the run ends")
+func (a *App) quietPath(lines bool, recs ...*store.Record) {
+	for _, r := range recs {
+		if t := r.Target; lines && t.Kind == store.TargetKibana && t.NonBlocking && !t.Streaming {
+			a.progressed("", "", client.Event{Message: "Kibana's task path (tasks/get) reports no status updates; the reply comes when the run ends"}, true)
+			return
+		}
 	}
 }
 

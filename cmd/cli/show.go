@@ -326,7 +326,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	if !ok {
 		reason := noRoundYet(convID)
 		if pr.json {
-			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason, Resume: showCommand(convID, 0)})
+			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason, Resume: a.asCaller(showCommand(convID, 0))})
 			return exitWith(ExitStillRunning)
 		}
 		pr.info("%s; look again later: %s", reason, showCommand(convID, 0))
@@ -350,7 +350,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 			hint:    "the server stored the round without a final reply; open the conversation in Kibana to see what happened"}
 	case roundRunning:
 		doc.Reason = fmt.Sprintf("round %d of conversation %s is still in progress: no reply yet", number, convID)
-		doc.Resume = showCommand(convID, resumeRound)
+		doc.Resume = a.asCaller(showCommand(convID, resumeRound))
 		if pr.json {
 			pr.writeJSON(doc)
 		} else {

@@ -95,7 +95,7 @@ func TestShow(t *testing.T) {
 			"round 2 of conversation a2a-running is still in progress: no reply yet; look again later: a2a-courier show a2a-running\n", 8},
 		{"round still in progress, json", []string{"show", "a2a-running", "--json"},
 			"{\n  \"conversation_id\": \"a2a-running\",\n  \"agent_id\": \"audit-agent\",\n  \"title\": \"Running\",\n  \"round\": 2,\n  \"status\": \"in_progress\",\n  \"round_count\": 2,\n" +
-				"  \"reason\": \"round 2 of conversation a2a-running is still in progress: no reply yet\",\n  \"resume\": \"a2a-courier show a2a-running\"\n}\n", "", 8},
+				"  \"reason\": \"round 2 of conversation a2a-running is still in progress: no reply yet\",\n  \"resume\": \"a2a-courier show a2a-running --json\"\n}\n", "", 8},
 		{"an earlier round of a running conversation", []string{"show", "a2a-running", "--round", "1"}, "First answer.\n", "", 0},
 		{"all rounds of a running conversation", []string{"show", "a2a-running", "--all-rounds"},
 			"[round 1 of 2: input]\nfirst\n[round 1 of 2: reply]\nFirst answer.\n[round 2 of 2: input]\nsecond\n[round 2 of 2: no reply yet, still in progress]\n",

@@ -157,10 +157,10 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 func kibanaSpeaks(af agentFlags) error {
 	b, err := client.ParseBinding(af.binding)
 	if err != nil {
-		return usageErr("use --binding jsonrpc or --binding rest (HTTP+JSON), or leave it out", "%s", err.Error())
+		return usageErr("leave it out: Agent Builder's agents speak JSON-RPC (--binding jsonrpc)", "%s", err.Error())
 	}
 	if af.protocol != "" && af.protocol != "0.3" && af.protocol != "1.0" {
-		return usageErr("use 0.3 or 1.0", "unknown protocol %q", af.protocol)
+		return usageErr("leave it out: Agent Builder's agents speak A2A 0.3 (--protocol 0.3)", "unknown protocol %q", af.protocol)
 	}
 	var asked []string
 	if af.protocol == "1.0" {

@@ -112,11 +112,14 @@ To try the tool without a Kibana, run its demo (a build with the simulator):
 func (s *Settings) Sourced(h string) string {
 	for _, v := range [][3]string{{"KIBANA_API_KEY", "api_key", "api-key"}, {"KIBANA_URL", "kibana_url", "kibana-url"}} {
 		src := s.Sources[v[1]]
-		if src == "" || src == "env "+v[0] || !strings.Contains(h, "check "+v[0]) && !strings.Contains(h, "is "+v[0]) {
+		if src == "" || src == "default" || src == "env "+v[0] || !strings.Contains(h, "check "+v[0]) && !strings.Contains(h, "is "+v[0]) {
 			continue
 		}
 		where := strings.TrimPrefix(src, "flag ") // --api-key-file
-		if strings.HasPrefix(src, "file (profile ") {
+		switch {
+		case strings.HasSuffix(src, " api_key_file"):
+			where = fmt.Sprintf("the key in the file api_key_file of profile %s names", s.Profile)
+		case strings.HasPrefix(src, "file (profile "):
 			where = fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", v[1], s.Profile, v[2], s.Profile)
 		}
 		h = strings.Replace(strings.Replace(h, "check "+v[0], "check "+where, 1), "is "+v[0], "is "+where, 1)

@@ -16,6 +16,14 @@ func TestSourced(t *testing.T) {
 			t.Errorf("Sourced(%q)\n = %q\nwant %q", in, got, want)
 		}
 	}
+	s.Sources["api_key"] = "file (profile lab) api_key_file"
+	if got := s.Sourced("check KIBANA_API_KEY"); got != "check the key in the file api_key_file of profile lab names" {
+		t.Errorf("api_key_file: %q", got)
+	}
+	s.Sources["kibana_url"] = "default"
+	if got := s.Sourced("check KIBANA_URL (or the agent's URL)"); got != "check KIBANA_URL (or the agent's URL)" {
+		t.Errorf("unset: %q", got)
+	}
 	s.Sources["api_key"] = "flag --api-key-file"
 	if got := s.Sourced("check KIBANA_API_KEY"); got != "check --api-key-file" {
 		t.Errorf("flag: %q", got)

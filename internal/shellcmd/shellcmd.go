@@ -24,6 +24,11 @@ func Quote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// named says the command line names the flag.
+func named(line, flag string) bool {
+	return strings.Contains(line+" ", " "+flag+" ") || strings.Contains(line, " "+flag+"=")
+}
+
 // Flag is a flag and its value.
 type Flag struct{ Name, Value string }
 
@@ -33,9 +38,11 @@ var reachesServer = regexp.MustCompile(`a2a-courier (send-async|send|result|fetc
 
 // WithFlags puts flags after the name of each command in s that reaches
 // a server ("a2a-courier fetch X" → "a2a-courier fetch --profile lab X"),
-// but for one a command names already (a hint that points at another
-// Kibana with its own --kibana-url). A command runs to the closing
-// backtick or the line's end.
+// but for one a command names already, and none in a command that names
+// its own --kibana-url (a hint that points at another Kibana: the
+// caller's profile, space and key are for the caller's). A command runs
+// to the closing backtick, a ";", the next command or the line's end; a
+// name not followed by a space, a backtick or the end ("send's") is prose.
 func WithFlags(s string, flags []Flag) string {
 	if len(flags) == 0 || !strings.Contains(s, "a2a-courier ") {
 		return s
@@ -48,12 +55,21 @@ func WithFlags(s string, flags []Flag) string {
 		}
 		b.WriteString(s[:loc[1]])
 		s = s[loc[1]:]
+		if s != "" && !strings.ContainsRune(" `\n", rune(s[0])) {
+			continue
+		}
 		line := s
-		if i := strings.IndexAny(line, "`\n"); i >= 0 {
+		if i := strings.IndexAny(line, "`\n;"); i >= 0 {
 			line = line[:i]
 		}
+		if i := strings.Index(line, "a2a-courier "); i >= 0 {
+			line = line[:i]
+		}
+		if named(line, "--kibana-url") {
+			continue
+		}
 		for _, f := range flags {
-			if !strings.Contains(line+" ", " "+f.Name+" ") && !strings.Contains(line, " "+f.Name+"=") {
+			if !named(line, f.Name) {
 				b.WriteString(" " + f.Name + " " + Quote(f.Value))
 			}
 		}

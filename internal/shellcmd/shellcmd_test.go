@@ -21,7 +21,9 @@ func TestWithFlags(t *testing.T) {
 	for in, want := range map[string]string{
 		"a2a-courier fetch c1 --json":                                           "a2a-courier fetch --profile 'my lab' --kibana-url https://a.example.com c1 --json",
 		"run `a2a-courier send-async x -` then `a2a-courier result c`":          "run `a2a-courier send-async --profile 'my lab' --kibana-url https://a.example.com x -` then `a2a-courier result --profile 'my lab' --kibana-url https://a.example.com c`",
-		"`a2a-courier send x --context c --kibana-url https://b.example.com -`": "`a2a-courier send --profile 'my lab' x --context c --kibana-url https://b.example.com -`",
+		"`a2a-courier send x --context c --kibana-url https://b.example.com -`": "`a2a-courier send x --context c --kibana-url https://b.example.com -`",
+		"a2a-courier send's reply":                                              "a2a-courier send's reply",
+		"a2a-courier fetch c1; then a2a-courier show c1 --profile other":        "a2a-courier fetch --profile 'my lab' --kibana-url https://a.example.com c1; then a2a-courier show --kibana-url https://a.example.com c1 --profile other",
 		"a2a-courier: no agent; see `a2a-courier prune`":                        "a2a-courier: no agent; see `a2a-courier prune`",
 		"a2a-courier sender":                                                    "a2a-courier sender",
 		"nothing to run":                                                        "nothing to run",
