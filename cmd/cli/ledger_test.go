@@ -233,3 +233,22 @@ func TestRemoteTasksStateCheckedFirst(t *testing.T) {
 		t.Errorf("%s", r.stdout)
 	}
 }
+
+// result's --timeout and --progress without --wait say that they do
+// nothing (result looks once), and the look is made.
+func TestResultWaitFlagsWithoutWait(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	r := h.run("send", "elastic-ai-agent", "quick", "--json")
+	r.expect(t, ExitOK)
+	id := decodeTask(t, r.stdout).ContextID
+	r = h.run("result", id, "--timeout", "5s", "--progress")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stderr, "warning: --timeout and --progress apply to --wait: without it, result looks once") || r.stdout == "" {
+		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	if r := h.run("result", id, "--wait", "--timeout", "5s", "--progress"); strings.Contains(r.stderr, "warning") {
+		t.Errorf("with --wait: %q", r.stderr)
+	}
+}

@@ -81,6 +81,9 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
+	if !opts.wait && (opts.timeoutSet || opts.progress) {
+		a.printer().warn("--timeout and --progress apply to --wait: without it, result looks once")
+	}
 	c, err := a.engine()
 	if err != nil {
 		return err
