@@ -19,8 +19,6 @@ import (
 
 const testKey = "dGVzdDprZXk=" // base64 of test:key
 
-func boolp(b bool) *bool { return &b }
-
 func simOptions(version agentbuildertest.Version) agentbuildertest.Options {
 	return agentbuildertest.Options{
 		Version: version,

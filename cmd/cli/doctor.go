@@ -48,7 +48,7 @@ func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
 		Store: a.openStore, Kibana: a.kibana, Engine: a.engine, Caches: a.caches,
 		Classify: func(err error) doctor.Problem {
 			ce := classify(err)
-			return doctor.Problem{Message: ce.message, Hint: a.asRun(a.sourced(ce.hint)), Exit: ce.exit, Setup: ce.setup}
+			return doctor.Problem{Message: ce.message, Hint: a.hint(ce.hint), Exit: ce.exit, Setup: ce.setup}
 		}})
 	pr := a.printer()
 	if pr.json {

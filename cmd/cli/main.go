@@ -249,24 +249,22 @@ type App struct {
 func (a *App) printer() *printer {
 	if a.out == nil {
 		a.out = newPrinter(a.p, a.jsonOut)
-		a.out.asRun = a.asRun
+		a.out.asRun = a.hint
 	}
 	return a.out
 }
 
-func (a *App) printError(e *cliError) {
-	shown := *e
-	shown.hint = a.sourced(e.hint)
-	a.printer().printError(&shown)
-}
+func (a *App) printError(e *cliError) { a.printer().printError(e) }
 
-// sourced is h naming where the settings it speaks of came from
-// (config.Sourced), once they are loaded.
-func (a *App) sourced(h string) string {
-	if a.cached == nil {
-		return h
+// hint is a text for the caller as it applies to this command line: the
+// settings it speaks of named by where they came from (config.Sourced,
+// once they are loaded), the commands it names run as the caller's did
+// (asRun).
+func (a *App) hint(s string) string {
+	if a.cached != nil {
+		s = a.cached.Sourced(s)
 	}
-	return a.cached.Sourced(h)
+	return a.asRun(s)
 }
 
 func versionString() string { return buildinfo.Version(Version) }

@@ -26,8 +26,8 @@ type printer struct {
 	width          int
 	outR, errR     *lipgloss.Renderer
 	mu             sync.Mutex
-	// asRun makes the commands a text names run as the caller's did
-	// (App.asRun); nil leaves texts as they are.
+	// asRun fits a text to the caller's command line (App.hint): the
+	// settings and commands it names; nil leaves texts as they are.
 	asRun func(string) string
 }
 

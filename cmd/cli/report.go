@@ -516,7 +516,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 	}
 	doc.Resume, doc.Answer, doc.Note = a.asCaller(doc.Resume), a.asCaller(doc.Answer), a.asRun(doc.Note)
 	if doc.Error != nil {
-		doc.Error.Hint = a.asRun(a.sourced(doc.Error.Hint))
+		doc.Error.Hint = a.hint(doc.Error.Hint)
 	}
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,
@@ -554,7 +554,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		ce := fromClientError(courier.ClientError(rec.LastError))
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
 		ce.hint += "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
-		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.asRun(a.sourced(ce.hint))}
+		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint)}
 		return doc, ce.exit, ce, nil
 	}
 	return doc, exitCodeFor(rec), nil, nil

@@ -658,14 +658,3 @@ func kind(m os.FileMode) string {
 	}
 	return "mode " + m.String()
 }
-
-// EnvNames lists an entry's environment variable names, sorted (for
-// messages: the values are paths, never secrets).
-func (e Entry) EnvNames() []string {
-	var n []string
-	for k := range e.Env {
-		n = append(n, k)
-	}
-	sort.Strings(n)
-	return n
-}
