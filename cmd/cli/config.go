@@ -110,13 +110,24 @@ func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space stri
 			cp := *s
 			cp.Space = local.Target.Space
 			a.printer().info("reading space %s, where task %s was sent (the configured space is %s)", spaceName(cp.Space), local.ContextID, spaceName(s.Space))
-			s, sameKibana = &cp, true
+			s, sameKibana, a.readsTask = &cp, true, local
 		default:
-			sameKibana = true
+			sameKibana, a.readsTask = true, local
 		}
 	}
 	k, err = a.kibana(s)
 	return k, spaceName(s.Space), sameKibana, err
+}
+
+// inTaskSpace names, in a hint about recorded task rec (config.Sourced's
+// "check KIBANA_SPACE_ID"), the space it was sent to: it is read there,
+// whatever space is configured now.
+func inTaskSpace(rec *store.Record, hint string) string {
+	if rec.Target.Kind != store.TargetKibana {
+		return hint
+	}
+	s := &config.Settings{Space: rec.Target.Space, Sources: map[string]string{"space": "task " + rec.ContextID}}
+	return s.Sourced(hint)
 }
 
 func spaceName(space string) string {
