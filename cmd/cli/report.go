@@ -403,6 +403,11 @@ func recordError(rec *store.Record) *cliError {
 		if courier.KindOf(rec.Error) == client.KindBusy {
 			ce.retryAfter = time.Duration(rec.Error.RetryAfterSeconds) * time.Second
 			ce.hint = busyHint(rec)
+			// The reason says why it was not sent again (courier's
+			// sendRetryWait).
+			if why, ok := strings.CutPrefix(rec.Reason, rec.Error.Message+"; "); ok && why != "" {
+				ce.message += "; not sent again: " + why
+			}
 		}
 		if ce.hint == "" {
 			ce.hint = "nothing ran on the server; it is safe to send again"
@@ -445,17 +450,8 @@ func busyHint(rec *store.Record) string {
 		b.WriteString("the server is busy or rate limiting: " + refused + " and nothing ran, so sending it again later is safe")
 		return b.String()
 	}
-	wait := time.Duration(secs) * time.Second
-	fmt.Fprintf(&b, "the server asked to retry after %s", courier.WaitText(wait))
-	switch {
-	case rec.Refusals == 0 || rec.Refusals > courier.MaxSendRetries:
-		// Not sent again (an older record), or sent again as often as a
-		// send is.
-	case wait > courier.MaxSendRetryWait:
-		fmt.Fprintf(&b, ", longer than the %s a send waits", courier.WaitText(courier.MaxSendRetryWait))
-	default:
-		b.WriteString(", more than the time left to wait")
-	}
+	// Why it was not sent again is the error's message (recordError).
+	fmt.Fprintf(&b, "the server asked to retry after %s", courier.WaitText(time.Duration(secs)*time.Second))
 	b.WriteString("; " + refused + " and nothing ran, so sending it again after that is safe")
 	return b.String()
 }
