@@ -130,6 +130,17 @@ func inTaskSpace(rec *store.Record, hint string) string {
 	return s.Sourced(hint)
 }
 
+// refusedTaskSpace is inTaskSpace for the error of a task that ended
+// (refused, say): when the task went to the configured space, the hint
+// names that one by its source instead (App.hint), which is what to
+// change before sending again.
+func (a *App) refusedTaskSpace(rec *store.Record, hint string) string {
+	if s := a.cached; s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
+		return hint
+	}
+	return inTaskSpace(rec, hint)
+}
+
 func spaceName(space string) string {
 	if space == "" {
 		return "default"

@@ -64,6 +64,29 @@ func TestForbiddenHintNamesTheSpace(t *testing.T) {
 		})
 	}
 
+	t.Run("a send refused, and its result", func(t *testing.T) {
+		t.Parallel()
+		sim := startSim(t, func(o *agentbuildertest.Options) {
+			o.Faults.Statuses = []agentbuildertest.StatusFault{{Route: agentbuildertest.RouteA2A, Status: 403}}
+		})
+		h := newHarness(t, sim)
+		r := h.run("send", "elastic-ai-agent", "hi", "--space", "default", "--json")
+		r.expect(t, ExitAuth)
+		d := decodeTask(t, r.stdout)
+		if d.State != "rejected" || d.Error == nil || !strings.Contains(d.Error.Hint, "the space is default, from --space") {
+			t.Fatalf("send: %s", r.stdout)
+		}
+		// Read later with another space configured: the task's own.
+		h.env["KIBANA_SPACE_ID"] = "prod"
+		for _, args := range [][]string{{"result", d.ContextID}, {"result", d.ContextID, "--json"}} {
+			r = h.run(args...)
+			r.expect(t, ExitAuth)
+			if !strings.Contains(r.stdout+r.stderr, "the space is default, where task "+d.ContextID+" was sent") {
+				t.Errorf("%v: stdout %s stderr %s", args, r.stdout, r.stderr)
+			}
+		}
+	})
+
 	t.Run("a task read in its own space", func(t *testing.T) {
 		t.Parallel()
 		sim := startSim(t, func(o *agentbuildertest.Options) {

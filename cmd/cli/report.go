@@ -512,7 +512,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 	}
 	doc.Resume, doc.Answer, doc.Note = a.asCaller(doc.Resume), a.asCaller(doc.Answer), a.asRun(doc.Note)
 	if doc.Error != nil {
-		doc.Error.Hint = a.hint(inTaskSpace(rec, doc.Error.Hint))
+		doc.Error.Hint = a.hint(a.refusedTaskSpace(rec, doc.Error.Hint))
 	}
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,
@@ -645,7 +645,7 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 		pr.info("resume with: %s", doc.Resume)
 	default:
 		ce := recordError(rec)
-		ce.hint = inTaskSpace(rec, ce.hint)
+		ce.hint = a.refusedTaskSpace(rec, ce.hint)
 		a.printError(ce)
 	}
 }
