@@ -110,13 +110,35 @@ func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space stri
 			cp := *s
 			cp.Space = local.Target.Space
 			a.printer().info("reading space %s, where task %s was sent (the configured space is %s)", spaceName(cp.Space), local.ContextID, spaceName(s.Space))
-			s, sameKibana = &cp, true
+			s, sameKibana, a.readsTask = &cp, true, local
 		default:
-			sameKibana = true
+			sameKibana, a.readsTask = true, local
 		}
 	}
 	k, err = a.kibana(s)
 	return k, spaceName(s.Space), sameKibana, err
+}
+
+// inTaskSpace names, in a hint about recorded task rec (config.Sourced's
+// "check KIBANA_SPACE_ID"), the space it was sent to: it is read there,
+// whatever space is configured now.
+func inTaskSpace(rec *store.Record, hint string) string {
+	if rec.Target.Kind != store.TargetKibana {
+		return hint
+	}
+	s := &config.Settings{Space: rec.Target.Space, Sources: map[string]string{"space": "task " + rec.ContextID}}
+	return s.Sourced(hint)
+}
+
+// refusedTaskSpace is inTaskSpace for the error of a task that ended
+// (refused, say): when the task went to the configured space, the hint
+// names that one by its source instead (App.hint), which is what to
+// change before sending again.
+func (a *App) refusedTaskSpace(rec *store.Record, hint string) string {
+	if s := a.cached; s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
+		return hint
+	}
+	return inTaskSpace(rec, hint)
 }
 
 func spaceName(space string) string {

@@ -474,7 +474,11 @@ func TestConfigDurationsArePositiveWithAUnit(t *testing.T) {
 		if ok != (err == nil) {
 			t.Errorf("%q: got %v", doc, err)
 		}
-		if err != nil && !strings.Contains(classify(err).hint, "positive durations with a unit") {
+		want := "positive duration with a unit"
+		if strings.Contains(doc, ": 20\n") {
+			want = "did you mean 20s?" // a bare number gets its unit suggested
+		}
+		if err != nil && !strings.Contains(classify(err).hint, want) {
 			t.Errorf("%q: hint %q", doc, classify(err).hint)
 		}
 	}

@@ -202,7 +202,94 @@ func TestResultOfSeveralTasks(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Tasks[1].Error == nil || doc.Tasks[1].Error.Code != "task_failed" || doc.Pending != nil {
 		t.Errorf("a failed one: %s", r.stdout)
 	}
-	checkOneLineError(t, h.run("result", quick, "3f6c2e1a-0000-4000-8000-000000000000"), ExitNotFound, "no local record of task 3f6c2e1a-0000-4000-8000-000000000000")
+}
+
+// result of several tasks names each task once on its line, failed ones
+// too, and reports an unknown contextId in its place, as not found, beside
+// the others' outcomes: the exit code is the first, in the order given,
+// that did not complete (5 for one not found), 8 while one still runs;
+// with --any the known ones are waited for.
+func TestResultOfSeveralWithAFailedAndAnUnknownOne(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 1500 * time.Millisecond })
+	h := newHarness(t, sim)
+	quick := decodeTask(t, h.run("send", "elastic-ai-agent", "the short one", "--json").stdout).ContextID
+	failed := decodeTask(t, h.run("send", "flaky-agent", "fail", "--json").stdout).ContextID
+	const unknown = "3f6c2e1a-0000-4000-8000-000000000000"
+
+	r := h.run("result", quick, failed)
+	r.expect(t, ExitTaskFailed)
+	lines := strings.Split(strings.TrimRight(r.stdout, "\n"), "\n")
+	if len(lines) != 3 || lines[1] != "Echo: the short one" {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+	for i, id := range map[int]string{0: quick, 2: failed} {
+		if !strings.HasPrefix(lines[i], "[task "+id+" (") || strings.Count(lines[i], id) != 1 {
+			t.Errorf("line %q does not name task %s once", lines[i], id)
+		}
+	}
+	if !strings.Contains(lines[2], "failed: No complete response received from chat service]") {
+		t.Errorf("the failed line %q does not say why", lines[2])
+	}
+
+	for _, tc := range []struct {
+		ids  []string
+		code int
+	}{
+		{[]string{quick, failed, unknown}, ExitTaskFailed},
+		{[]string{quick, unknown, failed}, ExitNotFound},
+		{[]string{quick, unknown}, ExitNotFound},
+		{[]string{unknown, "4f6c2e1a-0000-4000-8000-000000000000"}, ExitNotFound},
+	} {
+		r := h.run(append([]string{"result"}, tc.ids...)...)
+		r.expect(t, tc.code)
+		for _, id := range tc.ids {
+			if strings.Count(r.stdout, "[task "+id) != 1 {
+				t.Errorf("%v: task %s is not on one line of its own:\n%s", tc.ids, id, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stdout, "[task "+unknown+": not_found: no local record on this machine]") ||
+			!strings.Contains(r.stderr, "a2a-courier fetch "+unknown) {
+			t.Errorf("%v: stdout:\n%s\nstderr:\n%s", tc.ids, r.stdout, r.stderr)
+		}
+		r = h.run(append(append([]string{"result"}, tc.ids...), "--json")...)
+		r.expect(t, tc.code)
+		var doc resultsDoc
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Tasks) != len(tc.ids) {
+			t.Fatalf("%v: %v %s", tc.ids, err, r.stdout)
+		}
+		for i, id := range tc.ids {
+			d := doc.Tasks[i]
+			if d.ContextID != id {
+				t.Errorf("%v: task %d is %s", tc.ids, i, d.ContextID)
+			}
+			if id == unknown && (d.State != "not_found" || d.Error == nil || d.Error.Code != "not_found" || !strings.Contains(d.Error.Hint, "a2a-courier fetch "+id)) {
+				t.Errorf("%v: the unknown one: %+v %+v", tc.ids, d, d.Error)
+			}
+			if id == quick && (d.State != "completed" || *d.Reply != "Echo: the short one") {
+				t.Errorf("%v: the known one: %+v", tc.ids, d)
+			}
+		}
+	}
+
+	// --any: an unknown id does not keep the known one from being waited
+	// for, and is not the one that finished.
+	slow := strings.TrimSpace(h.run("send-async", "audit-agent", "the long one").stdout)
+	r = h.run("result", unknown, slow, "--wait", "--any", "--timeout", "30s", "--json")
+	r.expect(t, ExitOK)
+	var doc resultsDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.First != slow || len(doc.Tasks) != 2 ||
+		doc.Tasks[0].State != "not_found" || doc.Tasks[1].State != "completed" || doc.Pending != nil {
+		t.Fatalf("--any: %v %s", err, r.stdout)
+	}
+	r = h.run("result", unknown, slow, "--wait", "--any", "--timeout", "30s")
+	r.expect(t, ExitOK)
+	if r.stdout != "[task "+slow+" (audit-agent): completed]\nReport for the long one: 14 escalations.\n" {
+		t.Errorf("--any, text:\n%s", r.stdout)
+	}
+	// --any with nothing known to wait for: not found, at once.
+	r = h.run("result", unknown, "--any", "--wait", "--timeout", "30s", "--json")
+	r.expect(t, ExitNotFound)
 }
 
 // A result that is still running when --any's wait ends exits 8 with the

@@ -20,6 +20,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
@@ -230,6 +231,9 @@ type App struct {
 	out     *printer
 	flags   config.Flags
 	cached  *config.Settings
+	// readsTask is the recorded task whose space the command reads
+	// (kibanaForRecord): hints name that space.
+	readsTask *store.Record
 
 	// remote is set once the command deals with a generic A2A agent, so
 	// that hints speak of it, not of Kibana.
@@ -261,6 +265,9 @@ func (a *App) printError(e *cliError) { a.printer().printError(e) }
 // once they are loaded), the commands it names run as the caller's did
 // (asRun).
 func (a *App) hint(s string) string {
+	if a.readsTask != nil {
+		s = inTaskSpace(a.readsTask, s)
+	}
 	if a.cached != nil {
 		s = a.cached.Sourced(s)
 	}
@@ -413,6 +420,12 @@ With --json, stdout carries exactly one JSON document, errors included.
 // given is never repeated.
 func flagError(c *cobra.Command, err error) error {
 	msg := err.Error()
+	var bad *pflag.InvalidValueError
+	if errors.As(err, &bad) && bad.GetFlag() != nil && bad.GetFlag().Value.Type() == "duration" {
+		// Every duration flag: "--timeout 90" means 90s.
+		v := []rune(bad.GetValue())
+		return usageErr(config.DurationHint(string(v)), "--%s %q is not a duration", bad.GetFlag().Name, string(v[:min(len(v), 40)]))
+	}
 	if name, ok := strings.CutPrefix(msg, "unknown flag: --"); ok {
 		switch strings.ToLower(strings.ReplaceAll(name, "_", "-")) {
 		case "api-key", "apikey", "key", "kibana-api-key", "kibana-key", "elastic-api-key", "password", "secret":

@@ -108,7 +108,7 @@ func TestSendRateLimitedBeyondTimeout(t *testing.T) {
 		!strings.Contains(d.Error.Hint, "the server asked to retry after 7s") || d.Resume != "" {
 		t.Fatalf("%s", r.stdout)
 	}
-	if !strings.Contains(d.Reason, "more than the time left") {
+	if !strings.Contains(d.Reason, "the server asked to retry after 7s, longer than the ") || !strings.HasSuffix(d.Reason, " left of --timeout") {
 		t.Errorf("reason %q does not say why it was not sent again", d.Reason)
 	}
 	if n := sim.Runs(d.ContextID); n != 0 {
@@ -116,6 +116,31 @@ func TestSendRateLimitedBeyondTimeout(t *testing.T) {
 	}
 	if rec := loadRecord(t, h, d.ContextID); rec.Refusals != 1 || rec.Error == nil || rec.Error.RetryAfterSeconds != 7 {
 		t.Errorf("record: refusals %d, error %+v", rec.Refusals, rec.Error)
+	}
+}
+
+// A Retry-After shorter than --timeout that would leave less than a second
+// of it to send again and read the reply: not sent again, and the message
+// says so, with the wait, the time left and the flag that sets it.
+func TestSendRateLimitedRetryAfterLeavesTooLittle(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, rateLimitA2A(429, "2", 0))
+	h := newHarness(t, sim)
+	const why = "the server asked to retry after 2s, which would leave less than 1s of --timeout ("
+	r := h.run("send", "elastic-ai-agent", "hello", "--timeout", "3s")
+	checkOneLineError(t, r, ExitBusy, why)
+	if strings.Contains(r.stderr, "more than the time left") || !strings.Contains(r.stderr, "s left)") {
+		t.Errorf("stderr:\n%s", r.stderr)
+	}
+	r = h.run("send", "elastic-ai-agent", "hello again", "--timeout", "3s", "--json")
+	r.expect(t, ExitBusy)
+	d := decodeTask(t, r.stdout)
+	if d.State != "rejected" || d.Error == nil || !strings.Contains(d.Reason, why) || !strings.Contains(d.Error.Message, why) ||
+		strings.Contains(d.Error.Hint, "time left") || !strings.Contains(d.Error.Hint, "the server asked to retry after 2s") {
+		t.Fatalf("%s", r.stdout)
+	}
+	if rec := loadRecord(t, h, d.ContextID); rec.Refusals != 1 || sim.Runs(d.ContextID) != 0 {
+		t.Errorf("refusals %d, runs %d", rec.Refusals, sim.Runs(d.ContextID))
 	}
 }
 

@@ -82,7 +82,7 @@ var kindReports = map[client.Kind]kindReport{
 	client.KindAuth: {exit: ExitAuth,
 		hint: "the API key was refused: check KIBANA_API_KEY (the \"encoded\" value of an Elasticsearch API key) and that it has not expired"},
 	client.KindForbidden: {exit: ExitAuth,
-		hint: "the API key lacks a privilege or the space: it needs Agent Builder read (feature_agentBuilder.read) in this space"},
+		hint: "the API key lacks a privilege in the space: it needs Agent Builder read (feature_agentBuilder.read) there; check KIBANA_SPACE_ID"},
 	client.KindNotFound: {exit: ExitNotFound, refine: refineNotFound,
 		hint: "check the id; `a2a-courier discover` lists the agents of this space"},
 	// The request, as given, is one the server does not take.
@@ -403,6 +403,11 @@ func recordError(rec *store.Record) *cliError {
 		if courier.KindOf(rec.Error) == client.KindBusy {
 			ce.retryAfter = time.Duration(rec.Error.RetryAfterSeconds) * time.Second
 			ce.hint = busyHint(rec)
+			// The reason says why it was not sent again (courier's
+			// sendRetryWait).
+			if why, ok := strings.CutPrefix(rec.Reason, rec.Error.Message+"; "); ok && why != "" {
+				ce.message += "; not sent again: " + why
+			}
 		}
 		if ce.hint == "" {
 			ce.hint = "nothing ran on the server; it is safe to send again"
@@ -445,17 +450,8 @@ func busyHint(rec *store.Record) string {
 		b.WriteString("the server is busy or rate limiting: " + refused + " and nothing ran, so sending it again later is safe")
 		return b.String()
 	}
-	wait := time.Duration(secs) * time.Second
-	fmt.Fprintf(&b, "the server asked to retry after %s", courier.WaitText(wait))
-	switch {
-	case rec.Refusals == 0 || rec.Refusals > courier.MaxSendRetries:
-		// Not sent again (an older record), or sent again as often as a
-		// send is.
-	case wait > courier.MaxSendRetryWait:
-		fmt.Fprintf(&b, ", longer than the %s a send waits", courier.WaitText(courier.MaxSendRetryWait))
-	default:
-		b.WriteString(", more than the time left to wait")
-	}
+	// Why it was not sent again is the error's message (recordError).
+	fmt.Fprintf(&b, "the server asked to retry after %s", courier.WaitText(time.Duration(secs)*time.Second))
 	b.WriteString("; " + refused + " and nothing ran, so sending it again after that is safe")
 	return b.String()
 }
@@ -516,7 +512,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 	}
 	doc.Resume, doc.Answer, doc.Note = a.asCaller(doc.Resume), a.asCaller(doc.Answer), a.asRun(doc.Note)
 	if doc.Error != nil {
-		doc.Error.Hint = a.hint(doc.Error.Hint)
+		doc.Error.Hint = a.hint(a.refusedTaskSpace(rec, doc.Error.Hint))
 	}
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,
@@ -553,7 +549,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		// would have a caller wait for ever.
 		ce := fromClientError(courier.ClientError(rec.LastError))
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
-		ce.hint += "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
+		ce.hint = inTaskSpace(rec, ce.hint) + "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
 		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint)}
 		return doc, ce.exit, ce, nil
 	}
@@ -648,7 +644,9 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 		}
 		pr.info("resume with: %s", doc.Resume)
 	default:
-		a.printError(recordError(rec))
+		ce := recordError(rec)
+		ce.hint = a.refusedTaskSpace(rec, ce.hint)
+		a.printError(ce)
 	}
 }
 

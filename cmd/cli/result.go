@@ -45,9 +45,13 @@ Several contextIds: with --wait, result waits for all of them (exit 8 while
 one is still running when --timeout ends, else the exit code of the first,
 in the order given, that did not complete, else 0); with --any, for the
 first to finish, and exits with its code (8 when none finished). Each
-task's reply follows a line "[task <contextId> (<agent>): <state>]". --json
-prints {"tasks":[<task document>...],"first","pending","resume"}: first is
-the task that finished first (--any), pending the tasks still running, and
+task's reply follows a line "[task <contextId> (<agent>): <state>]", with
+the reason after the state for one that did not complete. A contextId with
+no local record is reported in its place, "[task <contextId>: not_found:
+…]" (state not_found in --json), and counts as a task whose exit code is 5;
+it keeps no other from being reported or waited for. --json prints
+{"tasks":[<task document>...],"first","pending","resume"}: first is the
+task that finished first (--any), pending the tasks still running, and
 resume the command that waits for them.
 
 No local record (another machine, a wiped disk)? Use fetch.`,
@@ -96,11 +100,11 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		}
 		rec, err := c.Store.Load(id)
 		if errors.Is(err, store.ErrNotFound) {
-			hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
-			if rest, ok := courier.ContextOfConversationID(id); ok {
-				hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+			if len(opts.contextIDs) == 1 && !opts.any {
+				return noLocalRecord(id)
 			}
-			return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
+			recs = append(recs, nil) // reported in its place (waitResults)
+			continue
 		}
 		if err != nil {
 			return err
@@ -142,6 +146,15 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	return a.reportRecord(rec, opts.maxChars, c.Store)
 }
 
+// noLocalRecord is the error of a contextId this machine has no record of.
+func noLocalRecord(id string) *cliError {
+	hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
+	if rest, ok := courier.ContextOfConversationID(id); ok {
+		hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+	}
+	return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
+}
+
 // resultsDoc is the --json document of result with several contextIds (or
 // --any). Fields are only ever added.
 type resultsDoc struct {
@@ -156,10 +169,18 @@ type resultsDoc struct {
 
 // waitResults waits for several tasks (courier.WaitMany: all, or with
 // --any the first to finish; without --wait it looks once) and reports
-// them.
-func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store.Record, keys courier.Keys, opts *resultOptions) error {
+// them. A nil record is a contextId without a local record: reported as
+// not found in its place, it keeps no other from being waited for.
+func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.Record, keys courier.Keys, opts *resultOptions) error {
+	var recs []*store.Record // the known ones, waited for
+	var at []int             // where each is in all
+	for i, r := range all {
+		if r != nil {
+			recs, at = append(recs, r), append(at, i)
+		}
+	}
 	wctx, cancel := context.WithTimeout(ctx, opts.timeout)
-	if !opts.wait {
+	if !opts.wait || len(recs) == 0 {
 		cancel() // one look
 	}
 	defer cancel()
@@ -186,18 +207,24 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store
 	if err != nil {
 		return err
 	}
+	for j, r := range recs {
+		all[at[j]] = r
+	}
+	if first >= 0 {
+		first = at[first]
+	}
 	doc := resultsDoc{}
-	code, codes := ExitOK, make([]int, len(recs))
-	for i, r := range recs {
-		d, rc, _, err := a.taskDocument(r, opts.maxChars, c.Store, docExtra{})
+	code, codes := ExitOK, make([]int, len(all))
+	for i, r := range all {
+		d, rc, err := a.resultDocument(r, opts.contextIDs[i], opts.maxChars, c.Store)
 		if err != nil {
 			return err
 		}
 		doc.Tasks, codes[i] = append(doc.Tasks, d), rc
-		if !c.Done(r) {
+		if r != nil && !c.Done(r) {
 			doc.Pending = append(doc.Pending, r.ContextID)
 		} else if code == ExitOK {
-			code = rc
+			code = rc // the first, in the order given, that did not complete
 		}
 	}
 	if doc.Pending != nil {
@@ -205,13 +232,32 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, recs []*store
 		doc.Resume = a.asCaller("a2a-courier result " + strings.Join(doc.Pending, " ") + " --wait" + map[bool]string{true: " --any"}[opts.any])
 	}
 	if opts.any {
-		code = ExitStillRunning
-		if first >= 0 {
-			doc.First, code = recs[first].ContextID, codes[first]
+		switch {
+		case first >= 0:
+			doc.First, code = all[first].ContextID, codes[first]
+		case len(recs) == 0:
+			code = ExitNotFound // nothing known to wait for
+		default:
+			code = ExitStillRunning
 		}
 	}
-	return a.printResults(recs, doc, first, opts.any, code)
+	return a.printResults(all, doc, first, opts.any, code)
 }
+
+// resultDocument is the document of one of several tasks and its exit
+// code; a nil record is id's, not found here.
+func (a *App) resultDocument(r *store.Record, id string, maxChars int, st *store.Store) (taskDoc, int, error) {
+	if r == nil {
+		ce := noLocalRecord(id)
+		return taskDoc{ContextID: id, State: stateNotFound, Error: &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint)}}, ce.exit, nil
+	}
+	d, rc, _, err := a.taskDocument(r, maxChars, st, docExtra{})
+	return d, rc, err
+}
+
+// stateNotFound is the state, in result's document of several tasks, of a
+// contextId this machine has no record of.
+const stateNotFound = "not_found"
 
 // printResults prints several tasks' outcomes: --json's document, or for
 // people each task's reply after a line naming it (--any: the first to
@@ -224,24 +270,47 @@ func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyD
 		}
 		return exitWith(code)
 	}
+	var unknown []errorDoc
 	for i, r := range recs {
+		d := doc.Tasks[i]
+		if r == nil {
+			unknown = append(unknown, *d.Error)
+		}
 		if anyDone && i != first {
 			continue
 		}
-		d := doc.Tasks[i]
-		head := fmt.Sprintf("[task %s (%s): %s]", r.ContextID, r.Agent, d.State)
-		if d.Error != nil {
-			head = fmt.Sprintf("[task %s (%s): %s: %s]", r.ContextID, r.Agent, d.State, d.Error.Message)
+		switch {
+		case r == nil:
+			pr.payload(fmt.Sprintf("[task %s: %s: no local record on this machine]", d.ContextID, d.State))
+		case d.Error != nil:
+			pr.payload(fmt.Sprintf("[task %s (%s): %s: %s]", r.ContextID, r.Agent, d.State, withoutTask(d.Error.Message, r.ContextID)))
+		default:
+			pr.payload(fmt.Sprintf("[task %s (%s): %s]", r.ContextID, r.Agent, d.State))
 		}
-		pr.payload(head)
 		if d.Reply != nil {
 			pr.payload(*d.Reply)
 		}
+	}
+	for _, e := range unknown {
+		pr.info("%s: %s", e.Message, e.Hint)
 	}
 	if doc.Pending != nil {
 		pr.info("still running: %s; wait for them with: %s", strings.Join(doc.Pending, ", "), doc.Resume)
 	}
 	return exitWith(code)
+}
+
+// withoutTask is a task's error message without the task it names, which
+// its line names already: "task X failed: R" is R, "reading the reply of
+// task X was refused: …" is "reading the reply was refused: …".
+func withoutTask(msg, id string) string {
+	if rest, ok := strings.CutPrefix(msg, "task "+id+" "); ok {
+		if _, why, ok := strings.Cut(rest, ": "); ok {
+			return why
+		}
+		return rest
+	}
+	return strings.Replace(msg, " of task "+id, "", 1)
 }
 
 // revive resolves, once, the credential the current configuration gives

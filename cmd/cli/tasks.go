@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -262,7 +263,7 @@ func (a *App) runPrune(opts *pruneOptions) error {
 	}
 	age, err := courier.ParseAge(opts.olderThan)
 	if err != nil {
-		return usageErr("use days (30d), weeks (2w) or a duration such as 12h or 90m", "--older-than: %v", err)
+		return usageErr(config.AgeHint(opts.olderThan), "--older-than: %v", err)
 	}
 	c, err := a.engine()
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -54,7 +55,7 @@ func (a *App) workerTiming() (store.WorkerTiming, error) {
 		if d, perr := time.ParseDuration(v); perr == nil && d > 0 {
 			stale = d
 		} else {
-			err = configErr("use a Go duration such as 10s", "A2A_COURIER_WORKER_STALE_AFTER=%q is not a positive duration", v)
+			err = configErr(config.DurationHint(v), "A2A_COURIER_WORKER_STALE_AFTER=%q is not a positive duration", v)
 		}
 	}
 	beat := min(max(stale/10, 10*time.Millisecond), time.Second)

@@ -46,10 +46,18 @@ func ReadFile(path string) (*File, error) {
 		return nil, configErr("fix the YAML, or move the file away", "config file %s: %s", path, oneLineErr(err))
 	}
 	cf := &File{}
-	if err := v.UnmarshalExact(cf, viper.DecodeHook(durationHook)); err != nil {
+	var notDuration []string // the values durationHook refused
+	hook := func(from, to reflect.Type, data any) (any, error) {
+		d, err := durationHook(from, to, data)
+		if err != nil {
+			notDuration = append(notDuration, fmt.Sprint(data))
+		}
+		return d, err
+	}
+	if err := v.UnmarshalExact(cf, viper.DecodeHook(hook)); err != nil {
 		hint := "known keys: default_profile, profiles.<name>.{kibana_url, space, api_key, api_key_file, ca_cert, insecure, poll_interval, max_wait, send_timeout, wait_timeout, non_blocking}, peers.<name>.{url, token_env, token_file, token, protocol, binding, no_stream, ca_cert, insecure}"
-		if strings.Contains(err.Error(), errNotDuration.Error()) {
-			hint = "write positive durations with a unit, such as 20s, 5m or 1h30m"
+		if len(notDuration) > 0 && strings.Contains(err.Error(), errNotDuration.Error()) {
+			hint = DurationHint(notDuration[0])
 		}
 		return nil, configErr(hint, "config file %s: %s", path, oneLineErr(err))
 	}

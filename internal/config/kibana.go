@@ -110,6 +110,7 @@ To try the tool without a Kibana, run its demo (a build with the simulator):
 // from a profile becomes "check the api_key of profile lab in the config
 // file (a2a-courier config set api-key --profile lab)".
 func (s *Settings) Sourced(h string) string {
+	h = s.spaceSourced(h)
 	for _, v := range [][3]string{{"KIBANA_API_KEY", "api_key", "api-key"}, {"KIBANA_URL", "kibana_url", "kibana-url"}} {
 		src := s.Sources[v[1]]
 		if src == "" || src == "default" || src == "env "+v[0] || !strings.Contains(h, "check "+v[0]) && !strings.Contains(h, "is "+v[0]) {
@@ -125,4 +126,36 @@ func (s *Settings) Sourced(h string) string {
 		h = strings.Replace(strings.Replace(h, "check "+v[0], "check "+where, 1), "is "+v[0], "is "+where, 1)
 	}
 	return h
+}
+
+// spaceSourced says, for the "check KIBANA_SPACE_ID" of a hint, which
+// space is in use, where that came from and how to use another: the flag,
+// the variable or the profile that set it. A source "task <id>" is the
+// space a recorded task was sent to, which is where it is read.
+func (s *Settings) spaceSourced(h string) string {
+	const token = "check KIBANA_SPACE_ID"
+	if !strings.Contains(h, token) {
+		return h
+	}
+	name, src := s.Space, s.Sources["space"]
+	if name == "" {
+		name = "default"
+	}
+	const other = ": if the agents live in another, "
+	var where string
+	switch {
+	case src == "" || src == "default":
+		where = "the space is the default one (no --space, KIBANA_SPACE_ID or profile space is set)" + other + "give its id with --space <id> or KIBANA_SPACE_ID"
+	case src == "flag --space":
+		where = "the space is " + name + ", from --space" + other + "give its id with --space"
+	case src == "env KIBANA_SPACE_ID":
+		where = "the space is " + name + ", from KIBANA_SPACE_ID" + other + "set KIBANA_SPACE_ID to its id, or give --space <id>"
+	case strings.HasPrefix(src, "file (profile "):
+		where = fmt.Sprintf("the space is %s, from profile %s%sa2a-courier config set space <id> --profile %s, or give --space <id>", name, s.Profile, other, s.Profile)
+	case strings.HasPrefix(src, "task "):
+		where = "the space is " + name + ", where " + src + " was sent"
+	default:
+		where = "the space is " + name + " (" + src + ")"
+	}
+	return strings.Replace(h, token, where, 1)
 }

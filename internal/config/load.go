@@ -206,7 +206,7 @@ func (l *loader) durations() error {
 		case v != "":
 			dur, err := time.ParseDuration(v)
 			if err != nil || dur <= 0 {
-				return configErr("use a Go duration such as 20s or 5m", "%s=%q is not a positive duration", d.env, v)
+				return configErr(DurationHint(v), "%s=%q is not a positive duration", d.env, v)
 			}
 			*d.to, l.s.Sources[d.name] = dur, "env "+d.env
 		case d.fileVal > 0:

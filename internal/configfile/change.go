@@ -58,10 +58,12 @@ func checkBool(v string) (string, error) {
 	return strconv.FormatBool(b), err
 }
 
+var errNotDuration = errors.New("is not a positive duration such as 20s or 5m")
+
 func checkDuration(v string) (string, error) {
 	d, err := time.ParseDuration(v)
 	if err != nil || d <= 0 {
-		return "", fmt.Errorf("%q is not a positive duration such as 20s or 5m", v)
+		return "", fmt.Errorf("%q %w", v, errNotDuration)
 	}
 	return d.String(), nil
 }
@@ -131,8 +133,11 @@ func CheckValue(name, value string) (string, error) {
 	v, err := spec.check(value)
 	if err != nil {
 		hint := "see `a2a-courier config set --help`"
-		if name == "kibana-url" && !strings.Contains(value, "://") {
+		switch {
+		case name == "kibana-url" && !strings.Contains(value, "://"):
 			hint = config.KibanaURLHint(value, "config set kibana-url")
+		case errors.Is(err, errNotDuration):
+			hint = config.DurationHint(value)
 		}
 		return "", usageErr(hint, "%s: %v", name, err)
 	}

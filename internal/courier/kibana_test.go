@@ -53,11 +53,15 @@ func TestSendRetryWait(t *testing.T) {
 	busy := func(ra time.Duration) error {
 		return &client.Error{Kind: client.KindBusy, StatusCode: 429, RetryAfter: ra}
 	}
-	if d, why := sendRetryWait(busy(7*time.Second), 1, now, now.Add(time.Minute), true); d != 7*time.Second || why != "" {
+	if d, why := sendRetryWait(busy(7*time.Second), 1, now, now.Add(time.Minute), true, "--timeout"); d != 7*time.Second || why != "" {
 		t.Errorf("Retry-After 7s: %s %q", d, why)
 	}
-	if d, why := sendRetryWait(busy(0), 2, now, time.Time{}, false); d < 1600*time.Millisecond || d > 2400*time.Millisecond || why != "" {
+	if d, why := sendRetryWait(busy(0), 2, now, time.Time{}, false, "--timeout"); d < 1600*time.Millisecond || d > 2400*time.Millisecond || why != "" {
 		t.Errorf("backoff of the second try: %s %q", d, why)
+	}
+	// A wait that leaves exactly the reserve is waited.
+	if d, why := sendRetryWait(busy(2*time.Second), 1, now, now.Add(3*time.Second), true, "--timeout"); d != 2*time.Second || why != "" {
+		t.Errorf("Retry-After 2s with 3s left: %s %q", d, why)
 	}
 	for _, tt := range []struct {
 		name string
@@ -68,10 +72,14 @@ func TestSendRetryWait(t *testing.T) {
 	}{
 		{"used up", busy(time.Second), MaxSendRetries + 1, time.Hour, "refused 4 times in a row"},
 		{"longer than a send waits", busy(2 * time.Minute), 1, time.Hour, "longer than the 1m a send waits"},
-		{"more than the time left", busy(30 * time.Second), 1, 10 * time.Second, "more than the time left to wait (10s)"},
-		{"no time left", busy(0), 1, 500 * time.Millisecond, "no time left to wait for another try"},
+		{"longer than the time left", busy(30 * time.Second), 1, 10 * time.Second, "the server asked to retry after 30s, longer than the 10s left of --timeout"},
+		{"leaves less than the reserve", busy(2 * time.Second), 1, 2999 * time.Millisecond, "the server asked to retry after 2s, which would leave less than 1s of --timeout (2.9s left)"},
+		{"a backoff longer than the time left", busy(0), 1, 500 * time.Millisecond, ", longer than the 500ms left of --timeout"},
+		{"a backoff that leaves too little", busy(0), 1, 1500 * time.Millisecond, "which would leave less than 1s of --timeout (1.5s left)"},
+		{"the time left rounded down", busy(50 * time.Second), 1, 50*time.Second + 990*time.Millisecond, "which would leave less than 1s of --timeout (50.9s left)"},
+		{"a minute left, rounded down", busy(time.Minute), 1, time.Minute + 900*time.Millisecond, "which would leave less than 1s of --timeout (1m left)"},
 	} {
-		if d, why := sendRetryWait(tt.err, tt.n, now, now.Add(tt.left), true); d != 0 || !strings.Contains(why, tt.want) {
+		if d, why := sendRetryWait(tt.err, tt.n, now, now.Add(tt.left), true, "--timeout"); d != 0 || !strings.Contains(why, tt.want) {
 			t.Errorf("%s: %s %q", tt.name, d, why)
 		}
 	}

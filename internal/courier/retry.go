@@ -32,7 +32,7 @@ const (
 func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool, _ client.Outcome, _ error) {
 	r.refusals++
 	dl, hasDL := dctx.Deadline()
-	wait, why := sendRetryWait(out.Err, r.refusals, r.c.now(), dl, hasDL)
+	wait, why := sendRetryWait(out.Err, r.refusals, r.c.now(), dl, hasDL, r.waitLimit(ctx, dl))
 	if why != "" {
 		r.refusedNote = why
 		return false, out, nil
@@ -74,9 +74,23 @@ func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool,
 	return true, out, nil
 }
 
+// waitLimit names what sets deadline, the end of the time a refused
+// message may be sent again in: the caller's wait (ctx's: send's
+// --timeout), or the task's maximum wait.
+func (r *run) waitLimit(ctx context.Context, deadline time.Time) string {
+	if cd, ok := ctx.Deadline(); ok && !cd.After(deadline) {
+		if r.w.Command == "send" {
+			return "--timeout"
+		}
+		return "the caller's wait"
+	}
+	return "the task's maximum wait (--max-wait)"
+}
+
 // sendRetryWait says how long to wait before sending again a message the
-// server refused for the n-th time (n from 1), or why it is not sent again.
-func sendRetryWait(err error, n int, now, deadline time.Time, hasDeadline bool) (time.Duration, string) {
+// server refused for the n-th time (n from 1), or why it is not sent again;
+// limit names what sets the deadline ("--timeout").
+func sendRetryWait(err error, n int, now, deadline time.Time, hasDeadline bool, limit string) (time.Duration, string) {
 	if n > MaxSendRetries {
 		return 0, fmt.Sprintf("refused %d times in a row", n)
 	}
@@ -90,10 +104,22 @@ func sendRetryWait(err error, n int, now, deadline time.Time, hasDeadline bool) 
 		return 0, fmt.Sprintf("the server asked to retry after %s, longer than the %s a send waits", WaitText(wait), WaitText(MaxSendRetryWait))
 	}
 	if left := deadline.Sub(now); hasDeadline && wait+sendRetryReserve > left {
+		asked := fmt.Sprintf("a retry after %s", WaitText(wait))
 		if ra > 0 {
-			return 0, fmt.Sprintf("the server asked to retry after %s, more than the time left to wait (%s)", WaitText(ra), WaitText(max(left, 0)))
+			asked = fmt.Sprintf("the server asked to retry after %s", WaitText(ra))
 		}
-		return 0, fmt.Sprintf("no time left to wait for another try (%s)", WaitText(max(left, 0)))
+		// The time left rounded down, so that the text never shows more
+		// than there is.
+		shown := WaitText(max(left, 0).Truncate(100 * time.Millisecond))
+		if left >= time.Minute {
+			shown = WaitText(left.Truncate(time.Second))
+		}
+		if wait >= left {
+			return 0, fmt.Sprintf("%s, longer than the %s left of %s", asked, shown, limit)
+		}
+		// It fits, but would leave less than the reserve to send again
+		// and read the answer.
+		return 0, fmt.Sprintf("%s, which would leave less than %s of %s (%s left)", asked, WaitText(sendRetryReserve), limit, shown)
 	}
 	return wait, ""
 }
