@@ -170,17 +170,22 @@ func holds(path string, content []byte) bool {
 const maxFileName = 200
 
 // SafeFileName makes a name an agent gave a file fit to name a file: its
-// last path element only, control characters and separators replaced,
-// no leading dot (no hidden file, no "." or ".."), at most maxFileName
-// bytes with its extension kept; "file" when nothing is left.
+// last path element only, control characters, line separators and path
+// separators replaced, format characters (Unicode's Cf: the bidirectional
+// controls, which would show "\u202etxt.exe" as "exe.txt", zero-width
+// ones) dropped, no leading dot (no hidden file, no "." or ".."), at most
+// maxFileName bytes with its extension kept; "file" when nothing is left.
 func SafeFileName(name string) string {
 	name = strings.ReplaceAll(name, `\`, "/")
 	if i := strings.LastIndex(name, "/"); i >= 0 {
 		name = name[i+1:]
 	}
 	name = strings.Map(func(r rune) rune {
-		if r == utf8.RuneError || unicode.IsControl(r) || r == '/' || r == 0 {
+		switch {
+		case r == utf8.RuneError || unicode.IsControl(r) || r == '/' || r == '\u2028' || r == '\u2029':
 			return '_'
+		case unicode.Is(unicode.Cf, r):
+			return -1
 		}
 		return r
 	}, strings.TrimSpace(name))

@@ -21,6 +21,13 @@ func TestSafeFileName(t *testing.T) {
 		"dir/":               "file",
 		"bad\xffutf8.bin":    "bad_utf8.bin",
 		long:                 strings.Repeat("é", 98) + ".csv",
+		// Format characters (bidi controls: "\u202etxt.exe" shows as
+		// "exe.txt"; zero-width ones) go; line separators are replaced.
+		"\u202etxt.exe":                  "txt.exe",
+		"a\u2066b\u2069\u200e\u200f.pdf": "ab.pdf",
+		"\u061cx\u200b\ufeff.sh":         "x.sh",
+		"\u202e.bashrc":                  "bashrc",
+		"one\u2028two":                   "one_two",
 	} {
 		if got := SafeFileName(in); got != want {
 			t.Errorf("SafeFileName(%q) = %q, want %q", in, got, want)

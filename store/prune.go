@@ -58,16 +58,8 @@ func (s *Store) ListArchived() ([]Archived, []error) {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())
-		b, err := os.ReadFile(path)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		r, err := decodeRecord(s.recordPath(base[:i]), b)
-		var ce *CorruptError
-		if errors.As(err, &ce) {
-			ce.Path = path // the archived file, not the live record's name
-		}
+		// (Errors name the archived file, not the live record's name.)
+		r, err := s.readRecord(path, s.recordPath(base[:i]))
 		if err != nil {
 			errs = append(errs, err)
 			continue

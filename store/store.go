@@ -17,6 +17,7 @@ import (
 	"unicode"
 
 	"github.com/a2a-courier/a2a-courier/client/ids"
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
 
 // State is a task record's state.
@@ -396,19 +397,18 @@ func (s *Store) Load(id string) (*Record, error) {
 	return s.load(s.recordPath(id))
 }
 
-func (s *Store) load(path string) (*Record, error) {
-	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, ErrNotFound
-	}
-	if err != nil {
-		return nil, err
-	}
-	return decodeRecord(path, b)
-}
+func (s *Store) load(path string) (*Record, error) { return s.readRecord(path, path) }
 
 // encodeRecord is the one encoding of a record file; decodeRecord reads it.
-func encodeRecord(r *Record) ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+// A record over MaxRecordBytes is refused: it would not be read back.
+func encodeRecord(r *Record) ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err == nil && len(b) > MaxRecordBytes {
+		return nil, fmt.Errorf("task record %s would be %s, over the %s a record may have", r.ContextID,
+			boundedfile.SizeText(int64(len(b))), boundedfile.SizeText(MaxRecordBytes))
+	}
+	return b, err
+}
 
 func decodeRecord(path string, b []byte) (*Record, error) {
 	var r Record
@@ -600,13 +600,9 @@ func (s *Store) Archived(id string) []*Record {
 	sort.Sort(sort.Reverse(sort.StringSlice(matches))) // newest first: the names end in a time
 	var recs []*Record
 	for _, m := range matches {
-		b, err := os.ReadFile(m)
-		if err != nil {
-			continue
-		}
 		// An archived file is named <id>.<time>.json: read as the record
 		// it was.
-		if r, err := decodeRecord(s.recordPath(id), b); err == nil {
+		if r, err := s.readRecord(m, s.recordPath(id)); err == nil {
 			recs = append(recs, r)
 		}
 	}
@@ -629,7 +625,7 @@ func (s *Store) RequestCancel(id, messageID string) error {
 // CancelRequested reports whether a cancel was requested for the message
 // messageID of a task.
 func (s *Store) CancelRequested(id, messageID string) bool {
-	b, err := os.ReadFile(s.cancelPath(id))
+	b, err := readOwnFile(s.cancelPath(id), maxCancelMarker)
 	return err == nil && string(b) == messageID
 }
 
@@ -670,7 +666,7 @@ func (s *Store) loadCached(dir, key string) ([]byte, bool) {
 	if CheckContextID(key) != nil {
 		return nil, false
 	}
-	b, err := os.ReadFile(s.cachePath(dir, key))
+	b, err := readOwnFile(s.cachePath(dir, key), MaxRecordBytes)
 	if err != nil {
 		return nil, false
 	}

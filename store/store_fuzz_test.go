@@ -2,10 +2,13 @@ package store
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -118,6 +121,7 @@ func FuzzLoadRecord(f *testing.F) {
 		if r.ContextID != id || CheckContextID(r.ContextID) != nil || !r.State.Known() || r.Version != RecordVersion {
 			t.Fatalf("a record that loaded: context %q (file %q), state %q, version %d", r.ContextID, id, r.State, r.Version)
 		}
+		checkReplyInside(t, s, r)
 		b1, err := encodeRecord(r)
 		if err != nil {
 			t.Fatalf("a loaded record does not encode: %v", err)
@@ -129,6 +133,110 @@ func FuzzLoadRecord(f *testing.F) {
 		b2, _ := encodeRecord(r2)
 		if !bytes.Equal(b1, b2) {
 			t.Fatalf("encoding is not stable:\n%s\n%s", b1, b2)
+		}
+	})
+}
+
+// checkReplyInside fails when a record that loaded names a reply file
+// anywhere but directly in replies/ (by its name or another path to the
+// same directory), or a part's file outside replies/ and its out_dir.
+func checkReplyInside(t *testing.T, s *Store, r *Record) {
+	t.Helper()
+	if r.ReplyFile != "" {
+		dir := filepath.Dir(filepath.Clean(r.ReplyFile))
+		a, err1 := os.Stat(dir)
+		b, err2 := os.Stat(s.repliesDir())
+		if !filepath.IsAbs(r.ReplyFile) || err1 != nil || err2 != nil || !os.SameFile(a, b) {
+			t.Fatalf("a record that loaded names the reply file %q, outside %s", r.ReplyFile, s.repliesDir())
+		}
+	}
+	for _, p := range r.ReplyParts {
+		if p.Path != "" && !within(s.repliesDir(), p.Path) && (r.OutDir == "" || !within(r.OutDir, p.Path)) {
+			t.Fatalf("a record that loaded names the part file %q (out_dir %q)", p.Path, r.OutDir)
+		}
+	}
+}
+
+// FuzzRecordFile puts at a record's path what may be there instead of the
+// record the store wrote: the record with a fuzzed reply_file, part path
+// and out_dir, as a regular file, a FIFO, a link (to it, or to
+// /dev/zero), a directory, or a file over MaxRecordBytes; and checks:
+//
+//   - Load and List return, within a deadline (a FIFO never blocks them);
+//   - anything but a regular file, and a file over the cap, is a
+//     *CorruptError naming the file, one line, and List reports it alone;
+//   - a record that loads names its reply file in replies/ and its parts'
+//     files in replies/ or its out_dir; one that names its reply file in
+//     replies/ by name loads.
+func FuzzRecordFile(f *testing.F) {
+	f.Add(uint8(0), "/etc/passwd", "", "")
+	f.Add(uint8(0), "REPLIES/x.txt", "REPLIES/x.files/a.pdf", "")
+	f.Add(uint8(0), "REPLIES/../tasks/x.json", "/tmp/out/a", "/tmp/out")
+	f.Add(uint8(0), "", "/tmp/out/../etc/a", "/tmp/out")
+	for k := uint8(1); k < 6; k++ {
+		f.Add(k, "REPLIES/x.txt", "", "")
+	}
+	s, err := Open(f.TempDir())
+	if err != nil {
+		f.Fatal(err)
+	}
+	elsewhere := f.TempDir()
+	const id = "0f8c3a52-2b7e-4f7d-9a1c-5e6f7a8b9c0d"
+	f.Fuzz(func(t *testing.T, kind uint8, replyFile, partPath, outDir string) {
+		replyFile = strings.ReplaceAll(replyFile, "REPLIES", s.repliesDir())
+		partPath = strings.ReplaceAll(partPath, "REPLIES", s.repliesDir())
+		var rec map[string]any
+		json.Unmarshal([]byte(sampleRecord), &rec)
+		rec["reply_file"], rec["out_dir"] = replyFile, outDir
+		rec["reply_parts"] = []map[string]any{{"source": "message", "kind": "file", "path": partPath, "size": 1}}
+		data, _ := json.Marshal(rec)
+		path := s.recordPath(id)
+		defer os.RemoveAll(path)
+		regular := kind%6 == 0
+		switch kind % 6 {
+		case 0:
+			os.WriteFile(path, data, 0o600)
+		case 1:
+			syscall.Mkfifo(path, 0o600)
+		case 2:
+			os.Symlink("/dev/zero", path)
+		case 3:
+			other := filepath.Join(elsewhere, id+".json")
+			os.WriteFile(other, data, 0o600)
+			os.Symlink(other, path)
+		case 4:
+			os.Mkdir(path, 0o700)
+		case 5:
+			os.WriteFile(path, data, 0o600)
+			os.Truncate(path, MaxRecordBytes+1+int64(len(replyFile))) // sparse
+		}
+		var r *Record
+		var recs []*Record
+		var errs []error
+		done := make(chan struct{})
+		go func() { defer close(done); r, err = s.Load(id); recs, errs = s.List() }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("kind %d: Load or List blocked", kind%6)
+		}
+		if !regular {
+			checkCorrupt(t, err, path)
+			if len(recs) != 0 || len(errs) != 1 {
+				t.Fatalf("kind %d: List gave %v and %v", kind%6, recs, errs)
+			}
+			return
+		}
+		if err != nil {
+			checkCorrupt(t, err, path)
+			if replyFile != "" && filepath.Dir(replyFile) == s.repliesDir() && filepath.Clean(replyFile) == replyFile && partPath == "" {
+				t.Fatalf("a reply file of replies/ (%q) was refused: %v", replyFile, err)
+			}
+			return
+		}
+		checkReplyInside(t, s, r)
+		if len(recs) != 1 || len(errs) != 0 {
+			t.Fatalf("List gave %v and %v, Load a record", recs, errs)
 		}
 	})
 }

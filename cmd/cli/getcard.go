@@ -67,23 +67,24 @@ func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
 		if tg.Store.Streaming {
 			streaming = "streaming"
 		}
-		out += fmt.Sprintf("%-13s %s (A2A %s %s, %s)\n", "Talking to:", tg.Store.Endpoint, tg.Store.Dialect, client.Binding(tg.Store.Binding).Label(), streaming)
+		out += fmt.Sprintf("%-13s %s (A2A %s %s, %s)\n", "Talking to:", singleLine(tg.Store.Endpoint), tg.Store.Dialect, client.Binding(tg.Store.Binding).Label(), streaming)
 	}
 	pr.payload(out)
 	return nil
 }
 
 // renderCard is the card for people: the fields that tell what the agent
-// does and how to talk to it.
+// does and how to talk to it. Each is the server's text: on one line, with
+// nothing a terminal would act on (singleLine), piped or not.
 func renderCard(c client.Card) string {
 	var b strings.Builder
 	line := func(k, v string) {
-		if v != "" {
+		if v = singleLine(v); v != "" {
 			fmt.Fprintf(&b, "%-13s %s\n", k+":", v)
 		}
 	}
 	line("Name", c.Get("name").String())
-	line("Description", singleLine(c.Get("description").String()))
+	line("Description", c.Get("description").String())
 	line("Version", c.Get("version").String())
 	proto := c.Get("protocolVersion").String()
 	if proto == "" {
@@ -119,7 +120,7 @@ func renderCard(c client.Card) string {
 	skills := c.Get("skills").Array()
 	fmt.Fprintf(&b, "Skills (%d):\n", len(skills))
 	for _, s := range skills {
-		id := s.Get("id").String()
+		id := singleLine(s.Get("id").String())
 		desc := singleLine(s.Get("description").String())
 		if desc != "" && desc != id {
 			fmt.Fprintf(&b, "  - %s: %s\n", id, desc)

@@ -19,6 +19,13 @@ import (
 // printer writes results to stdout and everything else to stderr. Styling
 // is decided per stream: stdout styles only when stdout is a terminal,
 // stderr only when stderr is one, and never when NO_COLOR is set.
+//
+// Every line of text it writes on stderr passes through termui.Text (no
+// escape sequence, control character or bidirectional control of a
+// server's text reaches the terminal; its own styling is added after), and
+// so does the text written on a terminal's stdout, where a reply keeps its
+// colours (termui.Reply); a pipe gets stdout's text byte for byte, and
+// --json is JSON.
 type printer struct {
 	out, err       io.Writer
 	json           bool
@@ -93,8 +100,13 @@ func (pr *printer) writeRawJSON(raw []byte) error {
 	return nil
 }
 
-// payload prints text on stdout, ending it with a newline.
+// payload prints text on stdout, ending it with a newline: byte for byte
+// to a pipe or a file (a reply is data); on a terminal with its lines,
+// tabs and colours, nothing else a terminal would act on (termui.Reply).
 func (pr *printer) payload(s string) {
+	if pr.outTTY {
+		s = termui.Reply(s)
+	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	io.WriteString(pr.out, s)
@@ -111,7 +123,7 @@ func (pr *printer) info(format string, args ...any) {
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	fmt.Fprintln(pr.err, pr.run(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(pr.err, termui.Text(pr.run(fmt.Sprintf(format, args...))))
 }
 
 // logf prints a line on stderr in every mode: logs of long-running
@@ -119,7 +131,19 @@ func (pr *printer) info(format string, args ...any) {
 func (pr *printer) logf(format string, args ...any) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	fmt.Fprintf(pr.err, format+"\n", args...)
+	fmt.Fprintln(pr.err, termui.Text(fmt.Sprintf(format, args...)))
+}
+
+// overSpinner is logf for a line that may be written while the spinner
+// draws: the spinner's line is cleared first.
+func (pr *printer) overSpinner(format string, args ...any) {
+	line := termui.Text(fmt.Sprintf(format, args...))
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	if pr.errTTY && !pr.json {
+		io.WriteString(pr.err, "\r\033[K")
+	}
+	fmt.Fprintln(pr.err, line)
 }
 
 // warn prints a warning on stderr, in every mode.
@@ -127,7 +151,7 @@ func (pr *printer) warn(format string, args ...any) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	label := pr.errR.NewStyle().Foreground(lipgloss.Color("3")).Bold(true).Render("warning:")
-	fmt.Fprintln(pr.err, label+" "+pr.run(fmt.Sprintf(format, args...)))
+	fmt.Fprintln(pr.err, label+" "+termui.Text(pr.run(fmt.Sprintf(format, args...))))
 }
 
 type errorDoc struct {
@@ -148,10 +172,10 @@ func (pr *printer) printError(e *cliError) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	label := pr.errR.NewStyle().Foreground(lipgloss.Color("1")).Bold(true).Render("a2a-courier:")
-	fmt.Fprintf(pr.err, "%s %s\n", label, e.message)
+	fmt.Fprintf(pr.err, "%s %s\n", label, termui.Text(e.message))
 	if e.hint != "" {
 		hint := pr.errR.NewStyle().Faint(true).Render("hint:")
-		fmt.Fprintf(pr.err, "%s %s\n", hint, pr.run(e.hint))
+		fmt.Fprintf(pr.err, "%s %s\n", hint, termui.Text(pr.run(e.hint)))
 	}
 }
 

@@ -390,14 +390,10 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 		width = 80
 	}
 	if pr := a.printer(); lines {
-		clear := "" // the spinner's line, when one is drawn
-		if pr.errTTY && !pr.json {
-			clear = "\r\033[K"
-		}
 		if task != "" {
 			task += ": "
 		}
-		pr.logf("%sprogress: %s%s: %s", clear, task, singleLine(nonEmptyStr(e.State, "working")), text)
+		pr.overSpinner("progress: %s%s: %s", task, singleLine(nonEmptyStr(e.State, "working")), text)
 	}
 	return ansi.Truncate(label+": "+text, max(width-15, 20), "…")
 }

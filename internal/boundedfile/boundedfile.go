@@ -44,10 +44,48 @@ func (e *TooLargeError) Error() string {
 // and the file's information. A path that is not a regular file gives a
 // *NotRegularError, one over max bytes a *TooLargeError; other errors are
 // those of the os package (fs.ErrNotExist for a missing file).
-func Read(path string, max int64) ([]byte, fs.FileInfo, error) {
+func Read(path string, max int64) ([]byte, fs.FileInfo, error) { return read(path, max, false) }
+
+// ReadNoLink is Read for a file that is not a symbolic link either: one a
+// program wrote itself, by rename, in a directory of its own, where a link
+// is not its own. A link gives a *NotRegularError, and so does a path
+// replaced by another file between the look and the open.
+func ReadNoLink(path string, max int64) ([]byte, fs.FileInfo, error) { return read(path, max, true) }
+
+func read(path string, max int64, noLink bool) ([]byte, fs.FileInfo, error) {
+	f, fi, err := open(path, max, noLink)
+	if err != nil {
+		return nil, fi, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, fi, err
+	}
+	if int64(len(b)) > max {
+		// It grew while it was read.
+		return nil, fi, &TooLargeError{Path: path, Size: fi.Size(), Max: max}
+	}
+	return b, fi, nil
+}
+
+// OpenNoLink opens the regular file at path, not a symbolic link, of at
+// most max bytes when opened, for a caller that reads it a piece at a
+// time; the errors are ReadNoLink's. The caller closes the file, and
+// reads no more than it means to: the file may grow.
+func OpenNoLink(path string, max int64) (*os.File, error) {
+	f, _, err := open(path, max, true)
+	return f, err
+}
+
+func open(path string, max int64, noLink bool) (*os.File, fs.FileInfo, error) {
 	// The path is looked at before it is opened: opening a device can have
 	// effects of its own.
-	fi, err := os.Stat(path)
+	stat := os.Stat
+	if noLink {
+		stat = os.Lstat
+	}
+	fi, err := stat(path)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -61,23 +99,22 @@ func Read(path string, max int64) ([]byte, fs.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	defer f.Close()
 	// What was opened is what counts.
+	looked := fi
 	if fi, err = f.Stat(); err != nil {
+		f.Close()
 		return nil, nil, err
 	}
+	if noLink && !os.SameFile(looked, fi) {
+		// A link (or another file) put in its place since the look.
+		f.Close()
+		return nil, fi, &NotRegularError{Path: path, Mode: fs.ModeSymlink}
+	}
 	if err := check(path, fi, max); err != nil {
+		f.Close()
 		return nil, fi, err
 	}
-	b, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, fi, err
-	}
-	if int64(len(b)) > max {
-		// It grew while it was read.
-		return nil, fi, &TooLargeError{Path: path, Size: fi.Size(), Max: max}
-	}
-	return b, fi, nil
+	return f, fi, nil
 }
 
 func check(path string, fi fs.FileInfo, max int64) error {

@@ -73,3 +73,22 @@ func TestSizeText(t *testing.T) {
 		}
 	}
 }
+
+// ReadNoLink reads a regular file as Read does, and refuses a symbolic
+// link, to a regular file or anything else, without following it.
+func TestReadNoLink(t *testing.T) {
+	dir := t.TempDir()
+	regular := filepath.Join(dir, "regular")
+	os.WriteFile(regular, []byte("hello"), 0o600)
+	if b, _, err := ReadNoLink(regular, 10); err != nil || string(b) != "hello" {
+		t.Fatalf("%q %v", b, err)
+	}
+	for _, target := range []string{regular, "/dev/zero"} {
+		link := filepath.Join(dir, "link-"+filepath.Base(target))
+		os.Symlink(target, link)
+		var ne *NotRegularError
+		if _, _, err := ReadNoLink(link, 10); !errors.As(err, &ne) || err.Error() != link+" is a symbolic link, not a regular file" {
+			t.Errorf("link to %s: %v", target, err)
+		}
+	}
+}

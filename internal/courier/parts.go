@@ -14,10 +14,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -379,15 +379,9 @@ func PartNotes(parts []store.ReplyPart) []string {
 	return notes
 }
 
-// printable is s without control characters (C0, DEL, C1), on one line.
-func printable(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-}
+// printable is s on one line, with nothing a terminal would act on: the
+// scrubber of every server text shown to a person (termui.SingleLine).
+func printable(s string) string { return termui.SingleLine(s) }
 
 // CutPartTexts is parts without the texts of text parts (their size
 // kept): for a reply shown cut, whose whole is in a file.

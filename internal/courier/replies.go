@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"unicode/utf8"
 
@@ -90,10 +89,11 @@ func CutText(what, text string, maxChars int, name string, st *store.Store) (str
 	return text[:end] + marker, file, total, nil
 }
 
-// ReadPrefix reads the first n characters of a text file and counts its
+// ReadPrefix reads the first n characters of a reply's file and counts its
 // characters (Unicode code points), reading it once, a piece at a time.
+// Only a regular file is read, never through a link (store.OpenReply).
 func ReadPrefix(path string, n int) (string, int, error) {
-	f, err := os.Open(path)
+	f, err := store.OpenReply(path)
 	if err != nil {
 		return "", 0, err
 	}

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/lipgloss/table"
@@ -150,41 +149,27 @@ func twoLineRows(w io.Writer, r *lipgloss.Renderer, width int, headers []string,
 }
 
 // SingleLine is the first line of s, with " …" when more followed, tabs
-// as spaces and control characters dropped: one cell of a table. Unicode's
-// line and paragraph separators end a line too, and its bidirectional
-// controls (a right-to-left override) are dropped: a server's text must
-// not redraw the line it is shown in.
+// as spaces, made fit for a terminal as Text makes it (escape sequences
+// and controls out: a server's text must not redraw the line it is shown
+// in): one cell of a table, one label.
 func SingleLine(s string) string {
-	if i := strings.IndexAny(s, "\r\n\u2028\u2029"); i >= 0 {
+	s = Text(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = strings.TrimSpace(s[:i]) + " …"
 	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t':
-			return ' '
-		case hidden(r):
-			return -1
-		}
-		return r
-	}, s)
+	return strings.ReplaceAll(s, "\t", " ")
 }
 
+// tsvCell is s on one line, as Text makes it, its tabs and line breaks
+// spaces.
 func tsvCell(s string) string {
 	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\t' || r == '\n' || r == '\r' || r == '\u2028' || r == '\u2029':
+		if r == '\t' || r == '\n' {
 			return ' '
-		case hidden(r):
-			return -1
 		}
 		return r
-	}, s)
+	}, Text(s))
 }
-
-// hidden says r is dropped from a cell: a control character (C0, DEL,
-// C1: U+009B starts a terminal escape sequence) or a bidirectional
-// control.
-func hidden(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) }
 
 // Truncate cuts s to n terminal columns, the last one an ellipsis; wide
 // characters (CJK, emoji) count as two.
@@ -212,7 +197,7 @@ type Spinner struct {
 // StartSpinner starts a spinner on w (a terminal) labelled label; started
 // with active false it shows nothing, and Stop returns at once.
 func StartSpinner(w io.Writer, mu sync.Locker, label string, start time.Time, active bool) *Spinner {
-	s := &Spinner{w: w, mu: mu, label: label, start: start, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &Spinner{w: w, mu: mu, label: SingleLine(label), start: start, stop: make(chan struct{}), done: make(chan struct{})}
 	if !active {
 		close(s.done)
 		return s
@@ -241,8 +226,10 @@ func (s *Spinner) spin() {
 	}
 }
 
-// SetLabel changes what the spinner says.
+// SetLabel changes what the spinner says (on one line, as SingleLine
+// makes it).
 func (s *Spinner) SetLabel(l string) {
+	l = SingleLine(l)
 	s.mu.Lock()
 	s.label = l
 	s.mu.Unlock()

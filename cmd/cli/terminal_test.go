@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tidwall/gjson"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+)
+
+// evil is a server's text carrying what a terminal acts on: OSC 52 (a
+// clipboard write), OSC 0 (the window title), OSC 8 (a hyperlink), a
+// carriage return that overwrites the line, C1 CSI and OSC, a bidi
+// override and isolate, a line separator, a CSI screen clear, DEL and a
+// backspace.
+const evil = "\x1b]52;c;cm0gLXJmIH4K\x07\x1b]0;owned\x07\x1b]8;;https://evil.example/\x1b\\link\x1b]8;;\x1b\\" +
+	"\rOVER\u009b2J\u009d0;t\u009c\u202eexe.txt\u2066x\u2069\u2028\x1b[2J\x7f\x08"
+
+// spinnerClear is the spinner's own erasing of its line (and that of a
+// progress line written over it): the one sequence the program itself
+// writes on stderr.
+const spinnerClear = "\r\x1b[K"
+
+var sgr = regexp.MustCompile("\x1b\\[[0-9;:]*m")
+
+// terminalSafe fails the test when out, written to a terminal, holds an
+// ESC (but for allowed, the sequences the program writes itself), a C0
+// control other than tab and line feed (a CR among them), DEL, a C1
+// control, a bidirectional control, a line separator or bytes that are not
+// UTF-8.
+func terminalSafe(t *testing.T, what, out string, allowed ...string) {
+	t.Helper()
+	for _, a := range allowed {
+		out = strings.ReplaceAll(out, a, "")
+	}
+	if !utf8.ValidString(out) {
+		t.Errorf("%s: not UTF-8: %q", what, out)
+	}
+	for _, r := range out {
+		bad := r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 ||
+			r == '\u061c' || r == '\u200e' || r == '\u200f' || r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u2028' || r == '\u2029'
+		if bad {
+			t.Errorf("%s: %U reached the terminal: %q", what, r, out)
+			return
+		}
+	}
+}
+
+// TestTerminalGetsNoServerEscapes drives the commands that show a
+// Kibana's texts (an agent's name and description, its tools as the
+// card's skill ids, a conversation's title, a status message, a reply, a
+// failure's reason) with every one of them carrying escape sequences and
+// controls, stdout and stderr terminals: none reaches them, but for the
+// reply's colours on stdout. Piped, the reply is byte for byte what the
+// agent sent.
+func TestTerminalGetsNoServerEscapes(t *testing.T) {
+	t.Parallel()
+	reply := "\x1b[1;31mred\x1b[0m reply " + evil
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Streaming = on()
+		o.Agents = append(o.Agents,
+			agentbuildertest.Agent{ID: "evil", Name: "Evil " + evil, Description: "desc " + evil, Tools: []string{"tool" + evil},
+				Reply: reply, RunTime: 300 * time.Millisecond},
+			agentbuildertest.Agent{ID: "evil-fails", Name: "Fails " + evil, Description: "fails", Fail: "broken " + evil, RunTime: 10 * time.Millisecond})
+	})
+	h := newHarness(t, sim)
+	h.tty, h.errTTY = true, true
+	both := func(what string, r result) {
+		t.Helper()
+		terminalSafe(t, what+" stdout", r.stdout)
+		terminalSafe(t, what+" stderr", r.stderr, spinnerClear)
+	}
+
+	r := h.run("get-card", "evil")
+	r.expect(t, ExitOK)
+	both("get-card", r)
+	for _, want := range []string{"Name:", "Evil link", "  - toollink"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("get-card lost %q:\n%s", want, r.stdout)
+		}
+	}
+	r = h.run("discover")
+	r.expect(t, ExitOK)
+	both("discover", r)
+	if !strings.Contains(r.stdout, "evil") {
+		t.Errorf("discover: %s", r.stdout)
+	}
+
+	// The spinner and the progress lines show the tool's name ("Calling
+	// tool …"); the reply keeps its colours only.
+	r = h.run("send", "evil", "title "+evil, "--progress")
+	r.expect(t, ExitOK)
+	terminalSafe(t, "send stdout", r.stdout, sgr.FindAllString(r.stdout, -1)...)
+	terminalSafe(t, "send stderr", r.stderr, spinnerClear)
+	if !strings.Contains(r.stdout, "\x1b[1;31mred\x1b[0m reply link") || !strings.Contains(r.stderr, "progress: working: Calling tool toollink") {
+		t.Errorf("send: stdout %q\nstderr %q", r.stdout, r.stderr)
+	}
+	first, _, _ := strings.Cut(r.stderr, "\n")
+	ctxID := mcpserver.StartedContext(strings.TrimPrefix(first, spinnerClear))
+	if ctxID == "" {
+		t.Fatalf("no started line: %q", r.stderr)
+	}
+
+	for _, args := range [][]string{{"history"}, {"tasks"}} {
+		r = h.run(args...)
+		r.expect(t, ExitOK)
+		both(args[0], r)
+	}
+	r = h.run("result", ctxID)
+	r.expect(t, ExitOK)
+	terminalSafe(t, "result stdout", r.stdout, sgr.FindAllString(r.stdout, -1)...)
+	terminalSafe(t, "result stderr", r.stderr)
+
+	r = h.run("send", "evil-fails", "go")
+	r.expect(t, ExitTaskFailed)
+	both("failed send", r)
+	if !strings.Contains(r.stderr, "broken link") {
+		t.Errorf("the failure's reason is lost: %q", r.stderr)
+	}
+
+	// Piped, the reply is data: byte for byte.
+	h.tty = false
+	r = h.run("result", ctxID)
+	r.expect(t, ExitOK)
+	if r.stdout != reply+"\n" {
+		t.Errorf("piped reply\n got %q\nwant %q", r.stdout, reply+"\n")
+	}
+}
+
+// TestTerminalGetsNoCardEscapes: a generic agent's card (its name, version,
+// skill ids, modes, URL) reaches neither get-card's stdout nor the
+// spinner of send --url, which names the agent, with its escapes.
+func TestTerminalGetsNoCardEscapes(t *testing.T) {
+	t.Parallel()
+	var srv *httptest.Server
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+		if r.Method == http.MethodGet {
+			fmt.Fprintf(w, `{"name":%s,"version":%s,"description":%s,"protocolVersion":"0.3.0","url":"%s/","capabilities":{},`+
+				`"defaultInputModes":[%s],"skills":[{"id":%s,"name":"s","description":%s}]}`,
+				q("Evil "+evil), q("1.0"+evil), q("d"+evil), srv.URL, q("text/plain"+evil), q("skill"+evil), q("does"+evil))
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		time.Sleep(200 * time.Millisecond) // long enough for the spinner to be worth drawing; it draws at once anyway
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"message","messageId":"m","role":"agent","parts":[{"kind":"text","text":"ok"},`+
+			`{"kind":"file","file":{"name":%s,"mimeType":%s,"bytes":"aGk="}}]}}`,
+			gjson.GetBytes(body, "id").Raw, q("\u202etxt.exe"+evil), q("text/plain"+evil))
+	}))
+	t.Cleanup(srv.Close)
+	h := newHarness(t, nil)
+	h.tty, h.errTTY = true, true
+	r := h.run("get-card", "--url", srv.URL)
+	r.expect(t, ExitOK)
+	terminalSafe(t, "get-card stdout", r.stdout)
+	terminalSafe(t, "get-card stderr", r.stderr)
+	for _, want := range []string{"Name:         Evil link …", "1.0link …", "  - skilllink …: doeslink …", "text/plainlink …"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("get-card lost %q:\n%s", want, r.stdout)
+		}
+	}
+	// The spinner names the agent; the reply's file is saved under a name
+	// with no bidi control (it would show "\u202etxt.exe" as "exe.txt"),
+	// and the line that says so quotes its name and type scrubbed.
+	out := t.TempDir()
+	r = h.run("send", "--url", srv.URL, "hi", "--out", out)
+	r.expect(t, ExitOK)
+	terminalSafe(t, "send stdout", r.stdout)
+	terminalSafe(t, "send stderr", r.stderr, spinnerClear)
+	if !strings.Contains(r.stderr, "waiting for Evil link") || !strings.Contains(r.stderr, "file txt.exelink … (text/plainlink …, 2 bytes) saved to "+out) {
+		t.Errorf("the spinner did not name the agent, or the file's line is wrong: %q", r.stderr)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 {
+		t.Fatalf("saved %v", entries)
+	}
+	terminalSafe(t, "saved file name", entries[0].Name())
+}
