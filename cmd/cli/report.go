@@ -493,13 +493,17 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 	}
 	switch {
 	case pr.json:
-		if err := pr.writeJSON(doc); err != nil {
-			return err
-		}
+		pr.writeJSON(doc)
 	case refused != nil:
 		a.printError(refused)
 	default:
 		a.printRecord(rec, doc, code)
+	}
+	if werr := pr.outErr(); werr != nil {
+		// The caller closed stdout: the task is not lost with it.
+		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
+			message: fmt.Sprintf("the result of task %s (%s) could not be written to stdout: %v; its record keeps it", rec.ContextID, rec.State, werr),
+			hint:    "`a2a-courier result " + rec.ContextID + "` prints it again"}
 	}
 	return exitWith(code)
 }

@@ -201,7 +201,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if opts.async {
 		command = "send-async"
 	}
-	rec, h, err := c.Submit(ctx, *m, !opts.async, command)
+	rec, h, err := c.Submit(ctx, *m, command)
 	if err != nil {
 		return submitError(err)
 	}
@@ -324,7 +324,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
 	a.quietPath(opts.progress, rec)
-	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text, Created: true,
+	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
