@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/httplog"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -43,6 +44,11 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 		return r.rec, err
 	}
 	defer r.clearFinishedCancel()
+	if r.current().Verbose {
+		// Asked with -v: its requests are shown by a client that logs the
+		// marked ones (the worker's, to its log).
+		ctx = httplog.WithLabel(ctx, r.id)
+	}
 	if rec, done, err := r.decide(ctx); done || err != nil {
 		return rec, err
 	}

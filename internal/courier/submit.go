@@ -37,6 +37,9 @@ type Message struct {
 	// OutDir is where the reply's files go ("": beside the record).
 	Parts  []client.Part
 	OutDir string
+	// Verbose: the caller asked for its requests to be shown (-v); a
+	// worker that works on the task logs them (Record.Verbose).
+	Verbose bool
 }
 
 // InFlightError refuses a message in a context whose previous message is
@@ -117,7 +120,7 @@ func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store
 		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: identity(m.Target, m.Key), State: store.Queued,
 		Message: m.Text, MessageSHA256: client.HashText(m.Text), MessageSize: len(m.Text),
 		PollInterval: store.Duration(m.PollInterval), MaxWait: store.Duration(m.MaxWait),
-		Parts: describeParts(m.Parts), OutDir: m.OutDir,
+		Parts: describeParts(m.Parts), OutDir: m.OutDir, Verbose: m.Verbose,
 	}
 	if m.Path != nil && !m.Path.NonBlocking {
 		// A blocking:false send's path is what the server makes of it: a
