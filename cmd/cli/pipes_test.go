@@ -218,7 +218,14 @@ func TestSendKilledBeforeItsRequestLeftIsSentOnce(t *testing.T) {
 			}
 			released.Store(true)
 			conn.Close()
-			r := p.run("result", rec.ContextID, "--wait", "--timeout", "40s", "--json")
+			// A follow-up waits for it: refused, with the command that has
+			// it sent.
+			r := p.run("send", "elastic-ai-agent", "--context", rec.ContextID, "too soon", "--json")
+			r.expect(t, ExitUsage)
+			if d := decodeTask(t, r.stdout); d.Error == nil || !strings.Contains(d.Error.Hint, "a2a-courier result "+rec.ContextID+" --wait") {
+				t.Fatalf("%+v", d)
+			}
+			r = p.run("result", rec.ContextID, "--wait", "--timeout", "40s", "--json")
 			r.expect(t, ExitOK)
 			if d := decodeTask(t, r.stdout); d.State != "completed" || d.Reply == nil || *d.Reply != "Echo: "+text {
 				t.Fatalf("%+v", d)
