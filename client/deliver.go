@@ -158,6 +158,15 @@ type DeliverOptions struct {
 	TaskID string
 	// OnEvent, if set, receives progress.
 	OnEvent func(Event)
+	// BeforeSend, if set, is called once, on the goroutine that sends, when
+	// a connection to the server is made and before anything of the
+	// request is written to it: the last moment before the message may
+	// leave (a caller records there that it is leaving). An error stops
+	// the send: the connection is closed with nothing of the request on
+	// it, and Deliver returns at once an outcome that is NotSent, with
+	// that error. It is not called when no connection is made (an
+	// unreachable server, a caller that stopped first).
+	BeforeSend func() error
 }
 
 // HashText returns the hex SHA-256 that identifies a message's text.

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptrace"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -32,6 +30,9 @@ type A2ADeliverOptions struct {
 	// the server's task id as soon as it is known, one of Kind "progress"
 	// the text of each status message the task sends while it goes on.
 	OnEvent func(Event)
+	// BeforeSend is called once a connection is made and before the
+	// message is written to it, as DeliverOptions.BeforeSend.
+	BeforeSend func() error
 }
 
 // ErrTaskGone means the server no longer knows the task (it restarted, or
@@ -69,7 +70,7 @@ func (c *A2A) Deliver(ctx context.Context, o A2ADeliverOptions) (out Outcome) {
 		if out, final := d.send(); final {
 			return out
 		}
-		if ctx.Err() != nil && !d.gotConn.Load() {
+		if ctx.Err() != nil && !d.gate.connected.Load() {
 			return Outcome{Err: d.lastErr, notSent: true}
 		}
 	}
@@ -90,7 +91,9 @@ type a2aDelivery struct {
 	taskID  string
 	acc     artifacts
 	lastErr error
-	gotConn atomic.Bool
+	// gate lets the send through once a connection is made (BeforeSend);
+	// its connected: bytes may have left.
+	gate *sendGate
 	// lastProgress is the status last passed on as progress.
 	lastProgress string
 	// noStream: the task is followed by reading it only (a stream sent an
@@ -133,14 +136,11 @@ func (d *a2aDelivery) onStatus(ev StreamEvent) { d.progress(ev.State, ev.Text, e
 // that proves nothing ran); else the task is to be followed.
 func (d *a2aDelivery) send() (Outcome, bool) {
 	o := d.o
-	traced := httptrace.WithClientTrace(d.ctx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { d.gotConn.Store(true) },
-		WroteRequest: func(info httptrace.WroteRequestInfo) {
-			if info.Err == nil {
-				d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
-			}
-		},
+	gate, traced, stop := newSendGate(d.ctx, o.BeforeSend, func() {
+		d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
 	})
+	defer stop()
+	d.gate = gate
 	d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
 	if o.Streaming {
 		// Any event means the server took the message in: an error after
@@ -151,7 +151,10 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 		if final {
 			return out, true
 		}
-		if err != nil && !accepted && (!d.gotConn.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && d.ctx.Err() == nil {
+		if rerr := gate.refusal(); rerr != nil {
+			return Outcome{Err: rerr, notSent: true}, true
+		}
+		if err != nil && !accepted && (!gate.connected.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && d.ctx.Err() == nil {
 			return rejectedOutcome(err), true
 		}
 		d.lastErr = err
@@ -167,7 +170,9 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 	}
 	res, err := d.c.Send(traced, o.Message, true)
 	switch {
-	case err != nil && (!MayHaveArrived(err) || !d.gotConn.Load()) && d.ctx.Err() == nil:
+	case gate.refusal() != nil:
+		return Outcome{Err: gate.refusal(), notSent: true}, true
+	case err != nil && (!MayHaveArrived(err) || !gate.connected.Load()) && d.ctx.Err() == nil:
 		return rejectedOutcome(err), true
 	case errors.Is(err, ErrReplyTooLarge):
 		d.lastErr = err

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http/httptrace"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -52,6 +50,11 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	d.timer = time.NewTimer(o.PollInterval)
 	defer d.timer.Stop()
 	if o.Send {
+		var stop context.CancelFunc
+		d.gate, d.sendCtx, stop = newSendGate(ctx, o.BeforeSend, func() {
+			d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
+		})
+		defer stop()
 		d.postOpen = true
 		go d.post()
 		d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
@@ -84,9 +87,12 @@ type kibanaDelivery struct {
 	postDone   chan postResult
 	postExited chan struct{}
 	postOpen   bool
-	// gotConn is the conservative sign that bytes may have left: until a
-	// connection is obtained, nothing can have reached the server.
-	gotConn    atomic.Bool
+	// gate lets the send through once a connection is made (BeforeSend);
+	// its connected is the conservative sign that bytes may have left:
+	// until then, nothing can have reached the server. sendCtx is the
+	// send's context, traced by the gate.
+	gate       *sendGate
+	sendCtx    context.Context
 	streamTask string // the task a stream named, once
 
 	timer          *time.Timer
@@ -124,16 +130,9 @@ func (d *kibanaDelivery) emit(e Event) {
 // streams, else by message/send, and hands the result to the loop.
 func (d *kibanaDelivery) post() {
 	defer close(d.postExited)
-	// The server has the request once it is written: from then on a lost
-	// answer means "recover by reading", never "send again".
-	tctx := httptrace.WithClientTrace(d.ctx, &httptrace.ClientTrace{
-		GotConn: func(httptrace.GotConnInfo) { d.gotConn.Store(true) },
-		WroteRequest: func(info httptrace.WroteRequestInfo) {
-			if info.Err == nil {
-				d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
-			}
-		},
-	})
+	// The server may have the request once a connection is made: from then
+	// on a lost answer means "recover by reading", never "send again".
+	tctx := d.sendCtx
 	if d.o.Stream {
 		if pr, done := d.stream(tctx); done {
 			d.postDone <- pr
@@ -199,9 +198,9 @@ func (d *kibanaDelivery) loop() Outcome {
 		select {
 		case <-d.ctx.Done():
 			if d.postOpen {
-				<-d.postDone // it ends with ctx; then gotConn is settled
+				<-d.postDone // it ends with ctx; then the gate is settled
 			}
-			return Outcome{Err: d.lastErr, notSent: d.o.Send && !d.gotConn.Load()}
+			return Outcome{Err: d.lastErr, notSent: d.o.Send && !d.gate.connected.Load()}
 		case pr := <-d.postDone:
 			d.postOpen = false
 			if out, final := d.answered(pr); final {
@@ -246,7 +245,12 @@ func (d *kibanaDelivery) answered(pr postResult) (Outcome, bool) {
 		d.taskID = pr.res.TaskID
 		d.emit(Event{Kind: EventTask, TaskID: d.taskID, Message: "the server named the task " + d.taskID})
 	}
-	if pr.err != nil && !d.gotConn.Load() {
+	if err := d.gate.refusal(); err != nil {
+		// BeforeSend refused: the connection was closed before anything
+		// of the request was written.
+		return Outcome{Err: err, notSent: true}, true
+	}
+	if pr.err != nil && !d.gate.connected.Load() {
 		if d.ctx.Err() != nil {
 			// The caller stopped before a connection was made (this answer
 			// came before the loop saw ctx end): nothing left, as there.

@@ -237,6 +237,10 @@ type Record struct {
 	// command), "interrupt" (Ctrl-C on send), or empty when the server
 	// canceled or aborted it.
 	CanceledBy string `json:"canceled_by,omitempty"`
+	// Verbose says the command that created the task was run with -v:
+	// whoever works on it shows its HTTP requests (never a credential),
+	// a detached worker in its log.
+	Verbose bool `json:"verbose,omitempty"`
 	// Progress is the task's latest status update ("Calling tool X…")
 	// while it runs, as the process working on it last wrote it (at most
 	// every few seconds; never the history of them). Dropped once final.

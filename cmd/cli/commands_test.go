@@ -289,10 +289,11 @@ func TestSendSync(t *testing.T) {
 		if strings.Contains(string(b), `"message":`) || strings.Contains(string(b), testKey) {
 			t.Errorf("record holds the text or the key: %s", b)
 		}
-		// send sends at once, so its record was created sending: the text
-		// was never written.
+		// The record was created queued, its text in it until the
+		// connection was made (a send killed before then leaves it for a
+		// worker to send); the finished record above holds no text.
 		audit, _ := os.ReadFile(st.AuditPath())
-		if first, _, _ := strings.Cut(string(audit), "\n"); !strings.Contains(first, `"command":"send"`) || !strings.Contains(first, `"state":"sending"`) {
+		if first, _, _ := strings.Cut(string(audit), "\n"); !strings.Contains(first, `"command":"send"`) || !strings.Contains(first, `"state":"queued"`) {
 			t.Errorf("first audit line %s", first)
 		}
 	})
@@ -587,7 +588,7 @@ func TestTokenGoesOnlyWhereItIsMeant(t *testing.T) {
 // worker sends it later.
 func TestCtrlCBeforeSending(t *testing.T) {
 	t.Parallel()
-	card := hangingAgent(t)
+	card, connecting := hangingAgent(t)
 
 	h := newHarness(t, nil)
 	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -597,14 +598,13 @@ func TestCtrlCBeforeSending(t *testing.T) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	go func() {
-		// Ctrl-C once the task is recorded and on its way.
-		for ctx.Err() == nil {
-			if recs, _ := st.List(); len(recs) == 1 && recs[0].State == store.Sending {
-				cancel(&signalError{os.Interrupt})
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
+		// Ctrl-C once the task is recorded and its connection is being
+		// made: the record still says queued, since nothing has left.
+		<-connecting
+		if recs, _ := st.List(); len(recs) != 1 || recs[0].State != store.Queued {
+			t.Errorf("while connecting: %d records, %+v", len(recs), recs)
 		}
+		cancel(&signalError{os.Interrupt})
 	}()
 	r := h.runCtx(ctx, "send", "--url", card.URL, "never mind", "--json")
 	r.expect(t, ExitTaskFailed)
@@ -730,7 +730,7 @@ func TestLostTasks(t *testing.T) {
 // ran", not as a run that may still finish.
 func TestCancelBeforeSending(t *testing.T) {
 	t.Parallel()
-	card := hangingAgent(t)
+	card, connecting := hangingAgent(t)
 
 	h := newHarness(t, nil)
 	st, err := store.Open(h.env["A2A_COURIER_STATE_DIR"])
@@ -739,13 +739,15 @@ func TestCancelBeforeSending(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		for {
-			if recs, _ := st.List(); len(recs) == 1 && recs[0].State == store.Sending {
-				done <- h.run("cancel", recs[0].ContextID, "--json")
-				return
-			}
-			time.Sleep(5 * time.Millisecond)
+		// The task is recorded, queued, and its connection is being made.
+		<-connecting
+		recs, _ := st.List()
+		if len(recs) != 1 || recs[0].State != store.Queued {
+			t.Errorf("while connecting: %d records, %+v", len(recs), recs)
+			done <- result{}
+			return
 		}
+		done <- h.run("cancel", recs[0].ContextID, "--json")
 	}()
 	r := h.run("send", "--url", card.URL, "never mind", "--timeout", "30s", "--json")
 	r.expect(t, ExitTaskFailed)
@@ -965,13 +967,14 @@ func TestHelpText(t *testing.T) {
 
 // hangingAgent serves a card whose endpoint takes connections and never
 // answers the TLS handshake: a request to it cannot have left.
-func hangingAgent(t *testing.T) *httptest.Server {
+func hangingAgent(t *testing.T) (*httptest.Server, <-chan struct{}) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
+	accepted := make(chan struct{}, 16)
 	go func() {
 		for {
 			c, err := ln.Accept()
@@ -979,13 +982,17 @@ func hangingAgent(t *testing.T) *httptest.Server {
 				return
 			}
 			t.Cleanup(func() { c.Close() })
+			select {
+			case accepted <- struct{}{}:
+			default:
+			}
 		}
 	}()
 	card := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, `{"name":"H","protocolVersion":"0.3.0","url":"https://`+ln.Addr().String()+`/","capabilities":{}}`)
 	}))
 	t.Cleanup(card.Close)
-	return card
+	return card, accepted
 }
 
 // TestReleaseBuildHasNoSimulator: without a simulator (the release build),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // Outcomes that never lie (the hardening issue): what the server did is
@@ -73,6 +74,10 @@ func TestCreatedSentFinishedInOrder(t *testing.T) {
 	h.now = func() time.Time { return time.Now().Add(-behind) }
 	d := decodeTask(t, h.run("send", "elastic-ai-agent", "in order", "--json").stdout)
 	rec := loadRecord(t, h, d.ContextID)
+	if rec.State != store.Completed {
+		// (The maximum wait is counted on the process's clock too.)
+		t.Errorf("state %s: %s", rec.State, rec.Reason)
+	}
 	if rec.SentAt == nil || rec.FinishedAt == nil || rec.SentAt.Before(rec.CreatedAt) || rec.FinishedAt.Before(*rec.SentAt) {
 		t.Errorf("created %v sent %v finished %v", rec.CreatedAt, rec.SentAt, rec.FinishedAt)
 	}

@@ -68,6 +68,16 @@ type Process struct {
 // Main runs the program with the real process and returns its exit code.
 // sim is the simulator demo and dev-server run (nil: none).
 func Main(sim simulator.Start) int {
+	// A write to a closed stdout or stderr (a caller, or its tool runner,
+	// that closed its end of the pipe) fails with EPIPE instead of killing
+	// the process: Go kills a program by SIGPIPE on such a write to
+	// descriptors 1 and 2 unless SIGPIPE is ignored or notified
+	// (os/signal). A write to a closed stream must never decide whether or
+	// when a message is sent, nor leave its record half done: the printer
+	// loses the line and the engine goes on. Ignored rather than notified:
+	// no goroutine, no signal thread for it; the one program this process
+	// starts is itself (a worker), which ignores it too.
+	signal.Ignore(syscall.SIGPIPE)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	p := &Process{
 		Args: os.Args[1:], Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,

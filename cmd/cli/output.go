@@ -33,6 +33,8 @@ type printer struct {
 	width          int
 	outR, errR     *lipgloss.Renderer
 	mu             sync.Mutex
+	// stdout is out, remembering its first failed write.
+	stdout *failedWriter
 	// asRun fits a text to the caller's command line (App.hint): the
 	// settings and commands it names; nil leaves texts as they are.
 	asRun func(string) string
@@ -48,7 +50,8 @@ func (pr *printer) run(s string) string {
 
 func newPrinter(p *Process, jsonOut bool) *printer {
 	_, noColor := p.LookupEnv("NO_COLOR")
-	pr := &printer{out: p.Stdout, err: p.Stderr, json: jsonOut, outTTY: p.StdoutTTY, errTTY: p.StderrTTY}
+	pr := &printer{stdout: &failedWriter{w: p.Stdout}, err: p.Stderr, json: jsonOut, outTTY: p.StdoutTTY, errTTY: p.StderrTTY}
+	pr.out = pr.stdout
 	if pr.outTTY {
 		if pr.width = p.TermWidth(); pr.width <= 0 {
 			pr.width = 100
@@ -63,6 +66,30 @@ func newPrinter(p *Process, jsonOut bool) *printer {
 		pr.errR.SetColorProfile(termenv.Ascii)
 	}
 	return pr
+}
+
+// failedWriter remembers the first error a write to its stream met (a
+// pipe its reader closed: EPIPE, now that SIGPIPE no longer kills the
+// process): a command whose result did not reach its reader says so
+// instead of exiting 0. Its writes are made under the printer's lock.
+type failedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (f *failedWriter) Write(b []byte) (int, error) {
+	n, err := f.w.Write(b)
+	if err != nil && f.err == nil {
+		f.err = err
+	}
+	return n, err
+}
+
+// outErr is the first error a write to stdout met, if any.
+func (pr *printer) outErr() error {
+	pr.mu.Lock()
+	defer pr.mu.Unlock()
+	return pr.stdout.err
 }
 
 // writeJSON prints one JSON document and a newline on stdout.

@@ -489,13 +489,17 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 	}
 	switch {
 	case pr.json:
-		if err := pr.writeJSON(doc); err != nil {
-			return err
-		}
+		pr.writeJSON(doc)
 	case refused != nil:
 		a.printError(refused)
 	default:
 		a.printRecord(rec, doc, code)
+	}
+	if werr := pr.outErr(); werr != nil {
+		// The caller closed stdout: the task is not lost with it.
+		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
+			message: fmt.Sprintf("the result of task %s (%s) could not be written to stdout: %v; its record keeps it", rec.ContextID, rec.State, werr),
+			hint:    "`a2a-courier result " + rec.ContextID + "` prints it again"}
 	}
 	return exitWith(code)
 }
@@ -507,6 +511,10 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
 	doc := recordDoc(rec)
 	doc.Note = extra.note
+	if doc.Note == "" && courier.FailureLeavesNoTrace(rec) {
+		// Not "nothing is lost": a failure of this run would never show.
+		doc.Note = courier.NoTraceNote(rec, a.p.Now())
+	}
 	if extra.resume != "" && doc.Resume != "" {
 		doc.Resume = extra.resume
 	}
@@ -634,7 +642,11 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 		pr.warn("%s has not answered, and its connection ended: this Kibana release stops a blocking run when that happens (non_blocking is false), so the reply will most likely never come (context %s).", rec.Agent, rec.ContextID)
 		pr.info("a background worker still reads the conversation: %s", doc.Resume)
 	case code == ExitStillRunning:
-		pr.info("still running: %s has not answered yet (context %s, state %s). Nothing is lost.", rec.Agent, rec.ContextID, rec.State)
+		said := ". Nothing is lost."
+		if courier.FailureLeavesNoTrace(rec) {
+			said = ": " + courier.NoTraceNote(rec, a.p.Now()) + "."
+		}
+		pr.info("still running: %s has not answered yet (context %s, state %s)%s", rec.Agent, rec.ContextID, rec.State, said)
 		if rec.LastError != nil {
 			if secs := rec.LastError.RetryAfterSeconds; secs > 0 {
 				pr.info("last problem: %s (the server asked to retry after %s)", rec.LastError.Message, courier.WaitText(time.Duration(secs)*time.Second))

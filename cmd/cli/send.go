@@ -201,7 +201,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if opts.async {
 		command = "send-async"
 	}
-	rec, h, err := c.Submit(ctx, *m, !opts.async, command)
+	rec, h, err := c.Submit(ctx, *m, command)
 	if err != nil {
 		return submitError(err)
 	}
@@ -216,6 +216,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if err := c.HandOff(h, rec, m.Key); err != nil {
 		return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", rec.ContextID, err, rec.ContextID)
 	}
+	a.workerLogNote(c, rec)
 	pr := a.printer()
 	doc := recordDoc(rec)
 	if pr.json {
@@ -276,7 +277,8 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 		return nil, &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted before the task was recorded; nothing was sent"}
 	}
 	return &courier.Message{Agent: tg.Name, Target: tg.Store, Key: tg.Cred, Path: tg.Path, Text: text,
-		PollInterval: poll, MaxWait: maxWait, ContextID: opts.contextID, TaskID: opts.taskID, Parts: parts, OutDir: out}, nil
+		PollInterval: poll, MaxWait: maxWait, ContextID: opts.contextID, TaskID: opts.taskID, Parts: parts, OutDir: out,
+		Verbose: a.verbose}, nil
 }
 
 // submitError reports a message the engine would not submit.
@@ -324,7 +326,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
 	a.quietPath(opts.progress, rec)
-	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key, Text: m.Text, Created: true,
+	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
@@ -370,13 +372,24 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		// holding it could do no better; result revives one once fixed.)
 		if werr := c.HandOff(h, rec, m.Key); werr != nil {
 			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
-		} else if userInterrupted(ctx) {
-			// Ctrl-C after the message left: the task goes on; someone who
-			// meant to stop it is told how.
-			pr.info("the task goes on in the background; to cancel it instead: a2a-courier cancel %s (it says whether the agent can stop the run)", rec.ContextID)
+		} else {
+			a.workerLogNote(c, rec)
+			if userInterrupted(ctx) {
+				// Ctrl-C after the message left: the task goes on; someone
+				// who meant to stop it is told how.
+				pr.info("the task goes on in the background; to cancel it instead: a2a-courier cancel %s (it says whether the agent can stop the run)", rec.ContextID)
+			}
 		}
 	}
 	return a.reportRecord(final, opts.maxChars, c.Store)
+}
+
+// workerLogNote says, with -v, where the requests a worker makes for a
+// task are shown: the worker makes them, and logs them (Record.Verbose).
+func (a *App) workerLogNote(c *courier.Courier, rec *store.Record) {
+	if a.verbose {
+		a.printer().logf("the background worker makes the requests of task %s; it logs each (never a credential) to %s", rec.ContextID, c.Store.LogPath())
+	}
 }
 
 // progressed shows a status update of a task ("Calling tool X…"): it

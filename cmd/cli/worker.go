@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"net/http"
 	"os"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/httplog"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -89,7 +91,17 @@ func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	if err != nil {
 		logger.Printf("%v; stale after %s", err, timing.StaleAfter)
 	}
-	c := &courier.Courier{Store: st, HTTPClient: a.httpClients(), Now: a.p.Now, UserAgent: userAgent(),
+	// The requests of a task asked for with -v (Record.Verbose) go to the
+	// log, marked with its contextId; no other request is shown.
+	clients := a.httpClients()
+	logged := func(t store.Target) (*http.Client, error) {
+		hc, err := clients(t)
+		if err != nil {
+			return nil, err
+		}
+		return httplog.WrapMarked(hc, logger.Printf, a.p.Now), nil
+	}
+	c := &courier.Courier{Store: st, HTTPClient: logged, Now: a.p.Now, UserAgent: userAgent(),
 		Executable: a.p.Executable, Environ: a.p.Environ, Timing: timing, Logf: logger.Printf}
 	c.Serve(ctx, opts.identity, key, opts.linger, opts.rescan)
 	return nil

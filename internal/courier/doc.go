@@ -15,7 +15,7 @@
 //	  Courier.Submit                        submit.go: contextId-first; messageId and contextId named,
 //	    place                               the context placed (rounds before, the task answered),
 //	    Store.Lock, create                  the lock taken, the record written before anything leaves:
-//	                                        queued (text in it) for a worker, or sending for send
+//	                                        queued, text in it, whoever sends it
 //	  send-async: Courier.HandOff           the lock let go; ensureWorker → spawn (spawn.go):
 //	                                        the same binary, setsid, stdin /dev/null, the log,
 //	                                        the credential on descriptor 3, the environment's secrets left out
@@ -24,8 +24,10 @@
 //	  send: Courier.Run                     the same code in the foreground (WatchCancel for cancel)
 //	    run.load                            runner.go: the record, its identity, the agent's client
 //	    run.decide                          send, or recover by reading only; end a canceled or empty task
-//	    run.begin                           queued → sending, text out of the record: never sent again
+//	    run.begin                           a reader counts itself; a sender writes nothing yet
 //	    run.follow                          Deliver; events → run.onEvent → the record (sending → working)
+//	      run.leaving                       BeforeSend, once connected and before the request is written:
+//	                                        queued → sending, text out of the record: never sent again
 //	      run.resend                        retry.go: a 429/503 refusal back to queued, sent again as asked
 //	    run.settle                          settle.go: completed, failed, rejected, canceled, input_required,
 //	                                        expired (lost), or handed off (queued again / a worker reads)

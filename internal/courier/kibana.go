@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -207,4 +208,28 @@ func ReleaseAborts(t store.Target) bool {
 // will most likely never come.
 func RunLikelyAborted(x *store.Record) bool {
 	return x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking && x.ConnectionLost && ReleaseAborts(x.Target)
+}
+
+// FailureLeavesNoTrace reports a Kibana task still running on the blocking
+// path of a release that keeps no failed run (9.2 to 9.5), whose connection
+// ended (cut, or handed off): if its run fails, nothing will ever say so
+// (the answer that would have is gone, and no round is stored), so the task
+// is followed until its maximum wait and ends expired. "Nothing is lost"
+// is not true of it.
+func FailureLeavesNoTrace(x *store.Record) bool {
+	aborts, known := client.ServerInfo{Number: x.Target.KibanaVersion, Flavor: x.Target.KibanaFlavor}.AbortsOnDisconnect()
+	return x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking && x.ConnectionLost && known && !aborts && !x.State.Terminal()
+}
+
+// NoTraceNote says what a task FailureLeavesNoTrace is for comes to: no
+// reply yet, a failure would leave no trace, and how long it is followed
+// (its --max-wait, from its send) before it ends expired.
+func NoTraceNote(x *store.Record, now time.Time) string {
+	left := x.Deadline().Sub(now)
+	follow := fmt.Sprintf("it is followed for %s more (--max-wait %s), then it ends expired", WaitText(max(left, 0)), WaitText(time.Duration(x.MaxWait)))
+	if left <= 0 {
+		follow = fmt.Sprintf("its --max-wait (%s) has run out: it ends expired at the next look", WaitText(time.Duration(x.MaxWait)))
+	}
+	return "no reply yet; on this release a failed run leaves no trace (Kibana " + x.Target.KibanaVersion +
+		" stores no failed run, and the connection that would have carried its failure ended): " + follow
 }

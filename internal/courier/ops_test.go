@@ -23,14 +23,14 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	m := message(sim, "quick", "second")
 	m.ContextID = first.ContextID
 	var inFlight *InFlightError
-	if _, _, err := c.Submit(context.Background(), m, false, "send-async"); !errors.As(err, &inFlight) || inFlight.State != store.Queued {
+	if _, _, err := c.Submit(context.Background(), m, "send-async"); !errors.As(err, &inFlight) || inFlight.State != store.Queued {
 		t.Fatalf("follow-up of a queued message: %v", err)
 	}
 	h, _ := c.Store.Lock(first.ContextID)
 	complete(t, h)
 	h.Release()
 
-	next, h, err := c.Submit(context.Background(), m, false, "send-async")
+	next, h, err := c.Submit(context.Background(), m, "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	complete(t, hh)
 	hh.Release()
 	var finished *FinishedTaskError
-	if _, _, err := c.Submit(context.Background(), answer, false, "send-async"); !errors.As(err, &finished) || finished.Record.ContextID != "ctx-task-1" {
+	if _, _, err := c.Submit(context.Background(), answer, "send-async"); !errors.As(err, &finished) || finished.Record.ContextID != "ctx-task-1" {
 		t.Fatalf("answer to a finished task: %v", err)
 	}
 
@@ -67,20 +67,20 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	// known to be finished.
 	followUp := answer
 	followUp.TaskID, followUp.ContextID = "", "ctx-task-1"
-	if _, h, err := c.Submit(context.Background(), followUp, false, "send-async"); err != nil {
+	if _, h, err := c.Submit(context.Background(), followUp, "send-async"); err != nil {
 		t.Fatal(err)
 	} else {
 		h.Release()
 	}
 	answer.ContextID = "ctx-task-1"
-	if _, _, err := c.Submit(context.Background(), answer, false, "send-async"); !errors.As(err, &finished) || finished.Record.TaskID != "task-1" {
+	if _, _, err := c.Submit(context.Background(), answer, "send-async"); !errors.As(err, &finished) || finished.Record.TaskID != "task-1" {
 		t.Fatalf("answer to a finished, archived task: %v", err)
 	}
 }
 
 // submitErr submits m and releases what it took; it returns the error.
 func submitErr(c *Courier, m Message) error {
-	_, h, err := c.Submit(context.Background(), m, false, "send-async")
+	_, h, err := c.Submit(context.Background(), m, "send-async")
 	if h != nil {
 		h.Release()
 	}
@@ -120,7 +120,7 @@ func TestSubmitCountsTheRoundsBefore(t *testing.T) {
 	h.Release()
 	m := message(sim, "quick", "two")
 	m.ContextID = rec.ContextID
-	next, h, err := c.Submit(context.Background(), m, false, "send-async")
+	next, h, err := c.Submit(context.Background(), m, "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func TestHandOffAndDropUnsent(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	c := newEngine(t)
-	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "hand it over"), false, "send-async")
+	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "hand it over"), "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestHandOffAndDropUnsent(t *testing.T) {
 		t.Fatalf("%v %+v, runs %d", err, got, sim.Runs(rec.ContextID))
 	}
 
-	rec, h, err = c.Submit(context.Background(), message(sim, "quick", "never mind"), false, "send")
+	rec, h, err = c.Submit(context.Background(), message(sim, "quick", "never mind"), "send")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +208,11 @@ func TestHandOffAndDropUnsent(t *testing.T) {
 		t.Errorf("%d runs", sim.Runs(rec.ContextID))
 	}
 
-	rec, h, err = c.Submit(context.Background(), message(sim, "quick", "already sending"), true, "send")
+	rec, h, err = c.Submit(context.Background(), message(sim, "quick", "already sending"), "send")
 	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Update(func(x *store.Record) error { x.State = store.Sending; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	left, err := c.DropUnsent(h)

@@ -27,15 +27,14 @@ const (
 // is true: queued, its text back in it, not before RetryAt; a process that
 // dies meanwhile leaves it for a worker, which sends it once, then. again
 // is false when the message is not sent again: out is then the outcome to
-// settle. An error means the record could not say that the message leaves
-// again, and it was not sent.
-func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool, _ client.Outcome, _ error) {
+// settle.
+func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool, _ client.Outcome) {
 	r.refusals++
 	dl, hasDL := dctx.Deadline()
 	wait, why := sendRetryWait(out.Err, r.refusals, r.c.now(), dl, hasDL, r.waitLimit(ctx, dl))
 	if why != "" {
 		r.refusedNote = why
-		return false, out, nil
+		return false, out
 	}
 	r.mu.Lock()
 	r.written = false
@@ -60,18 +59,13 @@ func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool,
 			out = client.Outcome{Err: out.Err}
 		}
 		// Else the maximum wait ran out: the refusal stands.
-		return false, out, nil
+		return false, out
 	}
-	// Past this write the message is never sent again by anyone but this
-	// process, and only after another refusal.
-	if err := r.update(func(x *store.Record) {
-		now := r.c.now().UTC()
-		x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
-	}); err != nil {
-		return false, out, fmt.Errorf("task %s not sent again: cannot record that it is being sent: %w", r.id, err)
-	}
-	r.c.logf("%s: sending to agent %s again (%d bytes)", r.id, r.current().Agent, r.current().MessageSize)
-	return true, out, nil
+	// The next send goes to sending again once its connection is made
+	// (leaving): past that write the message is never sent again by anyone
+	// but this process, and only after another refusal.
+	r.c.logf("%s: sending to agent %s again", r.id, r.current().Agent)
+	return true, out
 }
 
 // waitLimit names what sets deadline, the end of the time a refused

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/httplog"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -18,13 +19,6 @@ type Work struct {
 	// Key is the credential the task is worked with; it must be the one it
 	// was sent with (the record's identity).
 	Key client.Secret
-	// Text is the message of a record this process created sending (send
-	// in the foreground): it never reached the disk. Empty in a worker.
-	Text string
-	// Created says this process created the record sending (send in the
-	// foreground), which a message of files or data alone, with no Text,
-	// shows only this way.
-	Created bool
 	// OnEvent, when set, receives the delivery's progress, and EventBusy
 	// while a refused message waits to be sent again.
 	OnEvent func(client.Event)
@@ -39,23 +33,31 @@ type Work struct {
 // The steps, each a method of run: load the record and build the agent's
 // client; decide whether this run sends the message or only follows it
 // (and end a task canceled, or without text, before anything leaves);
-// begin, the write that marks the message as leaving (after which nobody
-// sends it again); follow the delivery, sending a refused message again as
-// the server asks (retry.go); settle the record with how it ended
-// (settle.go).
+// begin, which counts a run that only follows the task; follow the
+// delivery, whose connection, once made, waits for leaving, the write that
+// marks the message as leaving (after which nobody sends it again), and
+// send a refused message again as the server asks (retry.go); settle the
+// record with how it ended (settle.go).
 func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Record, error) {
 	r := &run{c: c, h: h, w: w, id: h.ContextID()}
 	if done, err := r.load(); done || err != nil {
 		return r.rec, err
 	}
 	defer r.clearFinishedCancel()
+	if r.current().Verbose {
+		// Asked with -v: its requests are shown by a client that logs the
+		// marked ones (the worker's, to its log).
+		ctx = httplog.WithLabel(ctx, r.id)
+	}
 	if rec, done, err := r.decide(ctx); done || err != nil {
 		return rec, err
 	}
 	if err := r.begin(); err != nil {
 		return r.current(), err
 	}
-	deadline, cancel := context.WithDeadline(ctx, r.deadline())
+	// A wait on this process's clock (Courier.Now), as every time the
+	// record holds.
+	deadline, cancel := context.WithTimeout(ctx, r.deadline().Sub(r.c.now()))
 	defer cancel()
 	dctx, giveUp := context.WithCancelCause(deadline)
 	defer giveUp(nil)
@@ -71,8 +73,10 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 }
 
 // deliverer sends a record's message, its text and parts (send false: only
-// follows it) and returns the outcome; on receives the progress.
-type deliverer func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event)) client.Outcome
+// follows it) and returns the outcome; on receives the progress, and
+// before is called once a connection is made, before the request is
+// written to it (client.DeliverOptions.BeforeSend).
+type deliverer func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome
 
 // run is one task being worked on. It is the one writer of the record in
 // this process: every write goes through update, under mu, because the
@@ -85,14 +89,10 @@ type run struct {
 	id string
 
 	deliver deliverer
-	// send: this run sends the message (a record still queued, or one this
-	// process created sending); else it recovers the task by reading.
+	// send: this run sends the message (a record still queued); else it
+	// recovers the task by reading.
 	send bool
-	// created: this process created the record already sending (send in
-	// the foreground), so the creation was the sending write and the text
-	// is in w.Text, never on disk.
-	created bool
-	text    string
+	text string
 	// parts are the files and data sent beside the text, read back from
 	// the spool (with their hashes checked) when this run sends.
 	parts []client.Part
@@ -119,6 +119,12 @@ type run struct {
 	// unsent: the last send was refused and the wait before the next one
 	// was cut short, so nothing is on the server.
 	unsent bool
+
+	// counted: this run counted itself in the record's workers.
+	counted bool
+	// leaveErr is why the write that says the message is leaving failed:
+	// the message was not sent.
+	leaveErr error
 
 	// The latest status update waiting to be written (progress.go).
 	progress progressWriter
@@ -149,7 +155,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event)) client.Outcome {
+		return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome {
 			contextID := x.ContextID
 			if x.LocalContext {
 				contextID = ""
@@ -157,7 +163,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 			return a.Deliver(ctx, client.A2ADeliverOptions{
 				Message:  client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: contextID, TaskID: x.AnswersTask},
 				Question: x.Question, Send: send, TaskID: x.TaskID, Streaming: t.Streaming,
-				PollInterval: time.Duration(x.PollInterval), OnEvent: on,
+				PollInterval: time.Duration(x.PollInterval), OnEvent: on, BeforeSend: before,
 			})
 		}, nil
 	}
@@ -165,7 +171,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event)) client.Outcome {
+	return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome {
 		return k.Deliver(ctx, client.DeliverOptions{
 			AgentID:     x.Agent,
 			Message:     client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: x.ContextID, Blocking: true},
@@ -173,7 +179,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 			InputSHA256: x.MessageSHA256, RoundsBefore: x.RoundsBefore, FreshContext: x.FreshContext,
 			PollInterval: time.Duration(x.PollInterval),
 			Stream:       x.Target.Streaming, NonBlocking: x.Target.NonBlocking, TaskID: x.TaskID,
-			OnEvent: on,
+			OnEvent: on, BeforeSend: before,
 		})
 	}, nil
 }
@@ -189,12 +195,8 @@ func (r *run) decide(ctx context.Context) (_ *store.Record, done bool, err error
 		rec, err := r.cancelWith("canceled on request", nil)
 		return rec, true, err
 	}
-	r.created = (r.w.Text != "" || r.w.Created) && rec.State == store.Sending && rec.Workers == 1
-	r.send = rec.State == store.Queued || r.created
+	r.send = rec.State == store.Queued
 	r.text = rec.Message
-	if r.created {
-		r.text = r.w.Text
-	}
 	var perr error
 	if r.send {
 		r.parts, perr = r.c.spooledParts(rec)
@@ -212,7 +214,7 @@ func (r *run) decide(ctx context.Context) (_ *store.Record, done bool, err error
 			x.Reason = OneLine(perr) + ": nothing was sent; send the message again"
 		})
 		return rec, true, err
-	case !r.send || r.created:
+	case !r.send:
 		return nil, false, nil
 	}
 	if rec.RetryAt != nil {
@@ -243,43 +245,72 @@ func canceled(ctx context.Context) bool {
 	return errors.Is(context.Cause(ctx), errCancelRequested)
 }
 
-// begin makes the write that says the message is leaving: past it, the
-// text leaves the record (only its hash and size stay) and the task is
-// never sent again by anyone. If the write fails, nothing is sent: a record
-// still queued would be sent again by the next worker. A run that only
-// follows the task counts itself in the record instead.
+// begin readies the run: a run that sends writes nothing yet (its record
+// stays queued, text included, until a connection is made: leaving); a run
+// that only follows the task counts itself in the record.
 func (r *run) begin() error {
-	rec := r.current()
-	switch {
-	case r.created:
-	case r.send:
-		if err := r.update(func(x *store.Record) {
-			now := r.c.now().UTC()
-			x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
-			x.Workers++
-		}); err != nil {
-			return fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
-		}
-	default:
-		// A count and a note: reading goes on if they cannot be written.
-		r.update(func(x *store.Record) {
-			x.Workers++
-			// Whatever held a blocking send's connection is gone.
-			x.ConnectionLost = x.ConnectionLost || x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking
-		})
-		r.c.logf("%s: recovering (state %s): reading the conversation, never sending again", r.id, rec.State)
+	if r.send {
+		r.c.logf("%s: connecting to send to agent %s", r.id, r.current().Agent)
 		return nil
 	}
-	r.c.logf("%s: sending to agent %s (%d bytes)", r.id, rec.Agent, rec.MessageSize)
+	// A count and a note: reading goes on if they cannot be written.
+	r.update(func(x *store.Record) {
+		x.Workers++
+		// Whatever held a blocking send's connection is gone.
+		x.ConnectionLost = x.ConnectionLost || x.Target.Kind == store.TargetKibana && !x.Target.NonBlocking
+	})
+	r.c.logf("%s: recovering (state %s): reading the conversation, never sending again", r.id, r.current().State)
 	return nil
 }
 
+// leaving makes the write that says the message is leaving, as the
+// delivery's BeforeSend: a connection to the server is made, and nothing
+// of the request is written to it yet. Past it, the text leaves the record
+// (only its hash and size stay) and the task is never sent again by
+// anyone. If the write fails, the delivery closes the connection with
+// nothing on it: the record, still queued with its text, is sent by the
+// next worker, once. A process killed before this write leaves the record
+// queued, and one killed after it a record that only ever is read.
+func (r *run) leaving() error {
+	r.mu.Lock()
+	err := r.updateLocked(func(x *store.Record) {
+		now := r.c.now().UTC()
+		x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
+		if !r.counted {
+			x.Workers++
+		}
+	})
+	if err != nil {
+		err = fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
+		r.leaveErr = err
+	}
+	r.counted = r.counted || err == nil
+	rec := r.rec
+	r.mu.Unlock()
+	if err == nil {
+		r.c.logf("%s: sending to agent %s (%d bytes)", r.id, rec.Agent, rec.MessageSize)
+	}
+	return err
+}
+
+// leaveError is the error of a leaving write that failed.
+func (r *run) leaveError() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leaveErr
+}
+
 // deadline is when the task is given up as expired: its maximum wait from
-// the send. A task revived after its deadline still gets one look.
+// the send (for a run that sends, from now: the record says when it left
+// once its connection is made). A task revived after its deadline still
+// gets one look.
 func (r *run) deadline() time.Time {
 	rec := r.current()
+	if r.send {
+		return r.c.now().Add(time.Duration(rec.MaxWait))
+	}
 	deadline := rec.Deadline()
-	if minEnd := r.c.now().Add(min(time.Duration(rec.PollInterval), 30*time.Second) + 5*time.Second); !r.send && deadline.Before(minEnd) {
+	if minEnd := r.c.now().Add(min(time.Duration(rec.PollInterval), 30*time.Second) + 5*time.Second); deadline.Before(minEnd) {
 		deadline = minEnd
 	}
 	return deadline
@@ -288,24 +319,33 @@ func (r *run) deadline() time.Time {
 // follow delivers the message (or follows the task) until the delivery
 // has an outcome or its context ends; a message the server refused before
 // taking it in is sent again as it asks (resend). An error is returned
-// only when the record cannot say that the message leaves again.
+// only when the record cannot say that the message leaves (leaving): it
+// was not sent.
 func (r *run) follow(ctx, dctx context.Context) (client.Outcome, error) {
 	r.refusals = r.current().Refusals
+	var before func() error
+	if r.send {
+		before = r.leaving
+	}
 	for {
-		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent)
+		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent, before)
 		r.stopWorkingTimer()
+		if err := r.leaveError(); err != nil {
+			// Nothing left: the record is as it was, queued.
+			return out, err
+		}
 		if !r.send || out.State != client.StateRejected || !client.RetryLater(out.Err) {
 			if !out.Final() {
 				r.markWorking()
 			}
 			return out, nil
 		}
-		again, out, err := r.resend(ctx, dctx, out)
-		if err != nil || !again {
-			if err == nil && !out.Final() && !r.unsent {
+		again, out := r.resend(ctx, dctx, out)
+		if !again {
+			if !out.Final() && !r.unsent {
 				r.markWorking()
 			}
-			return out, err
+			return out, nil
 		}
 	}
 }

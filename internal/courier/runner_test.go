@@ -2,9 +2,17 @@ package courier
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -50,22 +58,25 @@ func TestRunSendsAQueuedTaskOnce(t *testing.T) {
 	}
 }
 
-// send in the foreground: the record is created sending, the text never
-// reaches the disk, and the run sends it from Work.Text.
-func TestRunSendsATaskCreatedSending(t *testing.T) {
+// send in the foreground: the record is created queued, its text in it, as
+// for a worker; the run writes sending once its connection is made, just
+// before the request, and sends it once. (It used to be created sending,
+// the text never on disk: a process that died before its request left
+// then left a record nobody would send.)
+func TestRunSendsATaskCreatedQueued(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	c := newEngine(t)
-	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "in the foreground"), true, "send")
+	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "in the foreground"), "send")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Release()
-	if disk := load(t, c, rec.ContextID); disk.State != store.Sending || disk.Message != "" || disk.Workers != 1 {
+	if disk := load(t, c, rec.ContextID); disk.State != store.Queued || disk.Message != "in the foreground" || disk.Workers != 0 || disk.SentAt != nil {
 		t.Fatalf("created %+v", disk)
 	}
-	got, err := c.Run(context.Background(), h, Work{Command: "send", Key: testKey, Text: "in the foreground"})
-	if err != nil || got.State != store.Completed || got.Reply != "Echo: in the foreground" || sim.Runs(rec.ContextID) != 1 {
+	got, err := c.Run(context.Background(), h, Work{Command: "send", Key: testKey})
+	if err != nil || got.State != store.Completed || got.Reply != "Echo: in the foreground" || got.Workers != 1 || got.SentAt == nil || sim.Runs(rec.ContextID) != 1 {
 		t.Fatalf("%v %+v", err, got)
 	}
 }
@@ -78,7 +89,7 @@ func TestRunRecoversByReadingOnly(t *testing.T) {
 	c := newEngine(t)
 	m := message(sim, "slow", "once")
 	m.MaxWait = 5 * time.Second
-	rec, h, err := c.Submit(context.Background(), m, true, "send")
+	rec, h, err := c.Submit(context.Background(), m, "send")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +104,7 @@ func TestRunRecoversByReadingOnly(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	first, err := c.Run(ctx, h, Work{Command: "send", Key: testKey, Text: "once"})
+	first, err := c.Run(ctx, h, Work{Command: "send", Key: testKey})
 	h.Release()
 	if !errors.Is(err, ErrHandedOff) || first.State.Terminal() {
 		t.Fatalf("first run: %v %+v", err, first)
@@ -118,14 +129,14 @@ func TestRunHandsBackAnUnsentTask(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	c := newEngine(t)
-	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "not yet"), true, "send")
+	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "not yet"), "send")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Release()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	got, err := c.Run(ctx, h, Work{Command: "send", Key: testKey, Text: "not yet"})
+	got, err := c.Run(ctx, h, Work{Command: "send", Key: testKey})
 	if !errors.Is(err, ErrHandedOff) || got.State != store.Queued || got.Message != "not yet" || got.SentAt != nil {
 		t.Fatalf("%v %+v", err, got)
 	}
@@ -311,5 +322,83 @@ func TestEndingOrder(t *testing.T) {
 		if got := r.ending(tt.ctx, tt.dctx, tt.out); got != tt.want {
 			t.Errorf("%s: ending %d, want %d", tt.name, got, tt.want)
 		}
+	}
+}
+
+// holdFirstListener keeps the connections it accepts while hold is set,
+// never handshaken (a TLS client then never has its connection), and
+// hands them to the test.
+type holdFirstListener struct {
+	net.Listener
+	hold *atomic.Bool
+	held chan net.Conn
+}
+
+func (l *holdFirstListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil || !l.hold.Load() {
+			return c, err
+		}
+		l.held <- c
+	}
+}
+
+// A message stays queued, its text in it, until a connection to the server
+// is made: a run stopped while it connects (here, held before the TLS
+// handshake) leaves it queued for the next worker, which sends it once.
+// The sending write comes once the connection is there.
+func TestRunWritesSendingOnlyOnceConnected(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	u, _ := url.Parse(sim.URL)
+	var hold atomic.Bool
+	hold.Store(true)
+	held := make(chan net.Conn, 8)
+	front := httptest.NewUnstartedServer(httputil.NewSingleHostReverseProxy(u))
+	front.Listener = &holdFirstListener{Listener: front.Listener, hold: &hold, held: held}
+	front.StartTLS()
+	defer front.Close()
+	c := newEngine(t)
+	pool := x509.NewCertPool()
+	pool.AddCert(front.Certificate())
+	hc := client.NewHTTPClient(&tls.Config{RootCAs: pool})
+	c.HTTPClient = func(store.Target) (*http.Client, error) { return hc, nil }
+	m := message(sim, "quick", "while it connects")
+	m.Target.URL = front.URL
+	rec := queued(t, c, m)
+	h, _ := c.Store.Lock(rec.ContextID)
+	ctx, stop := context.WithCancel(context.Background())
+	go func() {
+		conn := <-held
+		defer conn.Close()
+		// Connecting: nothing can have left, and the record says so.
+		if disk := load(t, c, rec.ContextID); disk.State != store.Queued || disk.Message != "while it connects" || disk.SentAt != nil {
+			t.Errorf("while connecting: %s %q", disk.State, disk.Message)
+		}
+		stop() // the caller's --timeout, say
+	}()
+	got, err := c.Run(ctx, h, Work{Command: "send", Key: testKey})
+	h.Release()
+	if !errors.Is(err, ErrHandedOff) || got.State != store.Queued || got.Message != "while it connects" || got.SentAt != nil || got.Workers != 0 {
+		t.Fatalf("%v %+v", err, got)
+	}
+	if sim.Runs(rec.ContextID) != 0 {
+		t.Fatalf("%d runs", sim.Runs(rec.ContextID))
+	}
+	hold.Store(false)
+	h, _ = c.Store.Lock(rec.ContextID)
+	defer h.Release()
+	var sendingAt atomic.Value
+	got, err = c.Run(context.Background(), h, Work{Command: "worker", Key: testKey, OnEvent: func(e client.Event) {
+		if e.Kind == client.EventWritten {
+			sendingAt.Store(load(t, c, rec.ContextID).State)
+		}
+	}})
+	if err != nil || got.State != store.Completed || got.Reply != "Echo: while it connects" || got.Workers != 1 || sim.Runs(rec.ContextID) != 1 {
+		t.Fatalf("%v %+v, %d runs", err, got, sim.Runs(rec.ContextID))
+	}
+	if s, _ := sendingAt.Load().(store.State); s != store.Sending && s != store.Working {
+		t.Errorf("the record said %q when the request was written", s)
 	}
 }

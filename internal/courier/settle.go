@@ -119,6 +119,12 @@ func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Reco
 // stays sending without its text, which nobody would send again: the caller
 // is told to send it again.
 func (r *run) requeue() (*store.Record, error) {
+	if cur := r.current(); cur.State == store.Queued && cur.SentAt == nil {
+		// It never went to sending (no connection was made): the record
+		// is as a worker needs it, text included.
+		r.c.logf("%s: handed off before sending; still queued", r.id)
+		return cur, ErrHandedOff
+	}
 	if err := r.update(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil }); err != nil {
 		return r.current(), fmt.Errorf("task %s was not sent, and cannot be put back in the queue (%w): no worker will send it; send the message again", r.id, err)
 	}

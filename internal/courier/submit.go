@@ -37,6 +37,9 @@ type Message struct {
 	// OutDir is where the reply's files go ("": beside the record).
 	Parts  []client.Part
 	OutDir string
+	// Verbose: the caller asked for its requests to be shown (-v); a
+	// worker that works on the task logs them (Record.Verbose).
+	Verbose bool
 }
 
 // InFlightError refuses a message in a context whose previous message is
@@ -105,18 +108,19 @@ func (e *FinishedTaskError) Error() string {
 // Submit is the contextId-first flow up to the moment the message may
 // leave: it names the message (messageId, and a new contextId or the one
 // it continues), takes the record's lock and writes the record before
-// anything is sent. A record to be sent by a worker (send-async) is written
-// queued, its text in it. With sending (send in the foreground, which
-// sends at once) it is written already sending: one durable write before
-// the request instead of two, and the text never reaches the disk. The
+// anything is sent: queued, its text in it, for whoever sends it (send in
+// the foreground, or a worker for send-async and for a send that stopped
+// or died before its message left). The record goes to sending only once
+// a connection to the server is made (Run's leaving), so a process that
+// dies before then leaves a record the next worker sends, once. The
 // caller holds the returned lock: it works on the task (Run) or hands it
 // over (HandOff).
-func (c *Courier) Submit(ctx context.Context, m Message, sending bool, command string) (*store.Record, *store.Handle, error) {
+func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
 	rec := &store.Record{
 		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: identity(m.Target, m.Key), State: store.Queued,
 		Message: m.Text, MessageSHA256: client.HashText(m.Text), MessageSize: len(m.Text),
 		PollInterval: store.Duration(m.PollInterval), MaxWait: store.Duration(m.MaxWait),
-		Parts: describeParts(m.Parts), OutDir: m.OutDir,
+		Parts: describeParts(m.Parts), OutDir: m.OutDir, Verbose: m.Verbose,
 	}
 	if m.Path != nil && !m.Path.NonBlocking {
 		// A blocking:false send's path is what the server makes of it: a
@@ -127,11 +131,8 @@ func (c *Courier) Submit(ctx context.Context, m Message, sending bool, command s
 	if err := c.place(ctx, m, rec); err != nil {
 		return nil, nil, err
 	}
-	if sending {
-		// Created and sent at the same instant, from the same clock.
-		now := c.now().UTC()
-		rec.State, rec.Message, rec.SentAt, rec.Workers, rec.CreatedAt = store.Sending, "", &now, 1, now
-	}
+	// Created on the clock that later says when it was sent.
+	rec.CreatedAt = c.now().UTC()
 	// The lock is taken before the record exists, so no worker can start
 	// on it before this process decides who works on it.
 	h, err := c.Store.Lock(rec.ContextID)

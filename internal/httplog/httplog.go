@@ -7,6 +7,7 @@
 package httplog
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -26,26 +27,54 @@ func Wrap(hc *http.Client, logf func(format string, args ...any), now func() tim
 	return &c
 }
 
+// WrapMarked returns a client that sends through hc's transport and logs,
+// with logf, only the requests whose context WithLabel marked, each line
+// starting with the label: a process serving many tasks (the detached
+// worker) shows the requests of those asked for with -v.
+func WrapMarked(hc *http.Client, logf func(format string, args ...any), now func() time.Time) *http.Client {
+	c := Wrap(hc, logf, now)
+	c.Transport.(*transport).marked = true
+	return c
+}
+
+type labelKey struct{}
+
+// WithLabel marks ctx: a client of WrapMarked logs the requests made with
+// it, label first (a task's contextId).
+func WithLabel(ctx context.Context, label string) context.Context {
+	return context.WithValue(ctx, labelKey{}, label)
+}
+
 type transport struct {
 	base http.RoundTripper
 	logf func(format string, args ...any)
 	now  func() time.Time
+	// marked: only requests with a label are logged.
+	marked bool
 }
 
 func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	label, _ := req.Context().Value(labelKey{}).(string)
+	if t.marked && label == "" {
+		return t.base.RoundTrip(req)
+	}
+	logf := t.logf
+	if label != "" {
+		logf = func(format string, args ...any) { t.logf("%s: "+format, append([]any{label}, args...)...) }
+	}
 	start := t.now()
 	resp, err := t.base.RoundTrip(req)
 	took := t.now().Sub(start).Round(time.Millisecond)
 	shown := Redact(req.URL)
 	if err != nil {
-		t.logf("http: %s %s → error after %s: %s", req.Method, shown, took, strings.ReplaceAll(err.Error(), req.URL.String(), shown))
+		logf("http: %s %s → error after %s: %s", req.Method, shown, took, strings.ReplaceAll(err.Error(), req.URL.String(), shown))
 		return resp, err
 	}
 	size := ""
 	if resp.ContentLength >= 0 {
 		size = ", " + byteCount(resp.ContentLength)
 	}
-	t.logf("http: %s %s → %s (%s%s)", req.Method, shown, resp.Status, took, size)
+	logf("http: %s %s → %s (%s%s)", req.Method, shown, resp.Status, took, size)
 	return resp, err
 }
 

@@ -1,6 +1,7 @@
 package httplog
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -63,5 +64,36 @@ func TestLogsRequestsWithoutCredentials(t *testing.T) {
 				t.Errorf("%q shows %q", l, secret)
 			}
 		}
+	}
+}
+
+// WrapMarked logs only the requests whose context carries a label, each
+// line starting with it (the worker: the tasks asked for with -v).
+func TestWrapMarkedLogsOnlyLabelledRequests(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, `{}`) }))
+	defer srv.Close()
+	var mu sync.Mutex
+	var lines []string
+	hc := WrapMarked(srv.Client(), func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}, time.Now)
+	for _, label := range []string{"", "ctx-1", "100%s"} {
+		ctx := context.Background()
+		if label != "" {
+			ctx = WithLabel(ctx, label)
+		}
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/x", nil)
+		resp, err := hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "ctx-1: http: GET "+srv.URL+"/x → 200 OK") || !strings.HasPrefix(lines[1], "100%s: http: GET ") {
+		t.Fatalf("lines %q", lines)
 	}
 }

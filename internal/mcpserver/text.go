@@ -57,7 +57,9 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 // fetch (or a document whose resume command is fetch) is followed by fetch
 // again: the server has no reply yet, and result would know nothing of a
 // task of another machine. "Nothing is lost" only when this machine holds
-// the task's record: a contextId fetch was given may simply be wrong.
+// the task's record: a contextId fetch was given may simply be wrong, and
+// not of a task whose document has a note to say instead (a failure of
+// its run would leave no trace; its worker stopped).
 func (t *tools) stillRunningText(d taskSummary, tool string) string {
 	local := t.hasRecord(d.ContextID, tool)
 	if tool == "fetch" || strings.HasPrefix(d.Resume, "a2a-courier fetch ") {
@@ -72,7 +74,12 @@ func (t *tools) stillRunningText(d taskSummary, tool string) string {
 		return s
 	}
 	s := fmt.Sprintf("still running (context %s, state %s): the task goes on in a background worker. ", d.ContextID, d.State)
-	if local {
+	switch {
+	case d.Note != "":
+		// What the record says of it (a failure that would leave no
+		// trace, a worker that stopped): not "nothing is lost".
+		s += toolTerms(d.Note) + ". "
+	case local:
 		s += "Nothing is lost: "
 	}
 	return s + fmt.Sprintf("call the result tool with context_id %q later; do not send the message again. With wait_seconds, result waits for the reply.", d.ContextID)
@@ -182,7 +189,10 @@ type taskSummary struct {
 	Reason    string `json:"reason"`
 	Resume    string `json:"resume"`
 	Answer    string `json:"answer"`
-	Error     *struct {
+	// Note is what the command adds about the task (fetch's choice, a
+	// failure that would leave no trace, a stopped worker).
+	Note  string `json:"note"`
+	Error *struct {
 		Message string `json:"message"`
 		Hint    string `json:"hint"`
 	} `json:"error"`
