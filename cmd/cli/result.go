@@ -193,9 +193,10 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 		for i, r := range recs {
 			ids[i], agents[r.ContextID] = r.ContextID, r.Agent
 		}
+		several := len(recs) > 1 // (recs is written by WaitMany meanwhile)
 		stopProgress = c.WatchProgress(wctx, ids, func(id string, p store.Progress) {
 			task := id // the lines name the task when there are several
-			if len(recs) == 1 {
+			if !several {
 				task = ""
 			}
 			spin.SetLabel(a.progressed(label+", "+agents[id], task, client.Event{Message: p.Text, State: p.State}, opts.progress))

@@ -95,7 +95,15 @@ func open(path string, max int64, noLink bool) (*os.File, fs.FileInfo, error) {
 	// O_NONBLOCK, should the path have become a FIFO since: its open then
 	// returns at once instead of waiting for a writer. A regular file reads
 	// the same with or without it.
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	flags := os.O_RDONLY | syscall.O_NONBLOCK
+	if noLink {
+		flags |= noFollow
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if noLink && isLink(err) {
+		// A link put in its place since the look.
+		return nil, nil, &NotRegularError{Path: path, Mode: fs.ModeSymlink}
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -105,8 +113,10 @@ func open(path string, max int64, noLink bool) (*os.File, fs.FileInfo, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	if noLink && !os.SameFile(looked, fi) {
-		// A link (or another file) put in its place since the look.
+	if noLink && noFollow == 0 && !os.SameFile(looked, fi) {
+		// Where the open cannot refuse a link: another file put in its
+		// place since the look may be one. (With noFollow, a file renamed
+		// into place meanwhile, a newer version of a record, is read.)
 		f.Close()
 		return nil, fi, &NotRegularError{Path: path, Mode: fs.ModeSymlink}
 	}

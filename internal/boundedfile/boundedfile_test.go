@@ -2,6 +2,7 @@ package boundedfile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -90,5 +91,53 @@ func TestReadNoLink(t *testing.T) {
 		if _, _, err := ReadNoLink(link, 10); !errors.As(err, &ne) || err.Error() != link+" is a symbolic link, not a regular file" {
 			t.Errorf("link to %s: %v", target, err)
 		}
+	}
+}
+
+// TestReadNoLinkDuringRenames reads a file that another goroutine keeps
+// replacing by rename, as the store replaces a record while a listing reads
+// it: every read is of one version or the next, never refused as a link
+// (the look and the open may see two versions).
+func TestReadNoLinkDuringRenames(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "record.json")
+	if err := os.WriteFile(path, []byte("v0"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() {
+		for i := 1; ; i++ {
+			select {
+			case <-done:
+				writerDone <- nil
+				return
+			default:
+			}
+			tmp := filepath.Join(dir, fmt.Sprintf("tmp-%d", i))
+			if err := os.WriteFile(tmp, []byte(fmt.Sprintf("v%d", i)), 0o600); err != nil {
+				writerDone <- err
+				return
+			}
+			if err := os.Rename(tmp, path); err != nil {
+				writerDone <- err
+				return
+			}
+		}
+	}()
+	for i := 0; i < 3000; i++ {
+		b, _, err := ReadNoLink(path, 64)
+		if err != nil {
+			close(done)
+			t.Fatalf("read %d: %v", i, err)
+		}
+		if len(b) < 2 || b[0] != 'v' {
+			close(done)
+			t.Fatalf("read %d: %q is no version of the file", i, b)
+		}
+	}
+	close(done)
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
 	}
 }
