@@ -5,6 +5,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -408,7 +409,19 @@ func (s *Store) load(path string) (*Record, error) {
 }
 
 // encodeRecord is the one encoding of a record file; decodeRecord reads it.
-func encodeRecord(r *Record) ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+// '<', '>' and '&' are written as themselves, not as \u003c (six bytes for
+// one): a record is read by programs, never put in HTML, and a reply of
+// markup would otherwise grow six-fold.
+func encodeRecord(r *Record) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
+}
 
 func decodeRecord(path string, b []byte) (*Record, error) {
 	var r Record
