@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/tidwall/gjson"
@@ -219,6 +220,10 @@ func (c *A2A) Send(ctx context.Context, m OutgoingMessage, returnImmediately boo
 	if ev.Kind != "message" && ev.Kind != "task" {
 		return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is neither a message nor a task", Processed: true}
 	}
+	if err := checkAnswer(op, &ev, c.t.maxBody); err != nil {
+		// The task it names is still worth knowing: it may be read.
+		return &SendResult{Kind: ev.Kind, TaskID: ev.TaskID, ContextID: ev.ContextID}, err
+	}
 	return ev.result(), nil
 }
 
@@ -252,6 +257,9 @@ func (c *A2A) taskResult(op string) func(gjson.Result, error) (*SendResult, erro
 		ev := parseEvent(res)
 		if ev.Kind != "task" {
 			return nil, &Error{Kind: KindProtocol, Op: op, StatusCode: 200, Message: "the result is not a task", Processed: true}
+		}
+		if err := checkAnswer(op, &ev, c.t.maxBody); err != nil {
+			return nil, err
 		}
 		return ev.result(), nil
 	}
@@ -311,9 +319,16 @@ type TaskPage struct {
 	Tasks []TaskInfo
 	// NextPageToken asks for the next page; "" on the last.
 	NextPageToken string
+	// Cut says the page held more tasks than were read (a server that
+	// ignores pageSize): the tasks after them are not in Tasks, and the
+	// next page does not start where these end.
+	Cut bool
 	// TotalSize is the number of tasks the filter matches, as the server
 	// counts them (0 when it does not say).
 	TotalSize int
+	// read is how many tasks of the page were read, those the filter
+	// passed over included.
+	read int
 }
 
 // ListTasks reads one page of v1.0 ListTasks (GET /tasks over HTTP+JSON),
@@ -322,6 +337,14 @@ type TaskPage struct {
 // first page. In v0.3, or when the server has no ListTasks (JSON-RPC
 // -32601 or -32004, HTTP 404, 405 or 501), the error wraps ErrNoTaskList.
 func (c *A2A) ListTasks(ctx context.Context, f TaskFilter, pageSize int, pageToken string) (TaskPage, error) {
+	return c.listPage(ctx, f, pageSize, pageToken, 0)
+}
+
+// listPage is ListTasks reading at most maxItems tasks of the page (0: the
+// page size asked): a server that ignores pageSize may send a page of
+// hundreds of thousands. Past them the page is Cut and the rest is not
+// decoded.
+func (c *A2A) listPage(ctx context.Context, f TaskFilter, pageSize int, pageToken string, maxItems int) (TaskPage, error) {
 	op := "list tasks"
 	if f.ContextID != "" {
 		op += " of context " + f.ContextID
@@ -337,13 +360,12 @@ func (c *A2A) ListTasks(ctx context.Context, f TaskFilter, pageSize int, pageTok
 		}
 	}
 	history := min(max(f.HistoryLength, 0), taskHistoryLength)
-	switch {
-	case pageSize == 0 && history > 0:
-		pageSize = min(c.pageSize, historyPageSize)
-	case pageSize == 0:
-		pageSize = c.pageSize
-	case pageSize < 1 || pageSize > 100:
+	if pageSize < 0 || pageSize > 100 {
 		return TaskPage{}, &Error{Kind: KindBadRequest, Op: op, Message: fmt.Sprintf("page size %d is outside 1 to 100", pageSize)}
+	}
+	pageSize = c.effectivePageSize(f, pageSize)
+	if maxItems <= 0 {
+		maxItems = pageSize
 	}
 	var res gjson.Result
 	var err error
@@ -381,30 +403,76 @@ func (c *A2A) ListTasks(ctx context.Context, f TaskFilter, pageSize int, pageTok
 		}
 		return TaskPage{}, err
 	}
-	page := TaskPage{NextPageToken: res.Get("nextPageToken").String(), TotalSize: int(res.Get("totalSize").Int())}
+	page := TaskPage{NextPageToken: strings.Clone(res.Get("nextPageToken").String()), TotalSize: int(res.Get("totalSize").Int())}
 	wantState := ""
 	if state != "" {
 		wantState = v10States[state]
 	}
 	res.Get("tasks").ForEach(func(_, t gjson.Result) bool {
-		id := t.Get("id").String()
-		ti := TaskInfo{ID: id, ContextID: t.Get("contextId").String(), State: normState(t.Get("status.state")),
-			Timestamp: t.Get("status.timestamp").String(), StatusText: textOf(parseParts(t.Get("status.message.parts")), "\n")}
-		// A server that ignores a filter lists other contexts or states
-		// too.
-		if id == "" || f.ContextID != "" && ti.ContextID != f.ContextID || wantState != "" && ti.State != wantState {
-			return true
+		if page.read == maxItems {
+			page.Cut = true
+			return false
 		}
-		t.Get("history").ForEach(func(_, m gjson.Result) bool {
-			if mid := m.Get("messageId").String(); mid != "" {
-				ti.MessageIDs = append(ti.MessageIDs, mid)
-			}
-			return true
-		})
-		page.Tasks = append(page.Tasks, ti)
+		page.read++
+		if ti, ok := taskInfo(t, f, wantState, history > 0); ok {
+			page.Tasks = append(page.Tasks, ti)
+		}
 		return true
 	})
 	return page, nil
+}
+
+// effectivePageSize is the page size ListTasks asks for: size, or for 0
+// the client's (100), or 20 when history is asked for.
+func (c *A2A) effectivePageSize(f TaskFilter, size int) int {
+	switch {
+	case size > 0:
+		return size
+	case f.HistoryLength > 0:
+		return min(c.pageSize, historyPageSize)
+	}
+	return c.pageSize
+}
+
+// maxStatusText bounds the status text a listing keeps of a task: rows
+// show its first line, at most 200 characters.
+const maxStatusText = 4 << 10
+
+// taskInfo reads one task of a listing; ok is false for one the filter
+// does not select (a server that ignores a filter lists other contexts or
+// states too). Its strings are copied out of the page, which is let go;
+// the status text is cut at maxStatusText, and of its history (withHistory)
+// only the taskHistoryLength newest message ids that are plain ids are
+// kept.
+func taskInfo(t gjson.Result, f TaskFilter, wantState string, withHistory bool) (TaskInfo, bool) {
+	id := t.Get("id").String()
+	ti := TaskInfo{ID: id, ContextID: t.Get("contextId").String(), State: normState(t.Get("status.state"))}
+	if id == "" || f.ContextID != "" && ti.ContextID != f.ContextID || wantState != "" && ti.State != wantState {
+		return TaskInfo{}, false
+	}
+	ti.ID, ti.ContextID, ti.State = strings.Clone(id), strings.Clone(ti.ContextID), strings.Clone(ti.State)
+	ti.Timestamp = strings.Clone(oneLine(t.Get("status.timestamp").String(), 64))
+	text := textOf(parseParts(t.Get("status.message.parts")), "\n")
+	if len(text) > maxStatusText {
+		cut := maxStatusText
+		for cut > 0 && !utf8.RuneStart(text[cut]) {
+			cut--
+		}
+		text = text[:cut]
+	}
+	ti.StatusText = strings.Clone(text)
+	if withHistory {
+		t.Get("history").ForEach(func(_, m gjson.Result) bool {
+			if mid := m.Get("messageId").String(); ValidID(mid) {
+				if len(ti.MessageIDs) == taskHistoryLength {
+					ti.MessageIDs = slices.Delete(ti.MessageIDs, 0, 1)
+				}
+				ti.MessageIDs = append(ti.MessageIDs, strings.Clone(mid))
+			}
+			return true
+		})
+	}
+	return ti, true
 }
 
 // Tasks lists the tasks a filter selects with v1.0 ListTasks, following
@@ -438,14 +506,19 @@ func (c *A2A) TaskList(ctx context.Context, f TaskFilter, limit int) (TaskListin
 	if limit > 0 && f.HistoryLength == 0 {
 		size = min(limit, c.pageSize, taskPageSize)
 	}
-	for page := 0; page < maxTaskPages; page++ {
-		p, err := c.ListTasks(ctx, f, size, token)
+	// At most maxTaskPages pages' worth of tasks is read, however the
+	// server pages them: one that ignores pageSize may put millions in
+	// one page, and the rest of a page past the bound is not decoded.
+	budget := maxTaskPages * c.effectivePageSize(f, size)
+	for page := 0; page < maxTaskPages && budget > 0; page++ {
+		p, err := c.listPage(ctx, f, size, token, budget)
 		if err != nil {
 			return TaskListing{}, err
 		}
 		if page == 0 {
 			l.Total = p.TotalSize
 		}
+		budget -= p.read
 		for _, t := range p.Tasks {
 			if !seen[t.ID] {
 				seen[t.ID] = true
@@ -454,8 +527,8 @@ func (c *A2A) TaskList(ctx context.Context, f TaskFilter, limit int) (TaskListin
 				}
 			}
 		}
-		l.More = p.NextPageToken != "" && p.NextPageToken != token
-		if !l.More || limit > 0 && len(seen) >= limit {
+		l.More = p.Cut || p.NextPageToken != "" && p.NextPageToken != token
+		if !l.More || p.Cut || limit > 0 && len(seen) >= limit {
 			break
 		}
 		token = p.NextPageToken
@@ -479,10 +552,14 @@ func (c *A2A) TaskList(ctx context.Context, f TaskFilter, limit int) (TaskListin
 func (c *A2A) ContextTasks(ctx context.Context, contextID string, withHistory bool) ([]TaskInfo, error) {
 	f := TaskFilter{ContextID: contextID}
 	if withHistory {
-		f.HistoryLength = taskHistoryLength
+		f.HistoryLength = TaskHistoryLength
 	}
 	return c.Tasks(ctx, f)
 }
+
+// TaskHistoryLength is the history ContextTasks asks of each task (its
+// newest messages), for TaskList callers that match message ids.
+const TaskHistoryLength = taskHistoryLength
 
 // sortTasksNewestFirst orders tasks by status timestamp, newest first; tasks
 // whose timestamp does not parse keep their order after the others.
@@ -638,7 +715,8 @@ func parseEvent(r gjson.Result) StreamEvent {
 		ev.Text = textOf(ev.Parts, "\n")
 		body.Get("artifacts").ForEach(func(_, a gjson.Result) bool {
 			ev.Artifacts = append(ev.Artifacts, parseArtifact(a))
-			return true
+			// One past the bound says the task is over it (checkAnswer).
+			return len(ev.Artifacts) <= MaxReplyParts
 		})
 	case "status":
 		ev.TaskID = body.Get("taskId").String()
@@ -658,7 +736,7 @@ func parseEvent(r gjson.Result) StreamEvent {
 
 func parseArtifact(a gjson.Result) Artifact {
 	parts := parseParts(a.Get("parts"))
-	return Artifact{ID: a.Get("artifactId").String(), Name: a.Get("name").String(), Text: textOf(parts, ""), Parts: parts}
+	return Artifact{ID: boundArtifactID(a.Get("artifactId").String()), Name: BoundName(a.Get("name").String()), Text: textOf(parts, ""), Parts: parts}
 }
 
 var v10States = map[string]string{
@@ -715,14 +793,22 @@ func finalState(s string) bool {
 }
 
 // artifacts accumulates artifact chunks: append adds the chunk's parts to
-// the artifact with the same id, a chunk without append replaces it.
+// the artifact with the same id, a chunk without append replaces it. It
+// counts what it holds, for the answer cap (overCap).
 type artifacts struct {
 	order []string
 	byID  map[string]*Artifact
+	// size is what the parts, ids and names hold (partBytes); parts
+	// counts the parts.
+	size  int64
+	parts int
+	// over is set once the chunks came to more than the answer cap: they
+	// are dropped, and only the task read whole can give the answer.
+	over error
 }
 
 func (a *artifacts) reset(list []Artifact) {
-	a.order, a.byID = nil, nil
+	a.order, a.byID, a.size, a.parts, a.over = nil, nil, 0, 0, nil
 	for _, x := range list {
 		a.apply(x, false)
 	}
@@ -734,17 +820,46 @@ func (a *artifacts) apply(x Artifact, appendTo bool) {
 	}
 	cur, ok := a.byID[x.ID]
 	if !ok {
-		cur = &Artifact{ID: x.ID}
+		cur = &Artifact{ID: strings.Clone(x.ID)}
 		a.byID[x.ID] = cur
-		a.order = append(a.order, x.ID)
+		a.order = append(a.order, cur.ID)
+		a.size += int64(len(cur.ID))
 	}
 	if !appendTo {
+		a.size -= partsBytes(cur.Parts) + int64(len(cur.Name))
+		a.parts -= len(cur.Parts)
 		cur.Name, cur.Parts = "", nil
 	}
-	if cur.Name == "" {
-		cur.Name = x.Name
+	if cur.Name == "" && x.Name != "" {
+		cur.Name = strings.Clone(x.Name)
+		a.size += int64(len(cur.Name))
 	}
-	cur.Parts = append(cur.Parts, x.Parts...)
+	for _, p := range x.Parts {
+		cur.Parts = append(cur.Parts, clonePart(p))
+	}
+	a.size += partsBytes(x.Parts)
+	a.parts += len(x.Parts)
+}
+
+// overCap checks what the artifacts hold, with extra (the final status
+// message's parts), against the answer cap max: over it, the artifacts
+// are dropped and the error (kept in over) says why.
+func (a *artifacts) overCap(op string, max int64, extra []Part) error {
+	var err error
+	switch {
+	case a.parts+len(extra) > MaxReplyParts:
+		err = answerOverCap(op, max, fmt.Sprintf("more than %d parts over its stream", MaxReplyParts))
+	case len(a.order) > MaxReplyParts:
+		err = answerOverCap(op, max, fmt.Sprintf("more than %d artifacts over its stream", MaxReplyParts))
+	case a.size+partsBytes(extra) > max:
+		err = answerOverCap(op, max, "")
+		err.(*Error).Message = fmt.Sprintf("the agent's streamed answer comes to more than the %s cap (its artifact chunks and status message together); the server processed the request, but its answer was not kept", byteSize(max))
+	default:
+		return nil
+	}
+	a.reset(nil)
+	a.over = err
+	return err
 }
 
 // String joins the text of the artifacts, one artifact a line.

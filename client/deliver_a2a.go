@@ -146,7 +146,7 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 		// Any event means the server took the message in: an error after
 		// it (an error event, a broken read) is never a refusal.
 		accepted := false
-		out, final, err := d.c.follow(traced, d.guard, func(fn func(StreamEvent) bool) error { return d.c.Stream(traced, o.Message, fn) }, &d.acc,
+		out, final, err := d.c.follow(traced, d.guard, o.Message.ContextID, func(fn func(StreamEvent) bool) error { return d.c.Stream(traced, o.Message, fn) }, &d.acc,
 			func(id string) { accepted = true; d.noteTask(id) }, d.onStatus)
 		if final {
 			return out, true
@@ -158,24 +158,39 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 			return rejectedOutcome(err), true
 		}
 		d.lastErr = err
-		if errors.Is(err, ErrReplyTooLarge) {
+		switch {
+		case errors.Is(err, ErrReplyTooLarge):
 			// The task's own read may be smaller (no history); a stream
-			// of it again would bring the same event.
+			// of it again would bring the same events.
 			d.noStream = true
-			d.emit(Event{Kind: EventReplyTooLarge, Message: "the agent's stream sent an event larger than the size cap; reading the task", Err: err})
-			return Outcome{}, false
+			d.emit(Event{Kind: EventReplyTooLarge, Message: "the agent's streamed answer is larger than the size cap; reading the task", Err: err})
+		case errors.Is(err, ErrOtherContext):
+			d.noStream = true // a stream again would answer the same
+			d.emit(Event{Kind: EventPollError, Message: "the agent's stream answered for another context; following this message's task", Err: err})
+		default:
+			d.emit(Event{Kind: EventConnectionLost, Message: "the stream ended before the task finished; following the task", Err: err})
 		}
-		d.emit(Event{Kind: EventConnectionLost, Message: "the stream ended before the task finished; following the task", Err: err})
 		return Outcome{}, false
 	}
 	res, err := d.c.Send(traced, o.Message, true)
+	if err == nil {
+		err = otherContext("send message", o.Message.ContextID, res.ContextID)
+	}
 	switch {
 	case gate.refusal() != nil:
 		return Outcome{Err: gate.refusal(), notSent: true}, true
 	case err != nil && (!MayHaveArrived(err) || !gate.connected.Load()) && d.ctx.Err() == nil:
 		return rejectedOutcome(err), true
+	case errors.Is(err, ErrOtherContext):
+		// Not this context's answer: its task (if it names one) is not
+		// ours either. The message may have run: it is looked for.
+		d.lastErr = err
+		d.emit(Event{Kind: EventPollError, Message: "the agent answered for another context; looking for this message's task", Err: err})
 	case errors.Is(err, ErrReplyTooLarge):
 		d.lastErr = err
+		if res != nil && res.Kind == "task" && otherContext("", o.Message.ContextID, res.ContextID) == nil {
+			d.noteTask(res.TaskID)
+		}
 		d.emit(Event{Kind: EventReplyTooLarge, Message: "the agent answered, but the answer is larger than the size cap; following the task", Err: err})
 	case err != nil:
 		d.lastErr = err
@@ -232,11 +247,19 @@ func (d *a2aDelivery) findTask() (_ Outcome, found bool) {
 
 // lost is the outcome of a task that cannot be found.
 func (d *a2aDelivery) lost(why error) Outcome {
-	if errors.Is(d.lastErr, ErrReplyTooLarge) {
+	how := strings.TrimPrefix(why.Error(), ErrNoTask.Error()+": ")
+	switch {
+	case errors.Is(d.lastErr, errTooManyParts):
+		return Outcome{Err: &joinedError{errs: []error{why, d.lastErr},
+			msg: fmt.Sprintf("the agent answered, but its answer has more than the %d parts a2a-courier reads and no task to read it from can be found (%s)", MaxReplyParts, how)}}
+	case errors.Is(d.lastErr, ErrReplyTooLarge):
 		// The agent answered, but its answer is gone with no task to read
 		// it from: lost, not failed (nothing says the run failed).
 		return Outcome{Err: &joinedError{errs: []error{why, d.lastErr},
-			msg: fmt.Sprintf("the agent answered, but its answer is larger than the %s cap and no task to read it from can be found (%s)", byteSize(d.c.t.maxBody), strings.TrimPrefix(why.Error(), ErrNoTask.Error()+": "))}}
+			msg: fmt.Sprintf("the agent answered, but its answer is larger than the %s cap and no task to read it from can be found (%s)", byteSize(d.c.t.maxBody), how)}}
+	case errors.Is(d.lastErr, ErrOtherContext):
+		return Outcome{Err: &joinedError{errs: []error{why, d.lastErr},
+			msg: fmt.Sprintf("%s, and no task of this context holding the message can be found (%s)", rpcMessage(d.lastErr), how)}}
 	}
 	return Outcome{Err: errors.Join(why, d.lastErr)}
 }
@@ -281,7 +304,7 @@ func (d *a2aDelivery) followTask() Outcome {
 // refused is true when the server will not resubscribe (a finished task,
 // a server that does not): polling takes over.
 func (d *a2aDelivery) subscribe() (_ Outcome, final, refused bool) {
-	out, final, err := d.c.follow(d.ctx, d.guard, func(fn func(StreamEvent) bool) error { return d.c.Subscribe(d.ctx, d.taskID, fn) }, &d.acc, d.noteTask, d.onStatus)
+	out, final, err := d.c.follow(d.ctx, d.guard, d.o.Message.ContextID, func(fn func(StreamEvent) bool) error { return d.c.Subscribe(d.ctx, d.taskID, fn) }, &d.acc, d.noteTask, d.onStatus)
 	if final {
 		if out.State == StateCompleted {
 			// Chunks sent while no stream was open are not sent again: the
@@ -316,7 +339,17 @@ func (d *a2aDelivery) subscribe() (_ Outcome, final, refused bool) {
 // which decides the wait before the next.
 func (d *a2aDelivery) poll() (_ Outcome, final bool, err error) {
 	res, err := d.c.GetTask(d.ctx, d.taskID)
+	if err == nil {
+		err = otherContext("get task "+d.taskID, d.o.Message.ContextID, res.ContextID)
+	}
 	switch {
+	case err == nil && res.State == "completed" && !hasArtifacts(res) && (d.acc.over != nil || d.acc.overCap("get task "+d.taskID, d.c.t.maxBody, statusParts(res)) != nil):
+		// A server that keeps no artifacts in the task, and streamed more
+		// than the cap (or the chunks and the task's status message come
+		// to more): the answer cannot be read within it, here or later
+		// (never completed with what the task alone shows).
+		d.emit(Event{Kind: EventReplyTooLarge, Message: "the task holds no artifacts, and its stream brought more than the size cap", Err: d.acc.over})
+		return Outcome{Err: d.acc.over}, true, nil
 	case err == nil:
 		if res.State == "completed" && !hasArtifacts(res) && !d.acc.empty() {
 			// A server that keeps no artifacts in the task: the chunks a
@@ -341,6 +374,11 @@ func (d *a2aDelivery) poll() (_ Outcome, final bool, err error) {
 	case errors.Is(err, ErrReplyTooLarge):
 		// A task only grows: it cannot be read whole, now or later.
 		d.emit(Event{Kind: EventReplyTooLarge, Message: "the task is larger than the size cap and cannot be read", Err: err})
+		return Outcome{Err: err}, true, err
+	case errors.Is(err, ErrOtherContext):
+		// The task says it is another context's: nothing it shows is this
+		// message's reply, and reading it again will not change that.
+		d.emit(Event{Kind: EventPollError, Message: "task " + d.taskID + " answered for another context", Err: err})
 		return Outcome{Err: err}, true, err
 	default:
 		// Any other error (a JSON-RPC error such as -32603, an HTTP 400 or
@@ -388,11 +426,20 @@ func (g *staleGuard) stale(state, text, ts string) bool {
 // follow reads one stream into acc and reports the outcome if the stream
 // reached one. Interrupted states the guard calls stale are passed over.
 // onStatus, if set, is given each status of the task while it goes on (a
-// status update, or a task snapshot, not final).
-func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string), onStatus func(StreamEvent)) (Outcome, bool, error) {
+// status update, or a task snapshot, not final). An event that names a
+// context other than contextID ("" checks none) ends the stream with
+// ErrOtherContext, before its task is noted; an answer that comes to more
+// than the answer cap (its chunks and final status message summed) ends
+// it with an error wrapping ErrReplyTooLarge, acc dropped and marked over.
+func (c *A2A) follow(ctx context.Context, guard *staleGuard, contextID string, open func(func(StreamEvent) bool) error, acc *artifacts, noteTask func(string), onStatus func(StreamEvent)) (Outcome, bool, error) {
+	const op = "read the stream"
 	var out Outcome
 	final := false
+	var refused error // why the stream was stopped
 	err := open(func(ev StreamEvent) bool {
+		if refused = otherContext(op, contextID, ev.ContextID); refused != nil {
+			return false
+		}
 		if guard.stale(ev.State, ev.Text, ev.Timestamp) {
 			noteTask(ev.TaskID)
 			return true
@@ -400,6 +447,9 @@ func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(Stre
 		noteTask(ev.TaskID)
 		switch ev.Kind {
 		case "message":
+			if refused = checkAnswer(op, &ev, c.t.maxBody); refused != nil {
+				return false
+			}
 			out, final = Outcome{State: StateCompleted, Reply: ev.Text, Via: "stream", HTTPStatus: 200, TaskID: ev.TaskID,
 				Parts: replyParts(SourceMessage, ev.Parts)}, true
 			return false
@@ -407,9 +457,13 @@ func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(Stre
 			acc.reset(ev.Artifacts)
 		case "artifact":
 			acc.apply(ev.Artifact, ev.Append)
-			return true
+			refused = acc.overCap(op, c.t.maxBody, nil)
+			return refused == nil
 		}
 		if finalState(ev.State) {
+			if refused = acc.overCap(op, c.t.maxBody, ev.Parts); refused != nil {
+				return false
+			}
 			text := ev.Text
 			if ev.State == "completed" {
 				text = composeAnswer(acc.String(), ev.Text)
@@ -419,13 +473,20 @@ func (c *A2A) follow(ctx context.Context, guard *staleGuard, open func(func(Stre
 			}
 			return false
 		}
+		if err := acc.overCap(op, c.t.maxBody, nil); err != nil {
+			refused = err // a snapshot over the cap
+			return false
+		}
 		if onStatus != nil {
 			onStatus(ev)
 		}
 		return true
 	})
-	if final {
+	switch {
+	case final:
 		return out, true, nil
+	case refused != nil:
+		return Outcome{}, false, refused
 	}
 	return Outcome{}, false, err
 }

@@ -152,7 +152,7 @@ func (d *kibanaDelivery) stream(tctx context.Context) (_ postResult, done bool) 
 	o := d.o
 	var acc artifacts
 	accepted := false // an event came: the server took the message in
-	out, final, err := d.k.a2a(o.AgentID).follow(tctx, nil, func(fn func(StreamEvent) bool) error {
+	out, final, err := d.k.a2a(o.AgentID).follow(tctx, nil, "", func(fn func(StreamEvent) bool) error {
 		return d.k.a2a(o.AgentID).streamMessage(tctx, o.Message, o.NonBlocking, fn)
 	}, &acc, func(id string) {
 		accepted = true

@@ -288,18 +288,29 @@ const dataPartCompat = "data_part_compat"
 
 // parseParts reads a part list of either dialect. Parts of a kind this
 // client does not know are skipped.
+// Past MaxReplyParts parts, one more is read and the rest are not: a list
+// that long is over the answer cap (checkAnswer), and reading it whole
+// would hold a million parts of a 32 MiB answer.
 func parseParts(parts gjson.Result) []Part {
 	var out []Part
 	parts.ForEach(func(_, p gjson.Result) bool {
 		if x, ok := parsePart(p); ok {
 			out = append(out, x)
 		}
-		return true
+		return len(out) <= MaxReplyParts
 	})
 	return out
 }
 
 func parsePart(p gjson.Result) (Part, bool) {
+	out, ok := parsePartWhole(p)
+	if ok {
+		boundPartMetadata(&out)
+	}
+	return out, ok
+}
+
+func parsePartWhole(p gjson.Result) (Part, bool) {
 	kind := p.Get("kind").String()
 	if kind == "" {
 		kind = p.Get("type").String() // the pre-0.3 spelling
@@ -340,6 +351,87 @@ func parsePart(p gjson.Result) (Part, bool) {
 		return Part{}, false
 	}
 	return out, true
+}
+
+// Bounds on what a part received says of itself, applied as it is read:
+// the record every listing reads, the lines on stderr and the documents
+// an assistant reads carry these, never a server's megabytes.
+const (
+	// MaxPartName bounds a part's (or an artifact's) name, in bytes: file
+	// systems name files in at most 255 bytes.
+	MaxPartName = 255
+	// MaxMediaType bounds a media type, parameters included: RFC 6838
+	// caps the type and the subtype at 127 characters each.
+	MaxMediaType = 255
+	// MaxPartURL bounds a file part's URL: RFC 9110 asks for at least
+	// 8,000 octets to be supported, and browsers take no more than a few
+	// times that.
+	MaxPartURL = 8 << 10
+)
+
+// cutMarker ends a name cut to its bound.
+const cutMarker = "…"
+
+// boundPartMetadata bounds the name, the media type and the URL of a part
+// read from a server: a name over MaxPartName bytes is cut at a UTF-8
+// boundary, with cutMarker; a media type that is not one (RFC 6838: a
+// type and a subtype of letters, digits and !#$&-^_.+, at most 127 each,
+// then parameters) or is over MaxMediaType is dropped; a URL over
+// MaxPartURL is dropped, and Problem says so.
+func boundPartMetadata(p *Part) {
+	p.Name = BoundName(p.Name)
+	if !validMediaType(p.MediaType) {
+		p.MediaType = ""
+	}
+	if len(p.URL) > MaxPartURL {
+		p.URL = ""
+		p.Problem = fmt.Sprintf("the file's URL is longer than %s, and was not kept", byteSize(MaxPartURL))
+	}
+}
+
+// BoundName cuts a name a server gave (a part's, an artifact's) to
+// MaxPartName bytes, at a UTF-8 boundary, ending it with "…" when cut.
+func BoundName(s string) string {
+	if len(s) <= MaxPartName {
+		return s
+	}
+	cut := MaxPartName - len(cutMarker)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strings.ToValidUTF8(s[:cut], "") + cutMarker
+}
+
+// validMediaType reports whether s is a media type worth keeping: at most
+// MaxMediaType bytes, type/subtype as RFC 6838 names them (restricted
+// names of at most 127 characters), and parameters mime reads.
+func validMediaType(s string) bool {
+	if s == "" || len(s) > MaxMediaType {
+		return false
+	}
+	full, _, _ := strings.Cut(s, ";")
+	typ, sub, ok := strings.Cut(strings.TrimSpace(full), "/")
+	if !ok || !restrictedName(typ) || !restrictedName(sub) {
+		return false
+	}
+	_, _, err := mime.ParseMediaType(s)
+	return err == nil
+}
+
+// restrictedName is RFC 6838's restricted-name: a letter or digit, then
+// up to 126 of letters, digits and !#$&-^_.+.
+func restrictedName(s string) bool {
+	if s == "" || len(s) > 127 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		alnum := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+		if !alnum && (i == 0 || !strings.ContainsRune("!#$&-^_.+", rune(c))) {
+			return false
+		}
+	}
+	return true
 }
 
 func firstOf(r gjson.Result, keys ...string) gjson.Result {

@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -113,11 +115,13 @@ func (s *Store) ReplyFilesDir(name string) (string, error) {
 
 // SaveFile writes content as a new file of dir (created 0700 when
 // missing), named after name made safe (SafeFileName): never over a file
-// already there; a name taken gets "-2", "-3", … before its extension,
-// unless the file of that name holds the same content already (then its
-// path is returned, and nothing is written). The
-// file is private to its owner (0600) and whole once it has its name. It
-// returns the file's path.
+// already there; a name taken gets "-2", "-3", … up to "-100" before its
+// extension, and past those the first 12 hex digits of the content's
+// SHA-256 ("report-3f6c2e1a7b4d.txt", then "-2", … after that), so that
+// any number of files of one name are all saved. When a file of one of
+// those names holds the same content already, its path is returned, and
+// nothing is written. The file is private to its owner (0600) and whole
+// once it has its name. It returns the file's path.
 func SaveFile(dir, name string, content []byte) (string, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
@@ -125,9 +129,16 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 	name = SafeFileName(name)
 	ext := filepath.Ext(name)
 	stem := strings.TrimSuffix(name, ext)
-	for n := 1; n <= 1000; n++ {
+	sum := sha256.Sum256(content)
+	digest := stem + "-" + hex.EncodeToString(sum[:6])
+	for n := 1; n <= 2*maxSameName; n++ {
 		try := name
-		if n > 1 {
+		switch {
+		case n > maxSameName+1:
+			try = fmt.Sprintf("%s-%d%s", digest, n-maxSameName, ext)
+		case n > maxSameName:
+			try = digest + ext
+		case n > 1:
 			try = fmt.Sprintf("%s-%d%s", stem, n, ext)
 		}
 		path := filepath.Join(dir, try)
@@ -151,8 +162,13 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 			return path, nil
 		}
 	}
-	return "", fmt.Errorf("save %s: a thousand files of that name are in %s already", name, dir)
+	return "", fmt.Errorf("save %s: %d files of that name, and %d of that name and content's digest, are in %s already", name, maxSameName, maxSameName, dir)
 }
+
+// maxSameName is how many numbered names SaveFile tries for one name
+// before it names the file by its content's digest (and as many numbered
+// digest names after that).
+const maxSameName = 100
 
 // holds reports whether path is a regular file (not a link) whose content
 // is content.
@@ -166,7 +182,8 @@ func holds(path string, content []byte) bool {
 }
 
 // maxFileName bounds a saved file's name, in bytes (file systems allow
-// 255; room is left for "-NNN" and the temporary name's affixes).
+// 255; room is left for "-NNN", a digest and the temporary name's
+// affixes).
 const maxFileName = 200
 
 // SafeFileName makes a name an agent gave a file fit to name a file: its

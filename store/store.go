@@ -5,6 +5,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -404,14 +405,24 @@ func (s *Store) Load(id string) (*Record, error) {
 func (s *Store) load(path string) (*Record, error) { return s.readRecord(path, path) }
 
 // encodeRecord is the one encoding of a record file; decodeRecord reads it.
-// A record over MaxRecordBytes is refused: it would not be read back.
+// '<', '>' and '&' are written as themselves, not as \u003c (six bytes for
+// one): a record is read by programs, never put in HTML, and a reply of
+// markup would otherwise grow six-fold. A record over MaxRecordBytes is
+// refused: it would not be read back.
 func encodeRecord(r *Record) ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err == nil && len(b) > MaxRecordBytes {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	if len(b) > MaxRecordBytes {
 		return nil, fmt.Errorf("task record %s would be %s, over the %s a record may have", r.ContextID,
 			boundedfile.SizeText(int64(len(b))), boundedfile.SizeText(MaxRecordBytes))
 	}
-	return b, err
+	return b, nil
 }
 
 func decodeRecord(path string, b []byte) (*Record, error) {

@@ -628,6 +628,7 @@ func TestLostTasks(t *testing.T) {
 	t.Parallel()
 	agent := func(t *testing.T, send func(w http.ResponseWriter, id string), get func(w http.ResponseWriter, id string)) (*httptest.Server, *atomic.Int32) {
 		var sends atomic.Int32
+		var sent atomic.Value
 		var srv *httptest.Server
 		srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet {
@@ -636,6 +637,12 @@ func TestLostTasks(t *testing.T) {
 			}
 			body, _ := io.ReadAll(r.Body)
 			id := gjson.GetBytes(body, "id").Raw
+			if c := gjson.GetBytes(body, "params.message.contextId").String(); c != "" {
+				sent.Store(c)
+			}
+			if c, ok := sent.Load().(string); ok {
+				w = contextWriter{w, "c", c} // the task is the message's context's
+			}
 			switch gjson.GetBytes(body, "method").String() {
 			case "message/send":
 				sends.Add(1)

@@ -171,6 +171,8 @@ func refineProtocol(e *client.Error, r *kindReport) {
 	switch {
 	case errors.Is(e, client.ErrReplyTooLarge):
 		r.hint = "the answer is larger than a2a-courier reads (32 MiB for an answer, 256 MiB for a conversation); ask the agent for a shorter reply"
+	case errors.Is(e, client.ErrOtherContext):
+		r.hint = "the agent's answer belongs to another conversation, so it is not taken as this one's reply; fetch --task <taskId> reads a task as the agent shows it"
 	case errors.Is(e, client.ErrNestedTooDeep):
 		r.hint = "the answer nests deeper than any real document does (1000 levels); the server or a proxy in front of it sends something else than JSON replies"
 	}

@@ -1,7 +1,10 @@
 package cli
 
 import (
+	"bufio"
+	"bytes"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -22,6 +25,28 @@ type scriptedAgent struct {
 	srv                  *httptest.Server
 	send, get, cancel    func(w http.ResponseWriter, id string)
 	sends, gets, cancels atomic.Int32
+	// context is the contextId of the last message sent: a2aTask's
+	// "srv-ctx" is written as it.
+	context atomic.Value
+}
+
+// contextWriter writes a scripted answer's contextId (from) as the one a
+// message named (to), as servers echo it.
+type contextWriter struct {
+	http.ResponseWriter
+	from, to string
+}
+
+// Hijack lets a test cut the connection, as without the writer.
+func (w contextWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(w.ResponseWriter).Hijack()
+}
+
+func (w contextWriter) Write(b []byte) (int, error) {
+	if _, err := w.ResponseWriter.Write(bytes.ReplaceAll(b, []byte(`"contextId":"`+w.from+`"`), []byte(`"contextId":"`+w.to+`"`))); err != nil {
+		return 0, err
+	}
+	return len(b), nil
 }
 
 func newScriptedAgent(t *testing.T) *scriptedAgent {
@@ -34,6 +59,13 @@ func newScriptedAgent(t *testing.T) *scriptedAgent {
 		}
 		body, _ := io.ReadAll(r.Body)
 		id := gjson.GetBytes(body, "id").Raw
+		if c := gjson.GetBytes(body, "params.message.contextId").String(); c != "" {
+			a.context.Store(c)
+		}
+		if c, ok := a.context.Load().(string); ok {
+			// The task is the context's the message named, as servers echo it.
+			w = contextWriter{w, "srv-ctx", c}
+		}
 		var f func(http.ResponseWriter, string)
 		switch gjson.GetBytes(body, "method").String() {
 		case "message/send":

@@ -79,16 +79,23 @@ type TaskChoice struct {
 type NoTaskError struct {
 	ContextID, State string
 	WithMessage      bool
+	// Cut: the listing stopped at its bound (the agent ignored the
+	// filter, and has more tasks than were read).
+	Cut bool
 }
 
 func (e *NoTaskError) Error() string {
+	msg := "the agent lists no task in context " + e.ContextID
 	switch {
 	case e.WithMessage:
-		return "the agent lists no task holding the message of context " + e.ContextID
+		msg = "the agent lists no task holding the message of context " + e.ContextID
 	case e.State != "":
-		return "the agent lists no task in state " + e.State + " in context " + e.ContextID
+		msg = "the agent lists no task in state " + e.State + " in context " + e.ContextID
 	}
-	return "the agent lists no task in context " + e.ContextID
+	if e.Cut {
+		msg += " among the tasks read, where the listing stops (the agent has more, and ignores the listing's filter)"
+	}
+	return msg
 }
 
 // Hint says what to do, result naming the command that shows the local
@@ -117,7 +124,8 @@ func ChooseTask(ctx context.Context, a *client.A2A, contextID string, local *sto
 		// The contextId only names the record: the server's is unknown.
 		return TaskChoice{FromRecord: true}, nil
 	case local != nil:
-		tasks, err := a.ContextTasks(ctx, contextID, true)
+		l, err := a.TaskList(ctx, client.TaskFilter{ContextID: contextID, HistoryLength: client.TaskHistoryLength}, 0)
+		tasks := l.Tasks
 		switch {
 		case errors.Is(err, client.ErrNoTaskList) && settled:
 			return TaskChoice{FromRecord: true}, nil
@@ -132,22 +140,28 @@ func ChooseTask(ctx context.Context, a *client.A2A, contextID string, local *sto
 		if settled {
 			return TaskChoice{FromRecord: true}, nil
 		}
-		return TaskChoice{}, &NoTaskError{ContextID: contextID, WithMessage: true}
+		return TaskChoice{}, &NoTaskError{ContextID: contextID, WithMessage: true, Cut: l.More}
 	}
-	tasks, err := a.Tasks(ctx, client.TaskFilter{ContextID: contextID, State: state})
+	l, err := a.TaskList(ctx, client.TaskFilter{ContextID: contextID, State: state}, 0)
+	tasks := l.Tasks
 	switch {
 	case err != nil:
 		return TaskChoice{}, err
 	case len(tasks) == 0:
-		return TaskChoice{}, &NoTaskError{ContextID: contextID, State: state}
+		return TaskChoice{}, &NoTaskError{ContextID: contextID, State: state, Cut: l.More}
 	}
 	choice := TaskChoice{TaskID: tasks[0].ID}
-	if len(tasks) > 1 {
+	if len(tasks) > 1 || l.More {
 		of := "tasks"
 		if state != "" {
 			of = state + " tasks"
 		}
-		choice.Note = fmt.Sprintf("no local record of this task: took the newest of the %d %s of context %s (task %s); `a2a-courier tasks --url <agent URL> --context %s` lists them, and fetch --task <taskId> reads another", len(tasks), of, contextID, choice.TaskID, contextID)
+		listed := fmt.Sprintf("the %d %s of context %s", len(tasks), of, contextID)
+		if l.More {
+			// The listing stopped at its bound: the agent has more.
+			listed = fmt.Sprintf("the %d %s of context %s read, where the listing stops (the agent has more)", len(tasks), of, contextID)
+		}
+		choice.Note = fmt.Sprintf("no local record of this task: took the newest of %s (task %s); `a2a-courier tasks --url <agent URL> --context %s` lists them, and fetch --task <taskId> reads another", listed, choice.TaskID, contextID)
 	}
 	return choice, nil
 }
@@ -366,6 +380,13 @@ type FetchedTask struct {
 // message answers has not taken the answer in yet: it is not final.
 func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 	res, local := t.Result, t.Local
+	if local == nil || !local.LocalContext {
+		// A task that names another context is not this one's (a record
+		// of a local context names none the server knows).
+		if err := client.CheckContext("read the task", t.ContextID, res); err != nil {
+			return nil, err
+		}
+	}
 	out, final := res.Outcome()
 	out.Reply, out.Reason = client.RedactCredential(out.Reply, t.Key), client.RedactCredential(out.Reason, t.Key)
 	if final && local != nil && local.AnswersTask != "" && local.AnswersTask == res.TaskID && !local.State.Terminal() &&

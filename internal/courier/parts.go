@@ -245,6 +245,11 @@ func nonEmptyName(p store.Part) string {
 // reply is not whole without it.
 func keepReplyParts(st *store.Store, x *store.Record, parts []client.ReplyPart) error {
 	x.ReplyParts = nil
+	if len(parts) > client.MaxReplyParts {
+		// (The client refuses such an answer as over its cap: this holds
+		// the bound on the files saved whatever brought the parts.)
+		return fmt.Errorf("the reply has %d parts, more than the %d a2a-courier keeps", len(parts), client.MaxReplyParts)
+	}
 	texts := 0
 	for _, p := range parts {
 		if p.Kind == client.PartText {

@@ -211,10 +211,20 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 		if kerr != nil {
 			// The run finished and said something, but it cannot be kept
 			// here: not a completed empty reply, and not a failure of the
-			// run either. The server still has it, for fetch to read.
+			// run either. The server still has it, for fetch to read by
+			// the task, which the record names; a generic agent's Message
+			// is kept nowhere, and is lost.
 			x.State = store.Expired
+			if out.TaskID != "" && client.ValidID(out.TaskID) {
+				x.TaskID = out.TaskID
+			}
 			x.Reason = "the run ended " + string(out.State) + ", but its reply could not be kept (" + OneLine(kerr) +
 				"): fetch " + x.ContextID + " reads it again from the server"
+			if x.Target.Kind == store.TargetA2A && x.TaskID == "" {
+				x.Reason = "the run ended " + string(out.State) + ", but its reply could not be kept (" + OneLine(kerr) +
+					"), and the agent answered with a message, which agents do not keep: nothing can read it again"
+				x.Lost = true
+			}
 			x.LastError = errorInfo(kerr)
 			return
 		}

@@ -6,6 +6,13 @@
 // "Hostile servers").
 //
 //	go build -o /tmp/bombmem ./scripts/bombmem && /usr/bin/time -v /tmp/bombmem -n 10
+//
+// With -kibana it serves a hostile Kibana, and with -a2a a hostile generic
+// A2A agent (-mode, see serveHostileA2A), for the real binary to be
+// measured against:
+//
+//	/tmp/bombmem -a2a 127.0.0.1:0 -mode chunks &   # prints its URL
+//	/usr/bin/time -v a2a-courier send --url <URL> hi
 package main
 
 import (
@@ -34,7 +41,19 @@ func main() {
 	lie := flag.Bool("lie", false, "make the gzip trailer claim 100 bytes")
 	kibana := flag.String("kibana", "", "instead, serve a hostile Kibana on this address (e.g. 127.0.0.1:0) for the real binary: "+
 		"status and card as Kibana 9.5, every A2A POST cut with a proxy's 502, every conversation the bomb; prints its URL")
+	a2a := flag.String("a2a", "", "instead, serve a hostile generic A2A agent on this address (e.g. 127.0.0.1:0), hostile as -mode says; prints its URL")
+	var o a2aOptions
+	flag.StringVar(&o.mode, "mode", "chunks", "with -a2a: chunks, list, name, parts, samename or context")
+	flag.IntVar(&o.chunks, "chunks", 1600, "with -a2a -mode chunks: artifact-update events")
+	flag.IntVar(&o.chunkKiB, "chunk-kib", 256, "with -a2a -mode chunks: KiB of text in each event")
+	flag.IntVar(&o.padKiB, "pad-kib", 0, "with -a2a -mode chunks: KiB of metadata beside the text in each event")
+	flag.IntVar(&o.mib, "name-mib", 30, "with -a2a -mode name: MiB of the file part's name")
+	flag.IntVar(&o.parts, "parts", 20000, "with -a2a -mode parts or samename: file parts in the reply")
 	flag.Parse()
+	if *a2a != "" {
+		serveHostileA2A(*a2a, o)
+		return
+	}
 	body := bomb(*mib)
 	if *lie {
 		binary.LittleEndian.PutUint32(body[len(body)-4:], 100)
