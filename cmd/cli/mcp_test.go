@@ -707,3 +707,46 @@ func TestMCPServerHintsInToolTerms(t *testing.T) {
 		t.Errorf("send to an unknown context: %v %v %q", res.IsError, doc, text)
 	}
 }
+
+// mcp install, as a process, on the files the trials found: an empty
+// servers object (the most common starting file) gets the entry; a file
+// nested four million levels deep (8 MB) and one with two "mcpServers"
+// are refused with one line and a hint, exit 2, --dry-run or not, the
+// file left as it was.
+func TestMCPInstallRefusesWhatItCannotEdit(t *testing.T) {
+	t.Parallel()
+	p := newProc(t, startSim(t, nil))
+	path := filepath.Join(p.env["HOME"], ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"mcpServers": {}}`)
+	if r := p.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || r.stdout != "added: "+path+"\n" {
+		t.Errorf("an empty mcpServers: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	var doc struct {
+		MCPServers map[string]struct{ Command string } `json:"mcpServers"`
+	}
+	if b, _ := os.ReadFile(path); json.Unmarshal(b, &doc) != nil || doc.MCPServers["a2a-courier"].Command != os.Args[0] {
+		t.Errorf("the file: %s", b)
+	}
+	for file, want := range map[string]string{
+		strings.Repeat("[", 4_000_000) + strings.Repeat("]", 4_000_000): path + ": the file nests deeper than 1000 levels: not an MCP configuration",
+		`{"mcpServers": {}, "mcpServers": {"x": {}}}`:                   path + `: the file has "mcpServers" twice at its top level: the assistant reads only the last`,
+	} {
+		write(file)
+		for _, dry := range []string{"--dry-run", "--target=cursor"} {
+			r := p.run("mcp", "install", "--target", "cursor", dry)
+			checkOneLineError(t, r, ExitUsage, want)
+			if !strings.HasSuffix(r.stderr, "hint: fix or move the file, then run mcp install again\n") {
+				t.Errorf("the hint: %q", r.stderr)
+			}
+		}
+		if b, _ := os.ReadFile(path); string(b) != file {
+			t.Errorf("the file changed")
+		}
+	}
+}
