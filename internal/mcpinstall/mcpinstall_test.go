@@ -124,6 +124,13 @@ func TestPlanRefusesWhatItCannotEdit(t *testing.T) {
 	if _, err := Plan(Cursor, nil, Entry{Name: "x"}); err == nil {
 		t.Error("an entry without a command")
 	}
+	// hujson quotes the literal it could not read as it is: a newline or
+	// a terminal's escape of the file stays out of the one-line error.
+	_, err := Plan(Cursor, []byte("\"\x1b]52;c;aGk=\x07\n"+strings.Repeat("x", 1000)+"\""), entry)
+	if !errors.Is(err, ErrCannotEdit) || strings.ContainsAny(err.Error(), "\n\x1b\x07") || len([]rune(err.Error())) > 250 ||
+		!strings.Contains(err.Error(), `\x1b]52;c;aGk=\a\n`) {
+		t.Errorf("a literal with control characters: %q", err)
+	}
 }
 
 func TestPath(t *testing.T) {
