@@ -62,7 +62,7 @@ func (a *App) runMCP(ctx context.Context) error {
 	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord, Log: a.p.Stderr}, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
-			hint: "the client closed the connection or sent what is not MCP; see the assistant's MCP log"}
+			hint: "the server's stdin could not be read; see the assistant's MCP log"}
 	}
 	return nil
 }

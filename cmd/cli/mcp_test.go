@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -748,5 +749,89 @@ func TestMCPInstallRefusesWhatItCannotEdit(t *testing.T) {
 		if b, _ := os.ReadFile(path); string(b) != file {
 			t.Errorf("the file changed")
 		}
+	}
+}
+
+// `a2a-courier mcp` as a process, its stdin held open as an assistant
+// holds it: the messages the trial sent (a line that is not JSON, [],
+// {"jsonrpc":"2.0"}, version 1.0, an object id) each get a JSON-RPC
+// error while a send is in flight; the send then gets its reply, a later
+// request its answer, and the server exits 0 once its stdin closes.
+func TestMCPServerSurvivesBadMessages(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	p := newProc(t, sim)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := p.cmd(ctx, "", "mcp")
+	c.Stdin = nil
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan map[string]any, 20)
+	go func() {
+		dec := json.NewDecoder(stdout)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(answers)
+				return
+			}
+			answers <- m
+		}
+	}()
+	next := func(what string) map[string]any {
+		t.Helper()
+		m, ok := <-answers
+		if !ok {
+			t.Fatalf("the server's stdout ended, waiting for %s\n%s", what, stderr.String())
+		}
+		return m
+	}
+	io.WriteString(stdin, mcpInitLine+"\n"+mcpInitializedLine+"\n")
+	next("initialize")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"send","method":"tools/call","params":{"name":"send","arguments":{"agent":"audit-agent","message":"Still here?","wait_seconds":60}}}`+"\n")
+	for _, l := range []string{"hello?", "[]", `{"jsonrpc":"2.0"}`, `{"jsonrpc":"1.0","id":"old","method":"ping"}`, `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`} {
+		io.WriteString(stdin, l+"\n")
+	}
+	got := map[string]int{}
+	var sent map[string]any
+	for len(got) < 3 || sent == nil {
+		m := next("the error answers and the send's")
+		if fmt.Sprint(m["id"]) == "send" {
+			sent = m
+			continue
+		}
+		e, _ := m["error"].(map[string]any)
+		got[fmt.Sprint(m["id"], " ", e["code"])]++
+	}
+	if want := map[string]int{"<nil> -32700": 1, "<nil> -32600": 3, "old -32600": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("error answers %v, want %v", got, want)
+	}
+	res, _ := sent["result"].(map[string]any)
+	doc, _ := res["structuredContent"].(map[string]any)
+	if res["isError"] == true || doc["state"] != "completed" || doc["reply"] != "Report for Still here?: 14 escalations." {
+		t.Errorf("the send in flight: %v", sent)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"list","method":"tools/list"}`+"\n")
+	if m := next("tools/list"); fmt.Sprint(m["id"]) != "list" || m["result"] == nil {
+		t.Errorf("tools/list: %v", m)
+	}
+	stdin.Close()
+	if err := c.Wait(); err != nil {
+		t.Errorf("the server's exit: %v\n%s", err, stderr.String())
+	}
+	if ctxID, _ := doc["context_id"].(string); sim.Runs(ctxID) != 1 {
+		t.Errorf("%d runs of the send", sim.Runs(ctxID))
 	}
 }
