@@ -685,7 +685,8 @@ func TestMCPInstallChecksTheEntrysSettings(t *testing.T) {
 }
 
 // The hints of the tools' texts are in tool terms (an MCP client runs no
-// shell), while structuredContent keeps the --json document's own.
+// shell), and so are those of structuredContent, which keeps the --json
+// document's fields.
 func TestMCPServerHintsInToolTerms(t *testing.T) {
 	t.Parallel()
 	p := newProc(t, startSim(t, nil))
@@ -697,14 +698,14 @@ func TestMCPServerHintsInToolTerms(t *testing.T) {
 	res, doc, text := m.call("result", map[string]any{"context_id": "a2a-" + id})
 	errDoc, _ := doc["error"].(map[string]any)
 	if want := "no local record of task a2a-" + id + "\nhint: that is a conversation id: its contextId is " + id + ` (the result tool with context_id "` + id + `")`; !res.IsError || text != want ||
-		errDoc["hint"] != "that is a conversation id: its contextId is "+id+" (a2a-courier result "+id+")" {
+		errDoc["hint"] != "that is a conversation id: its contextId is "+id+` (the result tool with context_id "`+id+`")` {
 		t.Errorf("result of a conversation id: %v %v %q", res.IsError, doc, text)
 	}
 	res, doc, text = m.call("send", map[string]any{"agent": "audit-agent", "message": "go on", "context_id": "bogus", "wait_seconds": 5})
 	errDoc, _ = doc["error"].(map[string]any)
 	if hint, _ := errDoc["hint"].(string); !res.IsError || !strings.Contains(text, "\nhint: contextIds made by a2a-courier (and by Kibana) are UUIDs; the history tool lists the conversations") ||
 		!strings.HasSuffix(text, "to start a new conversation, leave out context_id") || strings.Contains(text, "a2a-courier history") || strings.Contains(text, "--") ||
-		!strings.Contains(hint, "`a2a-courier history` lists") {
+		!strings.HasPrefix(text, errDoc["message"].(string)+"\nhint: "+hint) || strings.Contains(hint, "a2a-courier history") {
 		t.Errorf("send to an unknown context: %v %v %q", res.IsError, doc, text)
 	}
 }

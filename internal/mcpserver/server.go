@@ -337,7 +337,7 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	if code != exitOK && code != exitInputRequired && code != exitStillRunning {
 		res.IsError = true
 	}
-	return res, doc, nil
+	return res, t.structured(doc), nil
 }
 
 // toolError is a tool result with isError: the message and the hint on

@@ -29,7 +29,7 @@ var commands = map[string]command{
 	"send":       {"send", []string{"agent", "message"}, 2},
 	"send-async": {"send_async", []string{"agent", "message"}, 2},
 	"result":     {"result", []string{"context_id"}, 1},
-	"fetch":      {"fetch", []string{"context_id"}, 1},
+	"fetch":      {"fetch", []string{"context_id", "agent"}, 1},
 	"show":       {"show", []string{"conversation"}, 1},
 	"cancel":     {"cancel", []string{"context_id", "url"}, 2},
 	"get-card":   {"get_card", []string{"agent"}, 1},
@@ -268,12 +268,12 @@ func toolCall(cmd command, words []string) string {
 			}
 			names := cmd.positionals
 			if cmd.tool == "fetch" && hasFlag(words, "--task") {
-				names = []string{"url"} // fetch --task T <peer>
+				names = []string{"agent"} // fetch --task T <peer>
 			}
 			switch {
 			case positional >= len(names):
 			case names[positional] == "url" && strings.HasPrefix(w, "<"):
-				add("url", "(the peer's URL)") // a peer: the tools take its URL
+				add("url", "(the peer's URL)") // a peer: cancel takes its URL
 			case names[positional] == "url":
 				add("url", fmt.Sprintf("(the URL of peer %q)", w))
 			default:

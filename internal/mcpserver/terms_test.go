@@ -24,7 +24,7 @@ func TestToolTerms(t *testing.T) {
 		{"fetch reads Kibana's conversation store; for a task sent to another A2A agent, add --url <agent URL> or the peer's name",
 			"fetch reads Kibana's conversation store; for a task sent to another A2A agent, add url <agent URL> or the peer's name"},
 		{"for a task started elsewhere, name the agent: a2a-courier fetch --task t-1 <peer>, or --url <agent URL>",
-			`for a task started elsewhere, name the agent: the fetch tool with task_id "t-1" and url (the peer's URL), or url <agent URL>`},
+			`for a task started elsewhere, name the agent: the fetch tool with task_id "t-1" and agent <peer>, or url <agent URL>`},
 		{"Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch c-1` can still read its reply",
 			`Agent Builder cannot stop a run: it may go on, and the fetch tool with context_id "c-1" can still read its reply`},
 		{"conversation a2a-empty has no round yet; a2a-courier result empty tells which, on the machine that sent it; look again later: a2a-courier show a2a-empty.",

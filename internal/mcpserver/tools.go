@@ -138,7 +138,8 @@ type resultIn struct {
 type fetchIn struct {
 	ContextID string `json:"context_id,omitempty" jsonschema:"the task's context_id: the reply is read from the server, on any machine"`
 	URL       string `json:"url,omitempty" jsonschema:"a generic A2A agent's URL, for a task not sent to Kibana"`
-	TaskID    string `json:"task_id,omitempty" jsonschema:"read this task of a generic A2A agent by its id (with url), instead of context_id"`
+	Agent     string `json:"agent,omitempty" jsonschema:"a peer of the config file, instead of url"`
+	TaskID    string `json:"task_id,omitempty" jsonschema:"read this task of a generic A2A agent by its id (with url or agent), instead of context_id"`
 	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"cut the reply at this many characters (default 20000); the whole reply is saved to the file named in reply_file"`
 }
 
@@ -311,6 +312,15 @@ func fetchArgs(in fetchIn) ([]string, *argError) {
 			return nil, aerr
 		}
 		args = []string{"fetch", in.ContextID}
+	}
+	switch {
+	case in.Agent != "" && in.URL != "":
+		return nil, refuse("agent names a peer of the config file, url a generic A2A agent: give one of them", "give agent or url, not both")
+	case in.Agent != "":
+		if aerr := positional("agent", in.Agent); aerr != nil {
+			return nil, aerr
+		}
+		args = append(args, in.Agent)
 	}
 	args = append(args, "--json")
 	args = appendOpt(args, "--url", in.URL)
