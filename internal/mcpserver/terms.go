@@ -56,6 +56,7 @@ var toolFlags = map[string]string{
 	"--context": "context_id", "--task": "task_id", "--url": "url", "--max-chars": "max_chars",
 	"--wait": "wait_seconds", "--timeout": "wait_seconds", "--limit": "limit", "--agent": "agent",
 	"--state": "state", "--any": "any", "--all-rounds": "all_rounds", "--round": "round",
+	"--file": "files", "--data": "data",
 }
 
 // boolFlags are the flags that take no value.
@@ -71,7 +72,7 @@ func commandNames() string {
 }
 
 // proseFlag is a flag named in a sentence ("leave out --context").
-var proseFlag = regexp.MustCompile(`--(context|task|url|max-chars|wait|timeout|limit|agent|state|any|all-rounds|round)\b(-?)`)
+var proseFlag = regexp.MustCompile(`--(context|task|url|max-chars|wait|timeout|limit|agent|state|any|all-rounds|round|file|data)\b(-?)`)
 
 // toolTerms rewrites the command lines and flags of a message or hint of
 // the CLI into tool terms.

@@ -41,6 +41,8 @@ func TestToolTerms(t *testing.T) {
 		{"`a2a-courier tasks` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: a2a-courier cancel <taskId> lab, or --url <agent URL>",
 			`the tasks tool lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: the cancel tool with context_id <taskId> and url (the URL of peer "lab"), or url <agent URL>`},
 		{"a finished task cannot be canceled; `a2a-courier result c-1` shows it", `a finished task cannot be canceled; the result tool with context_id "c-1" shows it`},
+		{"Agent Builder agents take text only: --file and --data cannot be sent to them; nothing was sent",
+			"Agent Builder agents take text only: files and data cannot be sent to them; nothing was sent"},
 		{"no command here: 14 escalations", "no command here: 14 escalations"},
 	} {
 		if got := toolTerms(tc.in); got != tc.want {
