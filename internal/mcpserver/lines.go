@@ -6,7 +6,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"sync"
+	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -133,10 +136,10 @@ func screen(line []byte, tooLong bool, out, log io.Writer) []byte {
 		}
 		id, response := probe(msg)
 		if response {
-			fmt.Fprintf(log, "a2a-courier mcp: dropped an invalid JSON-RPC response (%d bytes): %v\n", len(msg), err)
+			fmt.Fprintf(log, "a2a-courier mcp: dropped an invalid JSON-RPC response (%d bytes): %s\n", len(msg), quoted(err.Error(), 200))
 			return nil
 		}
-		answer(out, log, id, codeInvalidRequest, "not a JSON-RPC 2.0 request: "+err.Error(), len(msg))
+		answer(out, log, id, codeInvalidRequest, "not a JSON-RPC 2.0 request: "+quoted(err.Error(), 200), len(msg))
 		return nil
 	}
 	answer(out, log, nil, code, why, len(msg))
@@ -159,6 +162,25 @@ func probe(msg []byte) (json.RawMessage, bool) {
 		id = nil
 	}
 	return id, !method && (result || failed)
+}
+
+// quoted is a text of the SDK's that may quote the message (its version
+// tag, its id): what is not printable escaped, at most max runes, so that
+// the server's log stays one line a message.
+func quoted(s string, max int) string {
+	var b strings.Builder
+	for i, r := range []rune(s) {
+		if i == max {
+			b.WriteString("…")
+			break
+		}
+		if unicode.IsPrint(r) {
+			b.WriteRune(r)
+		} else {
+			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		}
+	}
+	return b.String()
 }
 
 // answer writes a JSON-RPC error answer, id null when id is nil, and notes

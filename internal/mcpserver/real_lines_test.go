@@ -126,6 +126,9 @@ func TestBadMessagesAnsweredAndServed(t *testing.T) {
 		`{"jsonrpc":"2.0","id":{"an":"object"},"method":"ping"}`: "<nil> -32600",
 		`"just a string"`:                                        "<nil> -32600",
 		`{"id":7,"method":"ping"}`:                               "7 -32600",
+		// The SDK's error quotes the version: the log line stays one line
+		// of printable text, cut.
+		`{"jsonrpc":"\u001b]52;c;aGk=\u0007` + strings.Repeat("x", 5000) + `","id":8,"method":"ping"}`: "8 -32600",
 	}
 	for line := range bad {
 		cl.send(line)
@@ -170,7 +173,7 @@ func TestBadMessagesAnsweredAndServed(t *testing.T) {
 		t.Errorf("an answer after the end: %v", m)
 	}
 	if l := log.String(); strings.Count(l, "a2a-courier mcp: answered a message of ") != len(bad) || !strings.Contains(l, "dropped an invalid JSON-RPC response") ||
-		strings.Contains(l, "not json at all") {
+		strings.Contains(l, "not json at all") || strings.ContainsAny(l, "\x1b\x07") || strings.Contains(l, strings.Repeat("x", 201)) {
 		t.Errorf("log %q", l)
 	}
 }
