@@ -33,7 +33,13 @@ that carry the agent's latest status, then return state working and the
 context_id: the task goes on in a detached worker, as for the command line.
 send, result, fetch and show cut a reply at max_chars, 20,000 characters by
 default (the whole reply stays in the file the document names); a bad tool
-argument is a tool error with a hint, never run.
+argument is a tool error with a hint, never run. send and send_async take
+files (absolute paths on this machine) and data (JSON values), as --file
+and --data. In structuredContent, resume and answer are the tool call that
+does it ({"tool","arguments"}) and the hints are in tool terms, as in the
+text. A line of stdin that is not a JSON-RPC message gets a JSON-RPC error
+(-32700, or -32600 for what is not a request; batches are not taken) and
+the server goes on.
 
 The same state directory, workers, configuration and secrets as the command
 line: the API key comes from the config file or the environment of the
@@ -62,7 +68,7 @@ func (a *App) runMCP(ctx context.Context) error {
 	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord, Log: a.p.Stderr}, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
-			hint: "the client closed the connection or sent what is not MCP; see the assistant's MCP log"}
+			hint: "the server's stdin could not be read; see the assistant's MCP log"}
 	}
 	return nil
 }
@@ -126,8 +132,13 @@ already has the entry is left as it is. An entry of an earlier install is
 updated in the keys of ours only (command, args, type, and in env
 A2A_COURIER_CONFIG_DIR and A2A_COURIER_STATE_DIR): what was added to it by
 hand (Gemini's timeout or trust, another env variable) stays. A file that
-is a symbolic link stays one (the file it points to is written); one that
-is not a regular file is refused.
+is a symbolic link stays one (the file it points to is written), and keeps
+its mode and owner (root editing another user's file leaves it theirs). A
+file is refused, with one line and nothing written, when it is not a
+regular file, nests deeper than 1000 levels, has the servers key, the
+entry's name or a key of the entry twice (the assistant would read the
+last, a2a-courier edit the first), or has more than one hard link (a new
+version would split them).
 
 The settings are checked as the assistant's process will resolve them
 (HOME and the entry's env and flags alone), and each lack is a warning of

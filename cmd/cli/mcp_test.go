@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -684,7 +685,8 @@ func TestMCPInstallChecksTheEntrysSettings(t *testing.T) {
 }
 
 // The hints of the tools' texts are in tool terms (an MCP client runs no
-// shell), while structuredContent keeps the --json document's own.
+// shell), and so are those of structuredContent, which keeps the --json
+// document's fields.
 func TestMCPServerHintsInToolTerms(t *testing.T) {
 	t.Parallel()
 	p := newProc(t, startSim(t, nil))
@@ -696,14 +698,141 @@ func TestMCPServerHintsInToolTerms(t *testing.T) {
 	res, doc, text := m.call("result", map[string]any{"context_id": "a2a-" + id})
 	errDoc, _ := doc["error"].(map[string]any)
 	if want := "no local record of task a2a-" + id + "\nhint: that is a conversation id: its contextId is " + id + ` (the result tool with context_id "` + id + `")`; !res.IsError || text != want ||
-		errDoc["hint"] != "that is a conversation id: its contextId is "+id+" (a2a-courier result "+id+")" {
+		errDoc["hint"] != "that is a conversation id: its contextId is "+id+` (the result tool with context_id "`+id+`")` {
 		t.Errorf("result of a conversation id: %v %v %q", res.IsError, doc, text)
 	}
 	res, doc, text = m.call("send", map[string]any{"agent": "audit-agent", "message": "go on", "context_id": "bogus", "wait_seconds": 5})
 	errDoc, _ = doc["error"].(map[string]any)
 	if hint, _ := errDoc["hint"].(string); !res.IsError || !strings.Contains(text, "\nhint: contextIds made by a2a-courier (and by Kibana) are UUIDs; the history tool lists the conversations") ||
 		!strings.HasSuffix(text, "to start a new conversation, leave out context_id") || strings.Contains(text, "a2a-courier history") || strings.Contains(text, "--") ||
-		!strings.Contains(hint, "`a2a-courier history` lists") {
+		!strings.HasPrefix(text, errDoc["message"].(string)+"\nhint: "+hint) || strings.Contains(hint, "a2a-courier history") {
 		t.Errorf("send to an unknown context: %v %v %q", res.IsError, doc, text)
+	}
+}
+
+// mcp install, as a process, on the files the trials found: an empty
+// servers object (the most common starting file) gets the entry; a file
+// nested four million levels deep (8 MB) and one with two "mcpServers"
+// are refused with one line and a hint, exit 2, --dry-run or not, the
+// file left as it was.
+func TestMCPInstallRefusesWhatItCannotEdit(t *testing.T) {
+	t.Parallel()
+	p := newProc(t, startSim(t, nil))
+	path := filepath.Join(p.env["HOME"], ".cursor", "mcp.json")
+	os.MkdirAll(filepath.Dir(path), 0o700)
+	write := func(s string) {
+		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(`{"mcpServers": {}}`)
+	if r := p.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || r.stdout != "added: "+path+"\n" {
+		t.Errorf("an empty mcpServers: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	var doc struct {
+		MCPServers map[string]struct{ Command string } `json:"mcpServers"`
+	}
+	if b, _ := os.ReadFile(path); json.Unmarshal(b, &doc) != nil || doc.MCPServers["a2a-courier"].Command != os.Args[0] {
+		t.Errorf("the file: %s", b)
+	}
+	for file, want := range map[string]string{
+		strings.Repeat("[", 4_000_000) + strings.Repeat("]", 4_000_000): path + ": the file nests deeper than 1000 levels: not an MCP configuration",
+		`{"mcpServers": {}, "mcpServers": {"x": {}}}`:                   path + `: the file has "mcpServers" twice at its top level: the assistant reads only the last`,
+	} {
+		write(file)
+		for _, dry := range []string{"--dry-run", "--target=cursor"} {
+			r := p.run("mcp", "install", "--target", "cursor", dry)
+			checkOneLineError(t, r, ExitUsage, want)
+			if !strings.HasSuffix(r.stderr, "hint: fix or move the file, then run mcp install again\n") {
+				t.Errorf("the hint: %q", r.stderr)
+			}
+		}
+		if b, _ := os.ReadFile(path); string(b) != file {
+			t.Errorf("the file changed")
+		}
+	}
+}
+
+// `a2a-courier mcp` as a process, its stdin held open as an assistant
+// holds it: the messages the trial sent (a line that is not JSON, [],
+// {"jsonrpc":"2.0"}, version 1.0, an object id) each get a JSON-RPC
+// error while a send is in flight; the send then gets its reply, a later
+// request its answer, and the server exits 0 once its stdin closes.
+func TestMCPServerSurvivesBadMessages(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	p := newProc(t, sim)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	c := p.cmd(ctx, "", "mcp")
+	c.Stdin = nil
+	stdin, err := c.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := c.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr := &lockedBuffer{}
+	c.Stderr = stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	answers := make(chan map[string]any, 20)
+	go func() {
+		dec := json.NewDecoder(stdout)
+		for {
+			var m map[string]any
+			if dec.Decode(&m) != nil {
+				close(answers)
+				return
+			}
+			answers <- m
+		}
+	}()
+	next := func(what string) map[string]any {
+		t.Helper()
+		m, ok := <-answers
+		if !ok {
+			t.Fatalf("the server's stdout ended, waiting for %s\n%s", what, stderr.String())
+		}
+		return m
+	}
+	io.WriteString(stdin, mcpInitLine+"\n"+mcpInitializedLine+"\n")
+	next("initialize")
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"send","method":"tools/call","params":{"name":"send","arguments":{"agent":"audit-agent","message":"Still here?","wait_seconds":60}}}`+"\n")
+	for _, l := range []string{"hello?", "[]", `{"jsonrpc":"2.0"}`, `{"jsonrpc":"1.0","id":"old","method":"ping"}`, `{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`} {
+		io.WriteString(stdin, l+"\n")
+	}
+	got := map[string]int{}
+	var sent map[string]any
+	for len(got) < 3 || sent == nil {
+		m := next("the error answers and the send's")
+		if fmt.Sprint(m["id"]) == "send" {
+			sent = m
+			continue
+		}
+		e, _ := m["error"].(map[string]any)
+		got[fmt.Sprint(m["id"], " ", e["code"])]++
+	}
+	if want := map[string]int{"<nil> -32700": 1, "<nil> -32600": 3, "old -32600": 1}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("error answers %v, want %v", got, want)
+	}
+	res, _ := sent["result"].(map[string]any)
+	doc, _ := res["structuredContent"].(map[string]any)
+	if res["isError"] == true || doc["state"] != "completed" || doc["reply"] != "Report for Still here?: 14 escalations." {
+		t.Errorf("the send in flight: %v", sent)
+	}
+	io.WriteString(stdin, `{"jsonrpc":"2.0","id":"list","method":"tools/list"}`+"\n")
+	if m := next("tools/list"); fmt.Sprint(m["id"]) != "list" || m["result"] == nil {
+		t.Errorf("tools/list: %v", m)
+	}
+	stdin.Close()
+	if err := c.Wait(); err != nil {
+		t.Errorf("the server's exit: %v\n%s", err, stderr.String())
+	}
+	if ctxID, _ := doc["context_id"].(string); sim.Runs(ctxID) != 1 {
+		t.Errorf("%d runs of the send", sim.Runs(ctxID))
 	}
 }

@@ -28,22 +28,33 @@ func ExistingArgs(path string, t Target, name string) []string {
 	if err != nil {
 		return nil
 	}
-	b, _, err := readConfig(real)
+	b, _, _, err := readConfig(real)
 	if err != nil || len(b) == 0 {
 		return nil
 	}
-	v, err := hujson.Parse(b)
+	v, err := parseConfig(b)
 	if err != nil {
 		return nil
 	}
-	v.Standardize()
-	var doc map[string]map[string]struct {
-		Args []string `json:"args"`
+	// Member by member, as Plan finds them: what else the file holds is
+	// not read.
+	args := &v
+	for _, k := range []string{serversKey(t), name, "args"} {
+		obj, ok := args.Value.(*hujson.Object)
+		if !ok {
+			return nil
+		}
+		if args = member(obj, k); args == nil {
+			return nil
+		}
 	}
-	if json.Unmarshal(v.Pack(), &doc) != nil {
+	c := args.Clone()
+	c.Standardize()
+	var got []string
+	if json.Unmarshal(c.Pack(), &got) != nil {
 		return nil
 	}
-	return doc[serversKey(t)][name].Args
+	return got
 }
 
 // ProfileOf returns the value of --profile in an entry's args ("" without

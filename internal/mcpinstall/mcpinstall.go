@@ -139,6 +139,24 @@ func (e Entry) value(t Target) server {
 	return v
 }
 
+// ErrCannotEdit is wrapped by the errors of a file Plan will not edit (see
+// Plan): mcp install says so and writes nothing.
+var ErrCannotEdit = errors.New("cannot edit the file")
+
+// editError is a refusal of Plan: its message, ErrCannotEdit and the cause
+// (hujson's error), if any.
+type editError struct {
+	msg   string
+	cause error
+}
+
+func (e *editError) Error() string   { return e.msg }
+func (e *editError) Unwrap() []error { return []error{ErrCannotEdit, e.cause} }
+
+func cannotEdit(cause error, format string, a ...any) error {
+	return &editError{msg: fmt.Sprintf(format, a...), cause: cause}
+}
+
 // Result is what Plan made of a file.
 type Result struct {
 	// Content is the file as it is to be written.
@@ -283,15 +301,26 @@ func Plan(t Target, existing []byte, e Entry) (Result, error) {
 		}
 		return Result{Content: append(out, '\n'), Changed: true, Created: true}, nil
 	}
-	doc, err := hujson.Parse(existing)
+	doc, err := parseConfig(existing)
 	if err != nil {
-		return Result{}, fmt.Errorf("the file is not JSON (or JSON with comments): %w", err)
+		return Result{}, err
 	}
 	top, ok := doc.Value.(*hujson.Object)
 	if !ok {
-		return Result{}, errors.New("the file's top level is not a JSON object")
+		return Result{}, cannotEdit(nil, "the file's top level is not a JSON object")
+	}
+	if err := unique(top, " at its top level", key); err != nil {
+		return Result{}, err
 	}
 	unit := indentUnit(top)
+	// The indentation of the servers' line: that of the top level's
+	// members, or none when they are on its own line ({"mcpServers": {}}).
+	inner := memberIndent(top, unit)
+	if len(top.Members) > 0 {
+		if _, ok := lineIndent(top.Members[0].Name.BeforeExtra); !ok {
+			inner = ""
+		}
+	}
 	replaced := false
 	switch servers := member(top, key); {
 	case servers == nil:
@@ -299,14 +328,20 @@ func Plan(t Target, existing []byte, e Entry) (Result, error) {
 	default:
 		obj, ok := servers.Value.(*hujson.Object)
 		if !ok {
-			return Result{}, fmt.Errorf("%q in the file is not an object", key)
+			return Result{}, cannotEdit(nil, "%q in the file is not an object", key)
+		}
+		if err := unique(obj, path(key), e.Name); err != nil {
+			return Result{}, err
 		}
 		current := member(obj, e.Name)
+		if err := uniqueInEntry(current, key, e.Name); err != nil {
+			return Result{}, err
+		}
 		if current == nil {
-			addMember(obj, e.Name, e.value(t), memberIndent(top, unit), unit)
+			addMember(obj, e.Name, e.value(t), inner, unit)
 			break
 		}
-		changed, err := mergeEntry(current, e.value(t), memberIndent(obj, unit+memberIndent(top, unit)), unit)
+		changed, err := mergeEntry(current, e.value(t), memberIndent(obj, inner+unit), unit)
 		if err != nil {
 			return Result{}, err
 		}
@@ -325,9 +360,29 @@ func Plan(t Target, existing []byte, e Entry) (Result, error) {
 // member returns the value of the first member of obj named name.
 func member(obj *hujson.Object, name string) *hujson.Value {
 	for i := range obj.Members {
-		var got string
-		if lit, ok := obj.Members[i].Name.Value.(hujson.Literal); ok && json.Unmarshal(lit, &got) == nil && got == name {
+		if got, ok := memberName(obj.Members[i]); ok && got == name {
 			return &obj.Members[i].Value
+		}
+	}
+	return nil
+}
+
+// uniqueInEntry refuses an entry (nil: none) that has a member of ours
+// (type, command, args, env, and in env our variables) twice.
+func uniqueInEntry(entry *hujson.Value, key, name string) error {
+	obj, ok := (*hujson.Object)(nil), false
+	if entry != nil {
+		obj, ok = entry.Value.(*hujson.Object)
+	}
+	if !ok {
+		return nil
+	}
+	if err := unique(obj, path(key, name), "type", "command", "args", "env"); err != nil {
+		return err
+	}
+	if env := member(obj, "env"); env != nil {
+		if envObj, ok := env.Value.(*hujson.Object); ok {
+			return unique(envObj, path(key, name, "env"), OwnedEnv...)
 		}
 	}
 	return nil
@@ -382,11 +437,15 @@ func formatted(v any, prefix, unit string) (hujson.Value, error) {
 func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string) {
 	indent := memberIndent(obj, parentIndent+unit)
 	closing, multiline := lineIndent(obj.AfterExtra)
+	// head is what stays before the new member of what followed the
+	// last one: all of it but the closing brace's own indentation.
+	head := obj.AfterExtra[:len(obj.AfterExtra)-len(closing)]
 	if len(obj.Members) > 0 {
 		_, multiline = lineIndent(obj.Members[0].Name.BeforeExtra)
 	} else if !multiline {
-		multiline = true // an empty object: written out
-		closing = parentIndent
+		// An empty object on one line ({} or { /* a comment */ }): written
+		// out, its brace on a line of its own in its parent's indentation.
+		multiline, head, closing = true, obj.AfterExtra, parentIndent
 	}
 	trailing := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
 	prefix := indent
@@ -405,9 +464,8 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 	case multiline:
 		// What followed the last member (a comment after its comma) stays
 		// before the new one; the closing brace keeps its own line.
-		head := obj.AfterExtra[:len(obj.AfterExtra)-len(closing)]
 		if !bytes.HasSuffix(head, []byte("\n")) {
-			head = append(append(hujson.Extra{}, head...), '\n')
+			head = append(bytes.TrimRight(append(hujson.Extra{}, head...), " \t"), '\n')
 		}
 		before = append(append(hujson.Extra{}, head...), indent...)
 		obj.AfterExtra = hujson.Extra("\n" + closing)
@@ -430,16 +488,23 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 func sameJSON(v *hujson.Value, want []byte) (bool, error) {
 	c := v.Clone()
 	c.Standardize()
+	// As numbers, as written: 1e999 is a number JSON allows, not a float64.
 	var a, b any
-	if err := json.Unmarshal(c.Pack(), &a); err != nil {
+	if err := decodeNumbers(c.Pack(), &a); err != nil {
 		return false, err
 	}
-	if err := json.Unmarshal(want, &b); err != nil {
+	if err := decodeNumbers(want, &b); err != nil {
 		return false, err
 	}
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return bytes.Equal(ja, jb), nil
+}
+
+func decodeNumbers(b []byte, v any) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	return d.Decode(v)
 }
 
 // maxFileSize bounds the configuration file read: an assistant's MCP
@@ -561,23 +626,33 @@ func removeMember(obj *hujson.Object, key string) bool {
 
 // Install plans the entry into the target's file and, unless dryRun,
 // writes it: atomically (a temporary file in the same directory, then a
-// rename), keeping the file's mode, 0600 for a new file, its directory
+// rename), keeping the file's mode and owner (a file of another user
+// edited by root stays that user's), 0600 for a new file, its directory
 // created 0700 when missing. A file that is a symbolic link (a dotfiles
 // repository's) stays one: the file it points to is the one written. What
 // is not a regular file (a named pipe, a device) is refused before it is
-// opened, and so is a file larger than maxFileSize.
+// opened, and so is a file larger than maxFileSize, and a file with more
+// than one hard link: the rename would split them, the other names
+// keeping the old content.
 func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
 	path, err := resolveLink(path)
 	if err != nil {
 		return Result{}, err
 	}
-	existing, mode, err := readConfig(path)
+	existing, mode, own, err := readConfig(path)
 	if err != nil {
 		return Result{}, err
 	}
 	res, err := Plan(t, existing, e)
-	if err != nil || dryRun || !res.Changed {
+	if err != nil || !res.Changed {
 		return res, err
+	}
+	if own.links > 1 {
+		return Result{}, fmt.Errorf("the file has %d hard links, which writing a new version would split (the other names keeping the old content): "+
+			"make them symbolic links to it, or add the entry by hand", own.links)
+	}
+	if dryRun {
+		return res, nil
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -587,7 +662,10 @@ func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	_, werr := f.Write(res.Content)
+	werr := keepOwner(f, own)
+	if werr == nil {
+		_, werr = f.Write(res.Content)
+	}
 	if werr == nil {
 		werr = f.Chmod(mode)
 	}
@@ -607,6 +685,16 @@ func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
 	return res, nil
 }
 
+// errUnwrapped is the error of a system call without the path it was
+// made on (that of a temporary file, meaningless to the user).
+func errUnwrapped(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 // resolveLink returns the file a path names: the path itself, or, for a
 // symbolic link, the file it points to (which must be there).
 func resolveLink(path string) (string, error) {
@@ -622,10 +710,10 @@ func resolveLink(path string) (string, error) {
 	return real, nil
 }
 
-// readConfig reads a configuration file (nil when there is none yet) and
-// the mode to keep (0600 for a new one), checking its type before it is
-// opened: a named pipe would block the read for ever.
-func readConfig(path string) ([]byte, os.FileMode, error) {
+// readConfig reads a configuration file (nil when there is none yet), the
+// mode to keep (0600 for a new one) and its owner, checking its type
+// before it is opened: a named pipe would block the read for ever.
+func readConfig(path string) ([]byte, os.FileMode, owner, error) {
 	// boundedfile looks before it opens, opens O_NONBLOCK (a FIFO swapped
 	// in meanwhile cannot block) and checks what it opened.
 	b, fi, err := boundedfile.Read(path, maxFileSize)
@@ -633,15 +721,15 @@ func readConfig(path string) ([]byte, os.FileMode, error) {
 	var tl *boundedfile.TooLargeError
 	switch {
 	case errors.Is(err, os.ErrNotExist):
-		return nil, 0o600, nil
+		return nil, 0o600, owner{}, nil
 	case errors.As(err, &nr):
-		return nil, 0, fmt.Errorf("not a regular file (%s): a2a-courier edits a JSON file only", kind(nr.Mode))
+		return nil, 0, owner{}, fmt.Errorf("not a regular file (%s): a2a-courier edits a JSON file only", kind(nr.Mode))
 	case errors.As(err, &tl):
-		return nil, 0, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", tl.Size, maxFileSize>>20)
+		return nil, 0, owner{}, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", tl.Size, maxFileSize>>20)
 	case err != nil:
-		return nil, 0, err
+		return nil, 0, owner{}, err
 	}
-	return b, fi.Mode().Perm(), nil
+	return b, fi.Mode().Perm(), ownerOf(fi), nil
 }
 
 // kind names a file type that is not a regular file.

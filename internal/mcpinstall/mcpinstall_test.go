@@ -3,6 +3,7 @@ package mcpinstall
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -122,6 +123,13 @@ func TestPlanRefusesWhatItCannotEdit(t *testing.T) {
 	}
 	if _, err := Plan(Cursor, nil, Entry{Name: "x"}); err == nil {
 		t.Error("an entry without a command")
+	}
+	// hujson quotes the literal it could not read as it is: a newline or
+	// a terminal's escape of the file stays out of the one-line error.
+	_, err := Plan(Cursor, []byte("\"\x1b]52;c;aGk=\x07\n"+strings.Repeat("x", 1000)+"\""), entry)
+	if !errors.Is(err, ErrCannotEdit) || strings.ContainsAny(err.Error(), "\n\x1b\x07") || len([]rune(err.Error())) > 250 ||
+		!strings.Contains(err.Error(), `\x1b]52;c;aGk=\a\n`) {
+		t.Errorf("a literal with control characters: %q", err)
 	}
 }
 
@@ -361,5 +369,140 @@ func TestChooseProfile(t *testing.T) {
 	}
 	if TargetNames() != "claude-desktop, cursor, vscode or gemini" {
 		t.Errorf("%q", TargetNames())
+	}
+}
+
+// TestPlanEmptyServers: the most common starting file, an empty servers
+// object (alone, beside other keys, on one line or several, with a
+// comment), gets the entry written out in it, as a person would.
+func TestPlanEmptyServers(t *testing.T) {
+	for _, tc := range []struct {
+		target     Target
+		file, want string
+	}{
+		{Cursor, `{"mcpServers": {}}`, "{\"mcpServers\": {\n  \"a2a-courier\": {\n    \"command\": \"/x\",\n    \"args\": [\n      \"mcp\"\n    ]\n  }\n}}\n"},
+		{VSCode, "{\"servers\": {}}\n", "{\"servers\": {\n  \"a2a-courier\": {\n    \"type\": \"stdio\",\n    \"command\": \"/x\",\n    \"args\": [\n      \"mcp\"\n    ]\n  }\n}}\n"},
+		{ClaudeDesktop, "{\n  \"globalShortcut\": \"\",\n  \"mcpServers\": {}\n}\n",
+			"{\n  \"globalShortcut\": \"\",\n  \"mcpServers\": {\n    \"a2a-courier\": {\n      \"command\": \"/x\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"},
+		{Gemini, "{\n  \"mcpServers\": { /* none yet */ },\n  \"theme\": \"GitHub\"\n}\n",
+			"{\n  \"mcpServers\": { /* none yet */\n    \"a2a-courier\": {\n      \"command\": \"/x\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  },\n  \"theme\": \"GitHub\"\n}\n"},
+		{Cursor, "{}", "{\n  \"mcpServers\": {\n    \"a2a-courier\": {\n      \"command\": \"/x\",\n      \"args\": [\n        \"mcp\"\n      ]\n    }\n  }\n}\n"},
+	} {
+		e := Entry{Name: "a2a-courier", Command: "/x", Args: []string{"mcp"}}
+		res, err := Plan(tc.target, []byte(tc.file), e)
+		if err != nil || !res.Changed || string(res.Content) != tc.want {
+			t.Errorf("%s %q: %v\n%s", tc.target, tc.file, err, res.Content)
+			continue
+		}
+		checkPlan(t, tc.target, []byte(tc.file), e, res)
+	}
+}
+
+// TestPlanRefusesDuplicateKeys: a key of the path the entry is written
+// along given twice (the servers, the entry, a member of ours in it) is
+// refused, naming it: the assistant's JSON.parse keeps the last, so an
+// edit of the first would never be loaded. A duplicate elsewhere is not
+// ours to judge.
+func TestPlanRefusesDuplicateKeys(t *testing.T) {
+	for file, want := range map[string]string{
+		`{"mcpServers": {"a": {}}, "theme": 1, "mcpServers": {}}`:                                              `the file has "mcpServers" twice at its top level`,
+		`{"\u006dcpServers": {}, "mcpServers": {}}`:                                                            `the file has "mcpServers" twice at its top level`,
+		`{"mcpServers": {"a2a-courier": {}, "a2a-courier": {"command": "/old"}}}`:                              `the file has "a2a-courier" twice in "mcpServers"`,
+		`{"mcpServers": {"a2a-courier": {"command": "/a", "command": "/b"}}}`:                                  `the file has "command" twice in "a2a-courier" of "mcpServers"`,
+		`{"mcpServers": {"a2a-courier": {"env": {"A2A_COURIER_STATE_DIR": "", "A2A_COURIER_STATE_DIR": ""}}}}`: `the file has "A2A_COURIER_STATE_DIR" twice in "env" of "a2a-courier" of "mcpServers"`,
+	} {
+		_, err := Plan(Cursor, []byte(file), entry)
+		if !errors.Is(err, ErrCannotEdit) || !strings.HasPrefix(err.Error(), want+": the assistant reads only the last") || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v", file, err)
+		}
+	}
+	for _, file := range []string{`{"theme": 1, "theme": 2}`, `{"mcpServers": {"other": {}, "other": {}}}`, `{"mcpServers": {"a2a-courier": {"cwd": "/a", "cwd": "/b"}}}`} {
+		if res, err := Plan(Cursor, []byte(file), entry); err != nil || !res.Changed {
+			t.Errorf("%s: %v", file, err)
+		}
+	}
+}
+
+// TestPlanRefusesDeepNesting: a file nesting deeper than maxNesting is
+// refused before it is parsed (hujson recurses once a level: four million
+// levels overflowed the stack), brackets in strings and comments not
+// counted; ExistingArgs, which reads the file before Plan, gives up on it
+// too. One level fewer is parsed.
+func TestPlanRefusesDeepNesting(t *testing.T) {
+	deep := func(n int) []byte {
+		return []byte(`{"x": ` + strings.Repeat("[", n-1) + strings.Repeat("]", n-1) + `}`)
+	}
+	for _, file := range [][]byte{deep(maxNesting + 1), []byte(strings.Repeat("[", 4_000_000))} {
+		_, err := Plan(Cursor, file, entry)
+		if !errors.Is(err, ErrCannotEdit) || err.Error() != "the file nests deeper than 1000 levels: not an MCP configuration" {
+			t.Errorf("%d bytes: %v", len(file), err)
+		}
+	}
+	if _, err := Plan(Cursor, deep(maxNesting), entry); err != nil {
+		t.Errorf("%d levels: %v", maxNesting, err)
+	}
+	brackets := strings.Repeat("[{", maxNesting)
+	quiet := `{"x": "` + brackets + `", // ` + brackets + "\n /* " + brackets + ` */ "y": "\"` + brackets + `"}`
+	if _, err := Plan(Cursor, []byte(quiet), entry); err != nil {
+		t.Errorf("brackets in strings and comments: %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "mcp.json")
+	os.WriteFile(path, []byte(`{"mcpServers": {"a2a-courier": {"args": ["mcp", "--profile", "x"], "y": `+strings.Repeat("[", 4_000_000)), 0o600)
+	if got := ExistingArgs(path, Cursor, "a2a-courier"); got != nil {
+		t.Errorf("ExistingArgs: %q", got)
+	}
+	for _, dry := range []bool{true, false} {
+		if _, err := Install(path, Cursor, entry, dry); !errors.Is(err, ErrCannotEdit) {
+			t.Errorf("Install (dry run %v): %v", dry, err)
+		}
+	}
+}
+
+// TestInstallKeepsTheOwner: root (these tests run as root) editing another
+// user's file leaves it that user's, with its mode; a file with two hard
+// links is refused, dry run or not, and both names keep their content.
+func TestInstallKeepsTheOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the file of another user")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcp.json")
+	if err := os.WriteFile(path, []byte(existing[Cursor]), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(path, 1234, 5678); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Install(path, Cursor, entry, false); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(path)
+	st := fi.Sys().(*syscall.Stat_t)
+	if b, _ := os.ReadFile(path); st.Uid != 1234 || st.Gid != 5678 || fi.Mode().Perm() != 0o640 || !strings.Contains(string(b), `"command": "/usr/local/bin/a2a-courier"`) {
+		t.Errorf("owner %d:%d, mode %v\n%s", st.Uid, st.Gid, fi.Mode(), b)
+	}
+
+	other := filepath.Join(dir, "link.json")
+	if err := os.Link(path, other); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadFile(path)
+	changed := entry
+	changed.Command = "/opt/a2a-courier"
+	for _, dry := range []bool{true, false} {
+		_, err := Install(path, Cursor, changed, dry)
+		if err == nil || !strings.HasPrefix(err.Error(), "the file has 2 hard links, which writing a new version would split") {
+			t.Errorf("hard links (dry run %v): %v", dry, err)
+		}
+	}
+	a, _ := os.ReadFile(path)
+	b, _ := os.ReadFile(other)
+	if !bytes.Equal(a, before) || !bytes.Equal(b, before) {
+		t.Errorf("a linked file changed:\n%s\n%s", a, b)
+	}
+	// Unchanged needs no write: a linked file that already has the entry
+	// is fine.
+	if res, err := Install(path, Cursor, entry, false); err != nil || res.Changed {
+		t.Errorf("unchanged, linked: %v %+v", err, res)
 	}
 }

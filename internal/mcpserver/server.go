@@ -106,7 +106,9 @@ var ErrServerStopping = errors.New("the MCP server is stopping")
 var errCallCanceled = errors.New("the MCP client canceled the call")
 
 // Serve runs a server on in and out (the process's stdin and stdout) until
-// the client goes away (its stdin ends) or ctx ends (a signal). Either
+// the client goes away (its stdin ends) or ctx ends (a signal). A line of
+// in that is not a JSON-RPC message is answered with a JSON-RPC error and
+// the server goes on (readLines). Either
 // way every request read is answered before the connection closes, for at
 // most StopGrace: the client still learns the contextIds of the tasks its
 // calls started. The calls still running end at once, each handing its
@@ -123,9 +125,15 @@ func Serve(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	forced, force := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer force(nil)
 	open := &openRequests{ids: map[jsonrpc.ID]bool{}}
-	tr := &trackingTransport{Transport: &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}, open: open,
-		// The client's stdin ended (or sent what is not JSON): the
-		// requests read before still get their answers.
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	// The SDK reads the messages readLines lets through; one it could not
+	// read would end the connection (see readLines).
+	lout := &lockedOutput{w: out}
+	tr := &trackingTransport{Transport: &mcp.IOTransport{Reader: readLines(in, lout, o.Log), Writer: lout}, open: open,
+		// The client's stdin ended: the requests read before still get
+		// their answers.
 		ended: func(closing <-chan struct{}) {
 			stop(ErrServerStopping)
 			if !open.drain(o.StopGrace/2, closing) {
@@ -256,10 +264,6 @@ func (c *trackingConn) Close() error {
 	return c.Connection.Close()
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 type tools struct {
 	o Options
 	// stopping ends when the server stops: every call's context ends
@@ -333,7 +337,7 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	if code != exitOK && code != exitInputRequired && code != exitStillRunning {
 		res.IsError = true
 	}
-	return res, doc, nil
+	return res, t.structured(doc), nil
 }
 
 // toolError is a tool result with isError: the message and the hint on

@@ -29,7 +29,7 @@ var commands = map[string]command{
 	"send":       {"send", []string{"agent", "message"}, 2},
 	"send-async": {"send_async", []string{"agent", "message"}, 2},
 	"result":     {"result", []string{"context_id"}, 1},
-	"fetch":      {"fetch", []string{"context_id"}, 1},
+	"fetch":      {"fetch", []string{"context_id", "agent"}, 1},
 	"show":       {"show", []string{"conversation"}, 1},
 	"cancel":     {"cancel", []string{"context_id", "url"}, 2},
 	"get-card":   {"get_card", []string{"agent"}, 1},
@@ -56,6 +56,7 @@ var toolFlags = map[string]string{
 	"--context": "context_id", "--task": "task_id", "--url": "url", "--max-chars": "max_chars",
 	"--wait": "wait_seconds", "--timeout": "wait_seconds", "--limit": "limit", "--agent": "agent",
 	"--state": "state", "--any": "any", "--all-rounds": "all_rounds", "--round": "round",
+	"--file": "files", "--data": "data",
 }
 
 // boolFlags are the flags that take no value.
@@ -71,7 +72,7 @@ func commandNames() string {
 }
 
 // proseFlag is a flag named in a sentence ("leave out --context").
-var proseFlag = regexp.MustCompile(`--(context|task|url|max-chars|wait|timeout|limit|agent|state|any|all-rounds|round)\b(-?)`)
+var proseFlag = regexp.MustCompile(`--(context|task|url|max-chars|wait|timeout|limit|agent|state|any|all-rounds|round|file|data)\b(-?)`)
 
 // toolTerms rewrites the command lines and flags of a message or hint of
 // the CLI into tool terms.
@@ -268,12 +269,12 @@ func toolCall(cmd command, words []string) string {
 			}
 			names := cmd.positionals
 			if cmd.tool == "fetch" && hasFlag(words, "--task") {
-				names = []string{"url"} // fetch --task T <peer>
+				names = []string{"agent"} // fetch --task T <peer>
 			}
 			switch {
 			case positional >= len(names):
 			case names[positional] == "url" && strings.HasPrefix(w, "<"):
-				add("url", "(the peer's URL)") // a peer: the tools take its URL
+				add("url", "(the peer's URL)") // a peer: cancel takes its URL
 			case names[positional] == "url":
 				add("url", fmt.Sprintf("(the URL of peer %q)", w))
 			default:

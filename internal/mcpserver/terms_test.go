@@ -24,7 +24,7 @@ func TestToolTerms(t *testing.T) {
 		{"fetch reads Kibana's conversation store; for a task sent to another A2A agent, add --url <agent URL> or the peer's name",
 			"fetch reads Kibana's conversation store; for a task sent to another A2A agent, add url <agent URL> or the peer's name"},
 		{"for a task started elsewhere, name the agent: a2a-courier fetch --task t-1 <peer>, or --url <agent URL>",
-			`for a task started elsewhere, name the agent: the fetch tool with task_id "t-1" and url (the peer's URL), or url <agent URL>`},
+			`for a task started elsewhere, name the agent: the fetch tool with task_id "t-1" and agent <peer>, or url <agent URL>`},
 		{"Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch c-1` can still read its reply",
 			`Agent Builder cannot stop a run: it may go on, and the fetch tool with context_id "c-1" can still read its reply`},
 		{"conversation a2a-empty has no round yet; a2a-courier result empty tells which, on the machine that sent it; look again later: a2a-courier show a2a-empty.",
@@ -41,6 +41,8 @@ func TestToolTerms(t *testing.T) {
 		{"`a2a-courier tasks` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: a2a-courier cancel <taskId> lab, or --url <agent URL>",
 			`the tasks tool lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: the cancel tool with context_id <taskId> and url (the URL of peer "lab"), or url <agent URL>`},
 		{"a finished task cannot be canceled; `a2a-courier result c-1` shows it", `a finished task cannot be canceled; the result tool with context_id "c-1" shows it`},
+		{"Agent Builder agents take text only: --file and --data cannot be sent to them; nothing was sent",
+			"Agent Builder agents take text only: files and data cannot be sent to them; nothing was sent"},
 		{"no command here: 14 escalations", "no command here: 14 escalations"},
 	} {
 		if got := toolTerms(tc.in); got != tc.want {

@@ -1,11 +1,16 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -103,7 +108,7 @@ func noID(what string) *argError {
 }
 
 // noMessage refuses an empty message.
-var noMessage = refuse("put the text for the agent in message", "the message is empty")
+var noMessage = refuse("put the text for the agent in message (or send files or data with it)", "the message is empty")
 
 type discoverIn struct {
 	URL string `json:"url,omitempty" jsonschema:"list the agent at this URL instead of Kibana's agents"`
@@ -111,9 +116,68 @@ type discoverIn struct {
 
 type getCardIn struct{ agentRef }
 
+// parts are the files and data a message carries beside its text, as
+// --file and --data give them.
+type parts struct {
+	Files []string          `json:"files,omitempty" jsonschema:"files of this machine to send beside the message, by absolute path (as --file: at most 10 MiB each; generic A2A agents only, not Kibana's)"`
+	Data  []json.RawMessage `json:"data,omitempty" jsonschema:"JSON values to send beside the message as data parts, one part each (as --data); generic A2A agents only"`
+}
+
+// args are the command line's flags of the parts, checked as far as the
+// command line cannot: a path relative to the server's working directory,
+// which the assistant does not know, is refused. The command checks the
+// rest (a file that is not there or too large, an agent that takes no
+// parts) and says so as a tool error.
+func (p parts) args() ([]string, *argError) {
+	var args []string
+	for _, f := range p.Files {
+		if !filepath.IsAbs(f) {
+			return nil, refuse("give each file's absolute path: the server's working directory is not the assistant's", "files: %q is not an absolute path", f)
+		}
+		args = append(args, "--file="+f)
+	}
+	for _, d := range p.Data {
+		args = append(args, "--data="+string(bytes.TrimSpace(d)))
+	}
+	return args, nil
+}
+
+func (p parts) empty() bool { return len(p.Files) == 0 && len(p.Data) == 0 }
+
+// asSent is p with data as the client wrote it: the SDK checks the
+// arguments against the schema through a map[string]any, and hands on
+// numbers as float64 (12345678901234567890 would be sent as
+// 12345678901234567000); --data sends a value digit for digit, and so does
+// the tool.
+func (p parts) asSent(req *mcp.CallToolRequest) parts {
+	if len(p.Data) == 0 || req == nil || req.Params == nil {
+		return p
+	}
+	var raw struct {
+		Data []json.RawMessage `json:"data"`
+	}
+	if json.Unmarshal(req.Params.Arguments, &raw) == nil && len(raw.Data) == len(p.Data) {
+		p.Data = raw.Data
+	}
+	return p
+}
+
+// schemaOf is the input schema of a tool's arguments, as the SDK infers
+// it but for data's values: any JSON value (a json.RawMessage, which
+// keeps the value as the client wrote it, numbers and all, would
+// otherwise be an array of bytes).
+func schemaOf[In any]() *jsonschema.Schema {
+	s, err := jsonschema.For[In](&jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{reflect.TypeFor[json.RawMessage](): {}}})
+	if err != nil {
+		panic(err) // the types of this file
+	}
+	return s
+}
+
 type sendIn struct {
 	agentRef
-	Message     string  `json:"message" jsonschema:"the message to send (it never appears in a process list)"`
+	parts
+	Message     string  `json:"message" jsonschema:"the message to send (it never appears in a process list); may be empty with files or data"`
 	ContextID   string  `json:"context_id,omitempty" jsonschema:"continue this conversation (the context_id of an earlier task), for example to answer a Kibana agent's question"`
 	TaskID      string  `json:"task_id,omitempty" jsonschema:"answer this task of a generic A2A agent that asked a question (state input_required)"`
 	WaitSeconds float64 `json:"wait_seconds,omitempty" jsonschema:"how long to wait for the reply before returning state working (default 45, at most 600); the task goes on either way"`
@@ -122,7 +186,8 @@ type sendIn struct {
 
 type sendAsyncIn struct {
 	agentRef
-	Message   string `json:"message" jsonschema:"the message to send"`
+	parts
+	Message   string `json:"message" jsonschema:"the message to send; may be empty with files or data"`
 	ContextID string `json:"context_id,omitempty" jsonschema:"continue this conversation (the context_id of an earlier task)"`
 	TaskID    string `json:"task_id,omitempty" jsonschema:"answer this task of a generic A2A agent that asked a question"`
 }
@@ -138,7 +203,8 @@ type resultIn struct {
 type fetchIn struct {
 	ContextID string `json:"context_id,omitempty" jsonschema:"the task's context_id: the reply is read from the server, on any machine"`
 	URL       string `json:"url,omitempty" jsonschema:"a generic A2A agent's URL, for a task not sent to Kibana"`
-	TaskID    string `json:"task_id,omitempty" jsonschema:"read this task of a generic A2A agent by its id (with url), instead of context_id"`
+	Agent     string `json:"agent,omitempty" jsonschema:"a peer of the config file, instead of url"`
+	TaskID    string `json:"task_id,omitempty" jsonschema:"read this task of a generic A2A agent by its id (with url or agent), instead of context_id"`
 	MaxChars  int    `json:"max_chars,omitempty" jsonschema:"cut the reply at this many characters (default 20000); the whole reply is saved to the file named in reply_file"`
 }
 
@@ -198,28 +264,32 @@ func (t *tools) add(s *mcp.Server) {
 }
 
 // sendArgs is the command line of send and send-async, or why not.
-func sendArgs(command string, ref agentRef, message, contextID, taskID string) ([]string, *argError) {
+func sendArgs(command string, ref agentRef, p parts, message, contextID, taskID string) ([]string, *argError) {
 	a, aerr := ref.args()
 	if aerr != nil {
 		return nil, aerr
 	}
-	if strings.TrimSpace(message) == "" {
+	if strings.TrimSpace(message) == "" && p.empty() {
 		return nil, noMessage
 	}
-	args := append(append([]string{command}, a...), "-", "--json")
+	flags, aerr := p.args()
+	if aerr != nil {
+		return nil, aerr
+	}
+	args := append(append(append([]string{command}, a...), "-", "--json"), flags...)
 	args = appendOpt(args, "--context", contextID)
 	return appendOpt(args, "--task", taskID), nil
 }
 
 // addTasks adds the tools that start and stop tasks.
 func (t *tools) addTasks(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "send",
+	mcp.AddTool(s, &mcp.Tool{Name: "send", InputSchema: schemaOf[sendIn](),
 		Description: "Send a message and wait for the final reply, at most wait_seconds (default 45). For light chat agents that answer in seconds. " +
 			"If the wait runs out the result has state \"working\" and the context_id: the task goes on in the background; call result with that context_id later. " +
 			"Never call send again for the same request: that runs it twice. State input_required: the agent asks a question; answer with send, the same agent, its context_id (Kibana) or task_id (other agents) and the user's answer. " +
 			"The reply is cut at max_chars (default 20000 characters); the whole reply is in the file reply_file names."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in sendIn) (*mcp.CallToolResult, any, error) {
-			args, aerr := sendArgs("send", in.agentRef, in.Message, in.ContextID, in.TaskID)
+			args, aerr := sendArgs("send", in.agentRef, in.parts.asSent(req), in.Message, in.ContextID, in.TaskID)
 			if aerr == nil {
 				aerr = counts(0, in.MaxChars)
 			}
@@ -233,11 +303,11 @@ func (t *tools) addTasks(s *mcp.Server) {
 			args = appendInt(args, "--max-chars", maxChars(in.MaxChars))
 			return t.call(ctx, req, args, in.Message, "send")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "send_async",
+	mcp.AddTool(s, &mcp.Tool{Name: "send_async", InputSchema: schemaOf[sendAsyncIn](),
 		Description: "Send a message in the background and return its context_id at once (state queued). For agents that use tools heavily (search, ES|QL, analysis: minutes even for a one-line question), and when unsure. " +
 			"Then call result with the context_id and wait_seconds, repeated while the state is not final. The task survives this conversation, a closed assistant and a dropped connection."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in sendAsyncIn) (*mcp.CallToolResult, any, error) {
-			args, aerr := sendArgs("send-async", in.agentRef, in.Message, in.ContextID, in.TaskID)
+			args, aerr := sendArgs("send-async", in.agentRef, in.parts.asSent(req), in.Message, in.ContextID, in.TaskID)
 			if aerr != nil {
 				return aerr.result()
 			}
@@ -311,6 +381,15 @@ func fetchArgs(in fetchIn) ([]string, *argError) {
 			return nil, aerr
 		}
 		args = []string{"fetch", in.ContextID}
+	}
+	switch {
+	case in.Agent != "" && in.URL != "":
+		return nil, refuse("agent names a peer of the config file, url a generic A2A agent: give one of them", "give agent or url, not both")
+	case in.Agent != "":
+		if aerr := positional("agent", in.Agent); aerr != nil {
+			return nil, aerr
+		}
+		args = append(args, in.Agent)
 	}
 	args = append(args, "--json")
 	args = appendOpt(args, "--url", in.URL)

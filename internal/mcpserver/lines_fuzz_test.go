@@ -1,0 +1,161 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzServeLines feeds Serve, the real server over its real line reader,
+// arbitrary lines (the input split at its newlines, at most 64), each
+// followed by a valid request of the test's (a ping, tools/list, or a
+// tools/call of history, whose command prints a document; the last line
+// is one too), then ends its
+// input. The test's requests carry ids of a random nonce no input can
+// guess. It checks:
+//
+//   - Serve returns nil once its input ends, never before (the last
+//     request, after every line, is answered);
+//   - every line written is a JSON-RPC 2.0 message;
+//   - each request of the test's gets exactly one answer, a result;
+//   - each line that is not JSON gets one parse error (-32700) with id
+//     null, and nothing else does; each that is JSON but not an object
+//     gets an invalid request (-32600) with id null;
+//   - no line gets more than one answer: the answers to ids other than
+//     the test's number at most the lines given.
+func FuzzServeLines(f *testing.F) {
+	for _, s := range []string{
+		"not json", "[]", `{"jsonrpc":"2.0"}`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":{},"method":"ping"}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, `{"jsonrpc":"2.0","id":null,"result":{}}`, `{"jsonrpc":"2.0","id":3,"result":{}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, `{"jsonrpc":"2.0","id":2,"method":"nope"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`,
+		initLineForFuzz, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"history","arguments":{"limit":-1}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nosuch"}}`, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":5}`,
+		"\r", "  {\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}  \r", `{"jsonrpc":"2.0","id":6,"method":"ping"} {"x":1}`, `"x"`, "1", "null", "true",
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`, strings.Repeat("[", 2000) + strings.Repeat("]", 2000),
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		lines := bytes.Split(data, []byte("\n"))
+		if len(lines) > 64 {
+			lines = lines[:64]
+		}
+		nonce := fmt.Sprintf("%016x", rand.Uint64())
+		var in bytes.Buffer
+		probes := map[string]bool{}
+		probe := func(i int) {
+			id := fmt.Sprintf("probe-%s-%d", nonce, i)
+			probes[id] = true
+			switch i % 8 { // mostly pings: tools/list is a large answer
+			case 1:
+				fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%q,"method":"tools/list"}`+"\n", id)
+			case 2, 5:
+				fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%q,"method":"tools/call","params":{"name":"history","arguments":{}}}`+"\n", id)
+			default:
+				fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%q,"method":"ping"}`+"\n", id)
+			}
+		}
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":"init-%s","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"f","version":"1"}}}`+"\n", nonce)
+		in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
+		probes["init-"+nonce] = true
+		notJSON, notObject, given := 0, 0, 0
+		for i, l := range lines {
+			in.Write(l)
+			in.WriteByte('\n')
+			switch msg := bytes.Trim(l, " \t\r\n"); {
+			case len(msg) == 0:
+			case !json.Valid(msg):
+				notJSON++
+				given++
+			case msg[0] != '{':
+				notObject++
+				given++
+			default:
+				given++
+			}
+			probe(i)
+		}
+		probe(len(lines))
+		out := serveFuzz(t, &in)
+		var nullParse, nullInvalid, others int
+		answered := map[string]int{}
+		for _, l := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+			var m struct {
+				JSONRPC string          `json:"jsonrpc"`
+				ID      json.RawMessage `json:"id"`
+				Method  *string         `json:"method"`
+				Result  json.RawMessage `json:"result"`
+				Error   *struct{ Code int }
+			}
+			if err := json.Unmarshal(l, &m); err != nil || m.JSONRPC != "2.0" {
+				t.Fatalf("not a JSON-RPC 2.0 message: %q", l)
+			}
+			if m.Method != nil {
+				continue // the server's own request or notification
+			}
+			if (m.Result == nil) == (m.Error == nil) {
+				t.Fatalf("an answer with both or neither result and error: %q", l)
+			}
+			var id string
+			if json.Unmarshal(m.ID, &id) == nil && probes[id] {
+				answered[id]++
+				if m.Error != nil {
+					t.Fatalf("the test's request %s answered with an error: %q", id, l)
+				}
+				continue
+			}
+			others++
+			if string(m.ID) == "null" && m.Error != nil {
+				switch m.Error.Code {
+				case codeParseError:
+					nullParse++
+				case codeInvalidRequest:
+					nullInvalid++
+				}
+			}
+		}
+		for id := range probes {
+			if answered[id] != 1 {
+				t.Fatalf("the test's request %s answered %d times:\n%s", id, answered[id], out)
+			}
+		}
+		if nullParse != notJSON || nullInvalid < notObject || others > given {
+			t.Fatalf("%d parse errors for %d lines not JSON, %d invalid requests for %d not objects, %d other answers for %d lines:\n%s",
+				nullParse, notJSON, nullInvalid, notObject, others, given, out)
+		}
+	})
+}
+
+const initLineForFuzz = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// serveFuzz runs Serve on in, with commands that print a small document at
+// once, and returns what it wrote; Serve must return nil within a minute.
+func serveFuzz(t *testing.T, in io.Reader) []byte {
+	var out bytes.Buffer
+	o := Options{StopGrace: 10 * time.Second, Run: func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+		io.WriteString(stdout, `{"source":"local","tasks":[],"total":0}`)
+		return 0
+	}}
+	lout := &lockedOutput{w: &out}
+	served := make(chan error, 1)
+	go func() { served <- Serve(context.Background(), o, in, lout) }()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("Serve did not return at the end of its input")
+	}
+	lout.mu.Lock()
+	defer lout.mu.Unlock()
+	return bytes.Clone(out.Bytes())
+}
