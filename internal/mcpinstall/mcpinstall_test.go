@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -302,7 +303,7 @@ func TestInstallThroughALink(t *testing.T) {
 func TestInstallRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "mcp.json")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := fifotest.Make(fifo); err != nil {
 		t.Fatal(err)
 	}
 	for _, dry := range []bool{true, false} {
