@@ -20,8 +20,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 . "$here/env.sh"
 
 need_pkgs=()
-command -v wine >/dev/null || need_pkgs+=(wine wine64)
-[ -x /usr/lib/wine/wine64 ] || [ -x /usr/lib/wine/wine ] || need_pkgs+=(wine64)
+# Debian's wine is the launcher; wine64 the 64-bit loader it needs here.
+command -v wine >/dev/null || need_pkgs+=(wine)
+[ -x /usr/lib/wine/wine64 ] || need_pkgs+=(wine64)
 
 dll_src="$here/bcryptprimitives"
 dll_sum=$(cat "$dll_src/bcryptprimitives.c" "$dll_src/bcryptprimitives.def" | sha256sum | cut -c1-16)
