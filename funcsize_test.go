@@ -67,7 +67,7 @@ func measure(t *testing.T) []funcSize {
 		}
 		if d.IsDir() {
 			for _, skip := range notMeasured {
-				if path == skip {
+				if filepath.ToSlash(path) == skip {
 					return filepath.SkipDir
 				}
 			}

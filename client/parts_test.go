@@ -9,13 +9,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 func TestDetectMediaType(t *testing.T) {
@@ -84,7 +84,7 @@ func TestFilePartFromPath(t *testing.T) {
 		t.Errorf("a directory: %v", err)
 	}
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err == nil {
+	if err := fifotest.Make(fifo); err == nil {
 		if _, err := FilePartFromPath(fifo); !errors.As(err, &nr) {
 			t.Errorf("a FIFO: %v", err)
 		}

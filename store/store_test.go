@@ -242,8 +242,13 @@ func TestConcurrentCreatesOfTheSameID(t *testing.T) {
 func TestArchive(t *testing.T) {
 	t.Parallel()
 	s, _ := Open(t.TempDir())
-	s.Create(newRecord("conv"))
-	h, _ := s.Lock("conv")
+	if err := s.Create(newRecord("conv")); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Lock("conv")
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer h.Release()
 	if err := h.Archive(); err != nil {
 		t.Fatal(err)

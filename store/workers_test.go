@@ -16,8 +16,11 @@ func TestWorkerSlotsPassOverAStoppedWorker(t *testing.T) {
 	const ident = "abcdef0123456789"
 	beating := WorkerTiming{Beat: 10 * time.Millisecond, StaleAfter: 200 * time.Millisecond}
 	first, err := s.AcquireWorker(ident, beating)
-	if err != nil || first.Slot() != 0 {
-		t.Fatalf("%v slot %d", err, first.Slot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Slot() != 0 {
+		t.Fatalf("slot %d", first.Slot())
 	}
 	time.Sleep(300 * time.Millisecond) // longer than StaleAfter, but it beats
 	if _, err := s.AcquireWorker(ident, beating); !errors.Is(err, ErrLocked) {

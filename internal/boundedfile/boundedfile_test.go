@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 func TestRead(t *testing.T) {
@@ -19,7 +20,7 @@ func TestRead(t *testing.T) {
 	link := filepath.Join(dir, "link")
 	os.Symlink(regular, link)
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+	if err := fifotest.Make(fifo); err != nil {
 		t.Fatal(err)
 	}
 	fifoLink := filepath.Join(dir, "fifo-link")

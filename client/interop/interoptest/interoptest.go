@@ -13,6 +13,14 @@
 // A missing prerequisite (go, node or npm) fails the test with a message
 // saying what to install; it never skips silently. Setting
 // A2A_COURIER_INTEROP=0 skips these tests on purpose (CI does not set it).
+//
+// A test binary that cannot run the servers itself (a windows one under
+// Wine cannot run the Linux go and node) gets them from a broker instead:
+// with A2A_COURIER_INTEROP_BROKER set to the URL of ServeBroker (run on
+// the host by scripts/wine/interop-broker), StartGo and StartJS ask it to
+// start a fresh server of their own on loopback and to stop it when the
+// test ends. The servers are the same programs; only who starts them
+// differs.
 package interoptest
 
 import (
@@ -185,33 +193,71 @@ const tokenEnv = "A2A_INTEROP_TOKEN"
 // StartGo starts the a2a-go v0.3.3 server and stops it when the test ends.
 func StartGo(t testing.TB) *Server {
 	t.Helper()
-	skipIfDisabled(t)
-	bin, err := goServer.get(buildGoServer)
-	if err != nil {
-		t.Fatalf("interoptest: build the a2a-go server: %v", err)
-	}
-	return start(t, "a2a-go v0.3.3", []Mount{{Name: MountGo, Versions: []string{V03}, Binding: BindingJSONRPC}}, bin)
+	return startKind(t, goKind)
 }
 
 // StartJS starts the @a2a-js/sdk 1.3.0 server and stops it when the test
 // ends.
 func StartJS(t testing.TB) *Server {
 	t.Helper()
-	skipIfDisabled(t)
-	node, err := jsServer.get(installJSServer)
-	if err != nil {
-		t.Fatalf("interoptest: install the @a2a-js/sdk server: %v", err)
-	}
-	dir, err := interopDir()
-	if err != nil {
-		t.Fatalf("interoptest: %v", err)
-	}
-	return start(t, "@a2a-js/sdk 1.3.0", []Mount{
+	return startKind(t, jsKind)
+}
+
+// serverKind is one of the two servers: what it is, what it serves, and
+// how to get the command that runs it.
+type serverKind struct {
+	name    string // as the broker's requests name it
+	impl    string
+	mounts  []Mount
+	command func() ([]string, error)
+}
+
+var goKind = serverKind{
+	name:   "go",
+	impl:   "a2a-go v0.3.3",
+	mounts: []Mount{{Name: MountGo, Versions: []string{V03}, Binding: BindingJSONRPC}},
+	command: func() ([]string, error) {
+		bin, err := goServer.get(buildGoServer)
+		if err != nil {
+			return nil, fmt.Errorf("build the a2a-go server: %v", err)
+		}
+		return []string{bin}, nil
+	},
+}
+
+var jsKind = serverKind{
+	name: "js",
+	impl: "@a2a-js/sdk 1.3.0",
+	mounts: []Mount{
 		{Name: MountCompat, Versions: []string{V10, V03}, Binding: BindingJSONRPC},
 		{Name: MountV1, Versions: []string{V10}, Binding: BindingJSONRPC},
 		{Name: MountV03, Versions: []string{V03}, Binding: BindingJSONRPC},
 		{Name: MountREST, Versions: []string{V10}, Binding: BindingREST},
-	}, node, filepath.Join(dir, "jsserver", "server.mjs"))
+	},
+	command: func() ([]string, error) {
+		node, err := jsServer.get(installJSServer)
+		if err != nil {
+			return nil, fmt.Errorf("install the @a2a-js/sdk server: %v", err)
+		}
+		dir, err := interopDir()
+		if err != nil {
+			return nil, err
+		}
+		return []string{node, filepath.Join(dir, "jsserver", "server.mjs")}, nil
+	},
+}
+
+func startKind(t testing.TB, k serverKind) *Server {
+	t.Helper()
+	skipIfDisabled(t)
+	if broker := os.Getenv(EnvBroker); broker != "" {
+		return startBrokered(t, broker, k)
+	}
+	argv, err := k.command()
+	if err != nil {
+		t.Fatalf("interoptest: %v", err)
+	}
+	return start(t, k.impl, k.mounts, argv[0], argv[1:]...)
 }
 
 func skipIfDisabled(t testing.TB) {
@@ -434,7 +480,30 @@ const startTimeout = 60 * time.Second
 
 func start(t testing.TB, impl string, mounts []Mount, argv0 string, args ...string) *Server {
 	t.Helper()
-	token := randomToken()
+	s, p, err := launch(impl, mounts, randomToken(), argv0, args...)
+	if p != nil {
+		t.Cleanup(p.stop)
+	}
+	if err != nil {
+		t.Fatalf("interoptest: %v", err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("%s stderr (last %d KiB):\n%s", impl, s.stderr.max>>10, s.stderr)
+		}
+	})
+	return s
+}
+
+// proc is a server's process.
+type proc struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// launch starts a server and waits until it serves. The process it returns
+// (nil if none started) must be stopped, also after an error.
+func launch(impl string, mounts []Mount, token, argv0 string, args ...string) (*Server, *proc, error) {
 	cmd := exec.Command(argv0, append(args, "--addr", "127.0.0.1:0")...)
 	cmd.Env = append(os.Environ(), tokenEnv+"="+token)
 	stderr := &tailBuffer{max: 64 << 10}
@@ -443,38 +512,32 @@ func start(t testing.TB, impl string, mounts []Mount, argv0 string, args ...stri
 	cmd.Stdout = &firstLine{ch: lines}
 	cmd.WaitDelay = 5 * time.Second
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("interoptest: start %s: %v", impl, err)
+		return nil, nil, fmt.Errorf("start %s: %v", impl, err)
 	}
-	exited := make(chan struct{})
+	p := &proc{cmd: cmd, exited: make(chan struct{})}
 	go func() {
 		_ = cmd.Wait()
-		close(exited)
+		close(p.exited)
 	}()
-	t.Cleanup(func() { stop(cmd, exited) })
 
 	var origin string
 	select {
 	case line := <-lines:
 		if !strings.HasPrefix(line, "http://") {
-			t.Fatalf("interoptest: %s did not print its URL first (got %q); stderr:\n%s", impl, line, stderr)
+			return nil, p, fmt.Errorf("%s did not print its URL first (got %q); stderr:\n%s", impl, line, stderr)
 		}
 		origin = strings.TrimSpace(line)
-	case <-exited:
-		t.Fatalf("interoptest: %s exited before printing its URL; stderr:\n%s", impl, stderr)
+	case <-p.exited:
+		return nil, p, fmt.Errorf("%s exited before printing its URL; stderr:\n%s", impl, stderr)
 	case <-time.After(startTimeout):
-		t.Fatalf("interoptest: %s printed no URL within %s; stderr:\n%s", impl, startTimeout, stderr)
+		return nil, p, fmt.Errorf("%s printed no URL within %s; stderr:\n%s", impl, startTimeout, stderr)
 	}
 
 	s := &Server{Impl: impl, Origin: origin, Token: token, Mounts: mounts, stderr: stderr}
 	if err := waitReady(s); err != nil {
-		t.Fatalf("interoptest: %s at %s: %v; stderr:\n%s", impl, origin, err, stderr)
+		return nil, p, fmt.Errorf("%s at %s: %v; stderr:\n%s", impl, origin, err, stderr)
 	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("%s stderr (last %d KiB):\n%s", impl, stderr.max>>10, stderr)
-		}
-	})
-	return s
+	return s, p, nil
 }
 
 // waitReady fetches one card: the origin line is printed once the listener
@@ -502,15 +565,15 @@ func waitReady(s *Server) error {
 }
 
 // stop asks the server to exit and kills it if it does not within a moment.
-func stop(cmd *exec.Cmd, exited <-chan struct{}) {
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		_ = cmd.Process.Kill()
+func (p *proc) stop() {
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		_ = p.cmd.Process.Kill()
 	}
 	select {
-	case <-exited:
+	case <-p.exited:
 	case <-time.After(3 * time.Second):
-		_ = cmd.Process.Kill()
-		<-exited
+		_ = p.cmd.Process.Kill()
+		<-p.exited
 	}
 }
 
