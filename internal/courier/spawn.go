@@ -147,8 +147,8 @@ func (c *Courier) ensureWorker(ident string, key client.Secret) error {
 		pids = append(pids, strconv.Itoa(w.PID))
 	}
 	if len(workers) >= store.MaxWorkerSlots {
-		return fmt.Errorf("%d workers of this credential hold their locks but stopped responding (pids %s): continue them (kill -CONT) or end them (kill)",
-			len(workers), strings.Join(pids, ", "))
+		return fmt.Errorf("%d workers of this credential hold their locks but stopped responding (pids %s): continue them (%s) or end them (%s)",
+			len(workers), strings.Join(pids, ", "), ContinueWorker(0), EndWorker(0))
 	}
 	return c.spawnWorker(ident, key)
 }
