@@ -14,6 +14,7 @@ import (
 
 	a2acourier "github.com/a2a-courier/a2a-courier"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 // maxSkillBytes bounds the read of an installed SKILL.md: one larger is
@@ -54,28 +55,30 @@ func Parse() (Doc, error) {
 }
 
 // Targets maps an assistant to its usual skills folder, relative to the
-// home directory ("~/") or to the current directory ("./").
+// home folder ("~/": HOME, on Windows %USERPROFILE%) or to the current
+// directory ("./"). docs/windows.md says where each comes from.
 var Targets = map[string]string{
 	"claude":    "~/.claude/skills",
 	"workbuddy": "~/.workbuddy/skills",
 	"agents":    "./.agents/skills",
 }
 
-// TargetDir resolves an assistant's skills folder.
-func TargetDir(target, home, cwd string) (string, error) {
+// TargetDir resolves an assistant's skills folder on the system dirs
+// describes.
+func TargetDir(target string, dirs userdirs.Env, cwd string) (string, error) {
 	rel, ok := Targets[target]
 	if !ok {
 		return "", fmt.Errorf("unknown target %q: use claude, workbuddy or agents", target)
 	}
-	switch {
-	case rel[:2] == "~/":
-		if home == "" {
-			return "", errors.New("HOME is not set")
+	base, elems := cwd, strings.Split(rel[2:], "/")
+	if rel[:2] == "~/" {
+		home, err := dirs.Home()
+		if err != nil {
+			return "", err
 		}
-		return filepath.Join(home, rel[2:]), nil
-	default:
-		return filepath.Join(cwd, rel[2:]), nil
+		base = home
 	}
+	return dirs.Join(append([]string{base}, elems...)...), nil
 }
 
 // Actions Install reports.

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 func TestContentIsTheRepositorySkill(t *testing.T) {
@@ -77,19 +79,42 @@ func TestInstallIsIdempotent(t *testing.T) {
 	}
 }
 
+// The skills folders, on each system: under the home folder (HOME, on
+// Windows %USERPROFILE%), or the current directory.
 func TestTargetDir(t *testing.T) {
-	for target, want := range map[string]string{
-		"claude":    "/home/u/.claude/skills",
-		"workbuddy": "/home/u/.workbuddy/skills",
-		"agents":    "/work/.agents/skills",
+	dirs := func(goos string, vars map[string]string) userdirs.Env {
+		return userdirs.Env{GOOS: goos, Getenv: func(k string) string { return vars[k] }}
+	}
+	unix := dirs("linux", map[string]string{"HOME": "/home/u"})
+	mac := dirs("darwin", map[string]string{"HOME": "/Users/u"})
+	// HOME, as Git Bash sets it, is not Windows' home folder.
+	win := dirs("windows", map[string]string{"USERPROFILE": `C:\Users\Ada L`, "HOME": "/c/Users/ada"})
+	for _, c := range []struct {
+		dirs        userdirs.Env
+		target, cwd string
+		want        string
+	}{
+		{unix, "claude", "/work", "/home/u/.claude/skills"},
+		{unix, "workbuddy", "/work", "/home/u/.workbuddy/skills"},
+		{unix, "agents", "/work", "/work/.agents/skills"},
+		{mac, "claude", "/work", "/Users/u/.claude/skills"},
+		{win, "claude", `D:\work`, `C:\Users\Ada L\.claude\skills`},
+		{win, "workbuddy", `D:\work`, `C:\Users\Ada L\.workbuddy\skills`},
+		{win, "agents", `D:\work`, `D:\work\.agents\skills`},
 	} {
-		got, err := TargetDir(target, "/home/u", "/work")
-		if err != nil || got != want {
-			t.Errorf("%s: %s %v", target, got, err)
+		got, err := TargetDir(c.target, c.dirs, c.cwd)
+		if err != nil || got != c.want {
+			t.Errorf("%s on %s: %s %v", c.target, c.dirs.GOOS, got, err)
 		}
 	}
-	if _, err := TargetDir("vim", "/h", "/w"); err == nil {
+	if _, err := TargetDir("vim", unix, "/w"); err == nil {
 		t.Error("unknown target accepted")
+	}
+	if _, err := TargetDir("claude", dirs("windows", nil), `D:\w`); err == nil || err.Error() != "%USERPROFILE% is not set" {
+		t.Errorf("no home folder: %v", err)
+	}
+	if got, err := TargetDir("agents", dirs("windows", nil), `D:\w`); err != nil || got != `D:\w\.agents\skills` {
+		t.Errorf("agents needs no home folder: %s %v", got, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 	"github.com/a2a-courier/a2a-courier/skill"
 )
 
@@ -74,9 +75,12 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 		return usageErr("e.g. --target claude, or --dir ~/.claude/skills", "skill install needs --dir or --target")
 	case opts.target != "":
 		cwd, _ := os.Getwd()
-		d, err := skill.TargetDir(opts.target, a.p.getenv("HOME"), cwd)
-		if err != nil {
+		d, err := skill.TargetDir(opts.target, userdirs.Host(a.p.getenv), cwd)
+		switch _, known := skill.Targets[opts.target]; {
+		case err != nil && !known:
 			return usageErr("targets: claude, workbuddy, agents", "%v", err)
+		case err != nil:
+			return configErr("give the skills folder with --dir", "cannot find the home folder: %v", err)
 		}
 		dir = d
 	}
