@@ -165,6 +165,16 @@ replaced or unchanged.`,
 	return cmd
 }
 
+// binaryPath is this binary's absolute path, as mcp install and skill
+// install write it for an assistant to start.
+func (a *App) binaryPath() (string, error) {
+	exe, err := a.p.Executable()
+	if err == nil {
+		exe, err = filepath.Abs(exe)
+	}
+	return exe, err
+}
+
 func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if opts.target == "" {
 		return usageErr("e.g. a2a-courier mcp install --target claude-desktop", "--target is required: %s", mcpinstall.TargetNames())
@@ -190,10 +200,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	exe, err := a.p.Executable()
-	if err == nil {
-		exe, err = filepath.Abs(exe)
-	}
+	exe, err := a.binaryPath()
 	if err != nil {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}

@@ -59,6 +59,13 @@ func TestDefaultPlacesFromTheProfile(t *testing.T) {
 	}
 	h.run("tasks").expect(t, 0)
 	h.run("skill", "install", "--target", "claude").expect(t, 0)
+	// The skill names this binary (the test binary stands in for it), and
+	// skill show prints what was installed.
+	show := h.run("skill", "show")
+	installed, err := os.ReadFile(want["skill"])
+	if exe, _ := filepath.Abs(os.Args[0]); err != nil || show.stdout != string(installed) || !strings.Contains(show.stdout, exe) {
+		t.Errorf("skill show differs from the installed skill, or does not name %s: %v", os.Args[0], err)
+	}
 	for _, target := range []string{"claude-desktop", "vscode", "cursor", "gemini"} {
 		if r := h.run("mcp", "install", "--target", target); r.code != 0 || !strings.Contains(r.stdout, want[target]) {
 			t.Errorf("mcp install --target %s: exit %d, %q %s", target, r.code, r.stdout, r.stderr)
