@@ -44,10 +44,17 @@ func (a *App) kibanaSettings() (*config.Settings, error) {
 
 func (a *App) configPath() string { return config.Path(a.p.getenv) }
 
+// noConfigDir is the error of a command that needs the config directory
+// when there is none: it names the variable to set (HOME, or on Windows
+// %APPDATA%).
+func (a *App) noConfigDir() error {
+	return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: %v", config.NoConfigDir(a.p.getenv))
+}
+
 func (a *App) openStore() (*store.Store, error) {
 	dir, _ := config.StateDir(a.p.getenv)
 	if dir == "" {
-		return nil, configErr("set A2A_COURIER_STATE_DIR to a private directory", "cannot find a state directory: HOME is not set")
+		return nil, configErr("set A2A_COURIER_STATE_DIR to a private directory", "cannot find a state directory: %v", config.NoStateDir(a.p.getenv))
 	}
 	st, err := store.Open(dir)
 	if err != nil {

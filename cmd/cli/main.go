@@ -29,8 +29,9 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// Version is set at build time with -ldflags "-X …/cmd/cli.Version=v1.2.3".
-var Version = ""
+// Version is set at build time with -ldflags "-X …/cmd/cli.Version=v1.2.3",
+// and Commit with "-X …/cmd/cli.Commit=<sha>" (scripts/release sets both).
+var Version, Commit = "", ""
 
 // Process is the program's view of the process it runs in.
 type Process struct {

@@ -3,11 +3,11 @@ package config
 import (
 	"errors"
 	"net/url"
-	"path/filepath"
 	"strings"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 // readKeyFile reads an API key from a file that only its owner can read.
@@ -66,11 +66,10 @@ func UnreadableFileError(what string, err error, hint string) *Error {
 	return nil
 }
 
-func ExpandHome(p, home string) string {
-	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
-		return filepath.Join(home, strings.TrimPrefix(p, "~"))
-	}
-	return p
+// ExpandHome expands a leading ~ of a configured path to the home folder
+// (HOME; on Windows USERPROFILE, and ~\ too).
+func ExpandHome(p string, getenv func(string) string) string {
+	return userdirs.Host(getenv).ExpandHome(p)
 }
 
 // PeerToken is the token of a peer of the config file: from its
@@ -78,7 +77,7 @@ func ExpandHome(p, home string) string {
 func PeerToken(name string, p Peer, getenv func(string) string) (client.Secret, error) {
 	switch {
 	case p.TokenFile != "":
-		return ReadTokenFile(ExpandHome(p.TokenFile, getenv("HOME")))
+		return ReadTokenFile(ExpandHome(p.TokenFile, getenv))
 	case p.TokenEnv != "":
 		v := strings.TrimSpace(getenv(p.TokenEnv))
 		if v == "" {

@@ -196,7 +196,7 @@ func Apply(c Change) (*Done, error) {
 // error, and is never written.
 func read(path string) (*Doc, error) {
 	if path == "" {
-		return nil, configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
+		return nil, configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME (on Windows %%APPDATA%%) is not set")
 	}
 	b, _, err := boundedfile.Read(path, config.MaxFileBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
