@@ -36,6 +36,7 @@ func workerMain(args []string) int {
 	ident := fs.String("identity", "", "")
 	probe := fs.String("probe", "", "")
 	handle := fs.Uint64(CredentialFlag, DefaultCredentialHandle, "")
+	linger := fs.Duration("linger", 300*time.Millisecond, "")
 	if len(args) == 0 || args[0] != "worker" || fs.Parse(args[1:]) != nil {
 		return 2
 	}
@@ -59,7 +60,7 @@ func workerMain(args []string) int {
 	if err != nil {
 		return 1
 	}
-	c.Serve(context.Background(), *ident, key, 300*time.Millisecond, 100*time.Millisecond)
+	c.Serve(context.Background(), *ident, key, *linger, 100*time.Millisecond)
 	return 0
 }
 
