@@ -100,8 +100,9 @@ const spawnTimeFormat = "2006/01/02 15:04:05.000000"
 func workerEnv(env []string) []string {
 	out := make([]string, 0, 16)
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(name)
+		raw, _, _ := strings.Cut(kv, "=")
+		// name as this system compares names: on Windows without case.
+		name, upper := envName(raw), strings.ToUpper(raw)
 		switch {
 		case name == "A2A_COURIER_TOKEN", secretName(upper) && name != "A2A_COURIER_TOKEN_ORIGIN":
 			// The worker's credential comes on its own pipe; whatever else
@@ -110,7 +111,8 @@ func workerEnv(env []string) []string {
 			name == "PATH", name == "HOME", name == "USER", name == "LOGNAME", name == "LANG", strings.HasPrefix(name, "LC_"),
 			name == "TZ", name == "TMPDIR", strings.HasPrefix(name, "XDG_"),
 			upper == "HTTP_PROXY", upper == "HTTPS_PROXY", upper == "NO_PROXY", upper == "ALL_PROXY",
-			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR", name == "GODEBUG", name == "GOCOVERDIR":
+			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR", name == "GODEBUG", name == "GOCOVERDIR",
+			platformVar(upper):
 			out = append(out, kv)
 		}
 	}

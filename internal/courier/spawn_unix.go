@@ -80,3 +80,11 @@ func markInheritedCloseOnExec() {
 		unix.CloseOnExec(fd)
 	}
 }
+
+// envName is an environment variable's name as this system compares names:
+// as it is (Unix names are case-sensitive).
+func envName(name string) string { return name }
+
+// platformVar reports whether a worker keeps a variable this system's
+// programs need besides the common ones: none on Unix.
+func platformVar(string) bool { return false }

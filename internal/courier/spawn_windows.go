@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/windows"
@@ -74,4 +75,22 @@ func workerDir() string {
 		}
 	}
 	return ""
+}
+
+// envName is an environment variable's name as Windows compares names:
+// without case ("Path" is PATH).
+func envName(name string) string { return strings.ToUpper(name) }
+
+// platformVar reports whether a worker keeps a variable a Windows program
+// needs (the system's folders, its temporary folder, the command
+// interpreter's settings) or the user's profile folders, which give the
+// config and state directories' defaults (%APPDATA%, %LOCALAPPDATA%) and
+// what ~ means (%USERPROFILE%). upper is the name in capitals.
+func platformVar(upper string) bool {
+	switch upper {
+	case "SYSTEMROOT", "SYSTEMDRIVE", "WINDIR", "TEMP", "TMP", "USERPROFILE", "APPDATA", "LOCALAPPDATA",
+		"USERNAME", "PATHEXT", "COMSPEC":
+		return true
+	}
+	return false
 }
