@@ -24,23 +24,33 @@ func TestMain(m *testing.M) {
 
 // counter is a child process that counts on its stdout.
 type counter struct {
-	cmd  *exec.Cmd
-	last chan int
+	cmd    *exec.Cmd
+	last   chan int
+	exited chan struct{} // closed once the child is reaped
 }
 
 func startCounter(t *testing.T) *counter {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$", "proctest-marker-arg")
 	cmd.Env = append(os.Environ(), "PROCTEST_CHILD=1", "PROCTEST_MARKER=env-marker-7")
-	out, err := cmd.StdoutPipe()
+	out, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	cmd.Stdout = w
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		out.Close()
 		t.Fatal(err)
 	}
-	c := &counter{cmd: cmd, last: make(chan int, 1)}
+	c := &counter{cmd: cmd, last: make(chan int, 1), exited: make(chan struct{})}
 	go func() {
+		cmd.Wait() // the one Wait: reaps the child (Unix), so that it is gone, not a zombie
+		close(c.exited)
+	}()
+	go func() {
+		defer out.Close()
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			var n int
@@ -52,7 +62,7 @@ func startCounter(t *testing.T) *counter {
 			c.last <- n
 		}
 	}()
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	t.Cleanup(func() { cmd.Process.Kill(); <-c.exited })
 	return c
 }
 
@@ -103,7 +113,6 @@ func TestKillStopContinue(t *testing.T) {
 	if err := Kill(pid); err != nil {
 		t.Fatal(err)
 	}
-	go c.cmd.Wait() // reap it (Unix), so that it is gone, not a zombie
 	if err := WaitGone(pid, 30*time.Second); err != nil || Alive(pid) {
 		t.Fatalf("killed, the process is alive: %v", err)
 	}
