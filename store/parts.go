@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // Part is what a record keeps of a file or data part its message carries
@@ -93,7 +95,7 @@ func (s *Store) ReadSpool(id, messageID string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(filepath.Join(s.spoolDir(), name))
+	return ownfile.ReadFile(filepath.Join(s.spoolDir(), name))
 }
 
 // RemoveSpool removes a message's spool, if any.
@@ -123,7 +125,7 @@ func (s *Store) ReplyFilesDir(name string) (string, error) {
 // nothing is written. The file is private to its owner (0600) and whole
 // once it has its name. It returns the file's path.
 func SaveFile(dir, name string, content []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := ownfile.MkdirAll(dir); err != nil {
 		return "", err
 	}
 	name = SafeFileName(name)
@@ -177,7 +179,7 @@ func holds(path string, content []byte) bool {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(content)) {
 		return false
 	}
-	got, err := os.ReadFile(path)
+	got, err := ownfile.ReadFile(path)
 	return err == nil && bytes.Equal(got, content)
 }
 

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // What prune removes: a record under its lock, archived records, and the
@@ -26,7 +28,7 @@ func (h *Handle) Remove() error {
 		return fmt.Errorf("remove task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	h.s.ClearCancel(h.id)
-	return syncDir(h.s.tasksDir())
+	return ownfile.SyncDir(h.s.tasksDir())
 }
 
 // Archived is a record of tasks/archive/: an exchange a later message of

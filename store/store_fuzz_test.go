@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 // A record as the store writes it (Create, then a worker's updates).
@@ -198,13 +196,19 @@ func FuzzRecordFile(f *testing.F) {
 		case 0:
 			os.WriteFile(path, data, 0o600)
 		case 1:
-			fifotest.Make(path)
+			if why := makeFIFO(path); why != "" {
+				t.Skip(why)
+			}
 		case 2:
-			os.Symlink("/dev/zero", path)
+			if why := makeSymlink(zeroDevice(), path); why != "" {
+				t.Skip(why)
+			}
 		case 3:
 			other := filepath.Join(elsewhere, id+".json")
 			os.WriteFile(other, data, 0o600)
-			os.Symlink(other, path)
+			if why := makeSymlink(other, path); why != "" {
+				t.Skip(why)
+			}
 		case 4:
 			os.Mkdir(path, 0o700)
 		case 5:

@@ -7,6 +7,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
@@ -25,13 +26,14 @@ func readSecretFile(what, holds, path string) (client.Secret, error) {
 	oneLine := "the " + what + " holds " + holds + " on one line"
 	b, fi, err := boundedfile.Read(path, MaxSecretFileBytes)
 	if err != nil {
-		if ce := UnreadableFileError(what, err, "keep it in a regular file, mode 0600: "+oneLine); ce != nil {
+		if ce := UnreadableFileError(what, err, "keep it in a regular file, "+ownfile.PrivateWords+": "+oneLine); ce != nil {
 			return "", ce
 		}
 		return "", configErr(oneLine, "%s: %v", what, err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", configErr("run: chmod 600 "+path, "%s %s can be read by other users (mode %04o)", what, path, fi.Mode().Perm())
+	// Others may not read it: its mode on Unix, its ACL on Windows.
+	if a := ownfile.File(path, fi); a.Open {
+		return "", configErr("run: "+a.Hint, "%s %s can be read by other users (%s)", what, path, a.Detail)
 	}
 	key := strings.TrimSpace(string(b))
 	if key == "" || strings.ContainsAny(key, "\n\r") {

@@ -173,6 +173,7 @@ func access(path string, dir bool, grants []grant, err error) Access {
 	switch {
 	case err != nil:
 		a.Open, a.Detail = true, "its ACL cannot be read: "+err.Error()
+		a.Who = ": " + a.Detail
 	case len(grants) > 0:
 		names := make([]string, 0, len(grants))
 		for _, g := range grants {
@@ -181,6 +182,7 @@ func access(path string, dir bool, grants []grant, err error) Access {
 			}
 		}
 		a.Open, a.Detail = true, "its ACL grants access to "+strings.Join(names, ", ")
+		a.Who = ": " + a.Detail
 	default:
 		a.Detail = "owner-only ACL"
 	}
@@ -247,9 +249,11 @@ func accountNameOr(sid, or string) string {
 	return domain + `\` + account
 }
 
-// underWine reports whether this program runs under Wine (its ntdll
-// exports wine_get_version), for hints only: what the program does is the
-// same.
+// UnderWine reports whether this program runs under Wine (its ntdll
+// exports wine_get_version), for hints and tests only: what the program
+// does is the same.
+func UnderWine() bool { return underWine() }
+
 var underWine = sync.OnceValue(func() bool {
 	return windows.NewLazySystemDLL("ntdll.dll").NewProc("wine_get_version").Find() == nil
 })

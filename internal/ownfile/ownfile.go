@@ -38,6 +38,10 @@ type Access struct {
 	// Hint is the command that makes it private: "chmod 600 <path>" on
 	// Unix, an icacls command on Windows.
 	Hint string
+	// Who is what a message that calls it not private adds: "" on Unix
+	// (the message says enough); on Windows ": its ACL grants access to
+	// Everyone".
+	Who string
 }
 
 // CreateTemp creates a new file in dir, private, named by pattern with

@@ -59,15 +59,24 @@ func SyncDir(dir string) error {
 // whether its mode grants group or others anything.
 func File(path string, fi fs.FileInfo) Access {
 	perm := fi.Mode().Perm()
-	return Access{Open: perm&0o077 != 0, Detail: fmt.Sprintf("mode %04o", perm), Hint: "chmod 600 " + path}
+	return Access{Open: perm&0o077 != 0, Detail: fmt.Sprintf("mode %04o", perm), Hint: FileHint(path)}
 }
 
 // Dir says whether the directory path (fi its information) is private: its
 // mode is 0700 exactly. Detail is the mode ("0700").
 func Dir(path string, fi fs.FileInfo) Access {
 	perm := fi.Mode().Perm()
-	return Access{Open: perm != 0o700, Detail: fmt.Sprintf("%04o", perm), Hint: "chmod 700 " + path}
+	return Access{Open: perm != 0o700, Detail: fmt.Sprintf("%04o", perm), Hint: DirHint(path)}
 }
+
+// FileHint is the command that makes the file path private.
+func FileHint(path string) string { return "chmod 600 " + path }
+
+// DirHint is the command that makes the directory path private.
+func DirHint(path string) string { return "chmod 700 " + path }
 
 // PrivateWords is how a hint names a private file: "mode 0600".
 const PrivateWords = "mode 0600"
+
+// UnderWine reports whether this program runs under Wine: never, here.
+func UnderWine() bool { return false }

@@ -224,7 +224,7 @@ const retryFor = 5 * time.Second
 var onRetry func(error)
 
 // retry runs op until it succeeds, fails for a reason a wait does not
-// mend, or retryFor has passed; the waits double from 1 ms to 100 ms.
+// mend, or retryFor has passed; the waits double from 1 ms to 25 ms.
 func retry(op func() error) error {
 	deadline := time.Now().Add(retryFor)
 	wait := time.Millisecond
@@ -237,7 +237,7 @@ func retry(op func() error) error {
 			onRetry(err)
 		}
 		time.Sleep(wait)
-		wait = min(2*wait, 100*time.Millisecond)
+		wait = min(2*wait, 25*time.Millisecond)
 	}
 }
 
@@ -265,6 +265,12 @@ func File(path string, _ fs.FileInfo) Access { return inspect(path, false) }
 
 // Dir is File for a directory.
 func Dir(path string, _ fs.FileInfo) Access { return inspect(path, true) }
+
+// FileHint is the command that makes the file path private (icacls).
+func FileHint(path string) string { return icaclsHint(path, false, nil) }
+
+// DirHint is the command that makes the directory path private.
+func DirHint(path string) string { return icaclsHint(path, true, nil) }
 
 // PrivateWords is how a hint names a private file.
 const PrivateWords = "readable by you alone"
