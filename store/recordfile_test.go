@@ -5,9 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 // within5s runs fn and fails the test when it has not returned within a
@@ -38,7 +39,7 @@ func TestRecordFilesThatAreNotRecords(t *testing.T) {
 	elsewhere := filepath.Join(t.TempDir(), "link-to-record.json")
 	b, _ := os.ReadFile(s.recordPath("good"))
 	os.WriteFile(elsewhere, []byte(strings.Replace(string(b), `"good"`, `"link-to-record"`, 1)), 0o600)
-	if err := syscall.Mkfifo(s.recordPath("fifo"), 0o600); err != nil {
+	if err := fifotest.Make(s.recordPath("fifo")); err != nil {
 		t.Fatal(err)
 	}
 	os.Symlink("/dev/zero", s.recordPath("zero"))
@@ -72,9 +73,9 @@ func TestRecordFilesThatAreNotRecords(t *testing.T) {
 	// An archived record and a cancel marker are read the same way.
 	archive := filepath.Join(s.tasksDir(), "archive")
 	os.MkdirAll(archive, 0o700)
-	syscall.Mkfifo(filepath.Join(archive, "good.1.json"), 0o600)
+	fifotest.Make(filepath.Join(archive, "good.1.json"))
 	os.Symlink("/dev/zero", filepath.Join(archive, "good.2.json"))
-	syscall.Mkfifo(s.cancelPath("good"), 0o600)
+	fifotest.Make(s.cancelPath("good"))
 	within5s(t, "Archived, ListArchived, CancelRequested", func() {
 		if recs := s.Archived("good"); len(recs) != 0 {
 			t.Errorf("Archived: %v", recs)
@@ -149,7 +150,7 @@ func TestOpenReplyOpensOnlyRegularFiles(t *testing.T) {
 	regular := filepath.Join(dir, "r.txt")
 	os.WriteFile(regular, []byte("reply"), 0o600)
 	fifo := filepath.Join(dir, "f.txt")
-	syscall.Mkfifo(fifo, 0o600)
+	fifotest.Make(fifo)
 	zero := filepath.Join(dir, "z.txt")
 	os.Symlink("/dev/zero", zero)
 	f, err := OpenReply(regular)

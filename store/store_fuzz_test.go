@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 // A record as the store writes it (Create, then a worker's updates).
@@ -197,7 +198,7 @@ func FuzzRecordFile(f *testing.F) {
 		case 0:
 			os.WriteFile(path, data, 0o600)
 		case 1:
-			syscall.Mkfifo(path, 0o600)
+			fifotest.Make(path)
 		case 2:
 			os.Symlink("/dev/zero", path)
 		case 3:
