@@ -10,7 +10,6 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
-	"github.com/a2a-courier/a2a-courier/internal/oshint"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -56,8 +55,8 @@ const exitCodeTable = `Exit codes:
      printed command
   9  server busy or rate-limited (429, 503) after bounded retries (a refused
      send is sent again at most 3 times, after the server's Retry-After,
-     within --timeout); the hint and retry_after_seconds say how long the
-     server asked to wait`
+     never after a wait that would leave less than 1s of --timeout); the
+     hint and retry_after_seconds say how long the server asked to wait`
 
 // kindReport is how one kind of remote failure is reported: its exit code,
 // its --json code and its hint.
@@ -680,7 +679,7 @@ func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
 	case store.Sending:
 		// Stopped between writing "sending" and the answer: the request
 		// may not have left; it leaves (once) when the worker goes on.
-		sent = "the message may not have left yet; it leaves, once, when that worker goes on (" + oshint.ContinueWorker + ")"
+		sent = "the message may not have left yet; it leaves, once, when that worker goes on (kill -CONT)"
 	default:
 		sent = "the message was sent, and is never sent again"
 	}
@@ -703,7 +702,7 @@ func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
 		return exitWith(ExitStillRunning)
 	}
 	pr.warn("%s", doc.Note)
-	pr.info("it goes on if the worker is %s; ended (%s), it frees the task for a new worker: %s", oshint.ContinueWorkerPID(w.PID), oshint.EndWorkerPID(w.PID), doc.Resume)
+	pr.info("it goes on if the worker is continued (kill -CONT %d); ended (kill %d), it frees the task for a new worker: %s", w.PID, w.PID, doc.Resume)
 	return exitWith(ExitStillRunning)
 }
 

@@ -3,8 +3,6 @@
 package oshint
 
 import (
-	"fmt"
-
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -24,12 +22,3 @@ func Unwritable(ue *store.UnwritableError) string {
 	}
 	return "check that this user owns it and may write in it (ls -ld " + dir + "), or point A2A_COURIER_STATE_DIR at a directory it can write"
 }
-
-// ContinueWorker says how a stopped worker goes on.
-const ContinueWorker = "kill -CONT"
-
-// ContinueWorkerPID says how the stopped worker pid goes on.
-func ContinueWorkerPID(pid int) string { return fmt.Sprintf("continued (kill -CONT %d)", pid) }
-
-// EndWorkerPID is the command that ends the worker pid.
-func EndWorkerPID(pid int) string { return fmt.Sprintf("kill %d", pid) }

@@ -1,7 +1,6 @@
 package oshint
 
 import (
-	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -37,16 +36,3 @@ func winQuote(p string) string {
 	}
 	return `"` + p + `"`
 }
-
-// ContinueWorker says how a suspended worker goes on. Windows has no
-// SIGSTOP: a worker stops responding there when it is suspended (Resource
-// Monitor, a debugger) or hangs.
-const ContinueWorker = "Resume Process in Resource Monitor"
-
-// ContinueWorkerPID says how the stopped worker pid goes on.
-func ContinueWorkerPID(pid int) string {
-	return fmt.Sprintf("resumed (Resource Monitor, CPU tab: right-click PID %d, Resume Process)", pid)
-}
-
-// EndWorkerPID is the command that ends the worker pid.
-func EndWorkerPID(pid int) string { return fmt.Sprintf("taskkill /F /PID %d", pid) }
