@@ -49,7 +49,7 @@ func (s *Store) appendLog(path string, data []byte) error {
 	if fi, err := os.Stat(path); err == nil && fi.Size() >= MaxLogBytes {
 		if l, err := tryLock(path + ".lock"); err == nil {
 			if fi, err := os.Stat(path); err == nil && fi.Size() >= MaxLogBytes {
-				os.Rename(path, path+".1")
+				rotateLog(path)
 			}
 			l.release()
 		}

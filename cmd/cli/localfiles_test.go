@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -47,7 +48,7 @@ func badFile(t *testing.T, kind, path string, max int) {
 	var err error
 	switch kind {
 	case "fifo":
-		err = syscall.Mkfifo(path, 0o600)
+		err = fifotest.Make(path)
 	case "dev-zero":
 		err = os.Symlink("/dev/zero", path)
 	case "directory":

@@ -53,7 +53,8 @@ type Process struct {
 	// HTTPClient, when set, replaces the default HTTP client.
 	HTTPClient *http.Client
 	// ExtraFile returns an inherited file by descriptor number (the worker
-	// reads its credential from descriptor 3).
+	// reads its credential from descriptor 3, or on Windows the handle its
+	// --credential-handle names).
 	ExtraFile func(fd uintptr) *os.File
 	// Simulator starts the Agent Builder simulator for demo and dev-server;
 	// nil in a release build, which does not carry it (cmd/a2a-courier).

@@ -385,10 +385,14 @@ func (e *Env) worker(timeout time.Duration) Check {
 	case err != nil:
 		c.Status, c.Detail, c.Exit = Fail, err.Error(), exitUnexpected
 		c.Hint = "the binary must be able to run itself (os.Executable): " + err.Error()
-	case !rep.SessionLeader || !rep.StdinDevNull || !rep.Credential:
+	case !rep.Detached || !rep.StdinDevNull || !rep.Credential:
 		c.Status, c.Exit = Fail, exitUnexpected
-		c.Detail = fmt.Sprintf("started but: session leader %v, stdin /dev/null %v, credential received %v", rep.SessionLeader, rep.StdinDevNull, rep.Credential)
+		c.Detail = fmt.Sprintf("started but: detached (%s) %v, stdin %s %v, credential received %v", detachedMeans, rep.Detached, os.DevNull, rep.StdinDevNull, rep.Credential)
 		c.Hint = "see " + eng.Store.LogPath()
+	case rep.InJob:
+		c.Status = Warn
+		c.Detail = fmt.Sprintf("started detached and reported back in %s, but in the caller's job: the job refuses CREATE_BREAKAWAY_FROM_JOB, so a worker ends when its caller's job does", took)
+		c.Hint = "a task whose worker ended is not lost: `a2a-courier result <contextId> --wait` starts another, which reads the reply back without sending again"
 	default:
 		c.Status, c.Detail = Pass, fmt.Sprintf("started detached and reported back in %s", took)
 	}
