@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -357,6 +358,9 @@ func TestSkillInstallCommand(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	home := h.env["HOME"]
+	if runtime.GOOS == "windows" {
+		home = h.env["USERPROFILE"]
+	}
 	r := h.run("skill", "install", "--target", "claude", "--json")
 	r.expect(t, ExitOK)
 	var doc struct {

@@ -90,6 +90,9 @@ func newHarness(t *testing.T, sim *agentbuildertest.Server) *harness {
 		"A2A_COURIER_STATE_DIR": filepath.Join(t.TempDir(), "state"),
 		"A2A_COURIER_TEST_MAIN": "1",
 		"HOME":                  t.TempDir(),
+		// Windows' profile folders (internal/userdirs): without them a
+		// test under Wine writes into the prefix's real profile.
+		"USERPROFILE": t.TempDir(), "APPDATA": t.TempDir(), "LOCALAPPDATA": t.TempDir(),
 		// A worker a failed test leaves behind gives up soon.
 		"A2A_COURIER_MAX_WAIT": "3m",
 	}}

@@ -50,10 +50,6 @@ func TestDefaultPlacesFromTheProfile(t *testing.T) {
 		}
 	}
 	h := &harness{t: t, env: env}
-	h.run("config", "set", "kibana-url", "http://127.0.0.1:1").expect(t, 0)
-	h.stdin = testKey
-	h.run("config", "set", "api-key").expect(t, 0)
-	h.stdin = ""
 	if r := h.run("config", "path"); r.code != 0 || strings.TrimSpace(r.stdout) != want["config"] {
 		t.Errorf("config path: %q, want %q (%s)", r.stdout, want["config"], r.stderr)
 	}
@@ -90,6 +86,9 @@ func TestDefaultPlacesFromTheProfile(t *testing.T) {
 		}
 	}
 	for what, p := range want {
+		if what == "config" {
+			continue // config path names it; nothing here writes it
+		}
 		if _, err := os.Stat(p); err != nil {
 			t.Errorf("%s: %v", what, err)
 		}
