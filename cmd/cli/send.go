@@ -248,6 +248,12 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	if err != nil {
 		return nil, err
 	}
+	// A worker may take over any task (send-async's at once, send's when
+	// --timeout runs out): a timing it could not run with is refused
+	// before anything is recorded, not once the task waits for a worker.
+	if _, err := a.workerTiming(); err != nil {
+		return nil, err
+	}
 	poll := durationFlag(opts.pollInterval, opts.pollSet, s.PollInterval)
 	maxWait := durationFlag(opts.maxWait, opts.maxWaitSet, s.MaxWait)
 	opts.timeout = durationFlag(opts.timeout, opts.timeoutSet, s.SendTimeout)
