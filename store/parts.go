@@ -13,6 +13,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
 
 // Part is what a record keeps of a file or data part its message carries
@@ -86,14 +88,27 @@ func (s *Store) WriteSpool(id, messageID string, content []byte) error {
 	return nil
 }
 
-// ReadSpool returns what WriteSpool kept; an error wrapping fs.ErrNotExist
-// when there is none.
-func (s *Store) ReadSpool(id, messageID string) ([]byte, error) {
+// ReadSpool returns what WriteSpool kept, at most max bytes (the most the
+// caller's spool of that message can hold); an error wrapping
+// fs.ErrNotExist when there is none. The spool is read as the store's own
+// file (readOwnFile): anything but a regular file (a FIFO, which would
+// block the worker for ever, a link to /dev/zero, which has no end) and a
+// file over max are refused, never read.
+func (s *Store) ReadSpool(id, messageID string, max int64) ([]byte, error) {
 	name, err := s.spoolName(id, messageID)
 	if err != nil {
 		return nil, err
 	}
-	return os.ReadFile(filepath.Join(s.spoolDir(), name))
+	b, err := readOwnFile(filepath.Join(s.spoolDir(), name), max)
+	var nr *boundedfile.NotRegularError
+	var tl *boundedfile.TooLargeError
+	switch {
+	case errors.As(err, &nr):
+		return nil, fmt.Errorf("the spool is %s, not a regular file", boundedfile.Kind(nr.Mode))
+	case errors.As(err, &tl):
+		return nil, fmt.Errorf("the spool is over the %s its parts can take", boundedfile.SizeText(max))
+	}
+	return b, err
 }
 
 // RemoveSpool removes a message's spool, if any.

@@ -37,7 +37,10 @@ type sendOptions struct {
 	pollSet, maxWaitSet, timeoutSet bool
 }
 
-const sendGuidance = `Sync or async? Look at the agent, not at the question:
+// sendGuidance and sendAsyncGuidance end send's and send-async's help;
+// the rule of a refused message is courier's (retry.go), its figures
+// filled in by retryRule.
+var sendGuidance = retryRule(`Sync or async? Look at the agent, not at the question:
   - agents that use tools heavily (search, ES|QL, analysis) take minutes even
     for a one-line question: use send-async, then result --wait;
   - light chat agents answer in seconds: send is fine;
@@ -53,12 +56,13 @@ its worker died before it knew whether the request arrived: to ask again,
 send a new message.
 
 A server that refuses the message as busy (HTTP 429, or 503 with
-Retry-After) has not taken it in: it is sent again at most 3 times, after
-the wait the server asks for (at most 60s), only while that fits in the
-time left (--timeout, and the task's --max-wait); then exit 9, and the
-hint says how long the server asked to wait.`
+Retry-After) has not taken it in: it is sent again at most %d times, each
+after the wait the server asks for (without one, about 1s, 2s, then 4s),
+but never after a wait over %s, nor one that would leave less than %s of
+the time left (--timeout, and the task's --max-wait); then exit 9, and
+the hint says how long the server asked to wait.`)
 
-const sendAsyncGuidance = `Use send-async for agents that take minutes (tools: search, ES|QL,
+var sendAsyncGuidance = retryRule(`Use send-async for agents that take minutes (tools: search, ES|QL,
 analysis), and when unsure; send, which waits, suits light chat agents that
 answer in seconds.
 
@@ -70,10 +74,18 @@ reached "sending" is never sent again, not even when its worker died before
 it knew whether the request arrived: to ask again, send a new message.
 
 A server that refuses the message as busy (HTTP 429, or 503 with
-Retry-After) has not taken it in: the worker sends it again at most 3 times,
-after the wait the server asks for (at most 60s), while that fits in the
-task's --max-wait; then the task ends rejected, and result exits 9 with a
-hint that says how long the server asked to wait.`
+Retry-After) has not taken it in: the worker sends it again at most %d
+times, each after the wait the server asks for (without one, about 1s,
+2s, then 4s), but never after a wait over %s, nor one that would leave
+less than %s of the task's --max-wait; then the task ends rejected, and
+result exits 9 with a hint that says how long the server asked to wait.`)
+
+// retryRule fills the figures of the rule of a refused message into a
+// help text: how many times it is sent again, the longest wait, and the
+// time a wait must leave.
+func retryRule(text string) string {
+	return fmt.Sprintf(text, courier.MaxSendRetries, courier.WaitText(courier.MaxSendRetryWait), courier.WaitText(courier.SendRetryReserve))
+}
 
 func newSendCmd(app *App) *cobra.Command {
 	opts := &sendOptions{}
@@ -246,6 +258,12 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	}
 	s, err := a.loadSettings()
 	if err != nil {
+		return nil, err
+	}
+	// A worker may take over any task (send-async's at once, send's when
+	// --timeout runs out): a timing it could not run with is refused
+	// before anything is recorded, not once the task waits for a worker.
+	if _, err := a.workerTiming(); err != nil {
 		return nil, err
 	}
 	poll := durationFlag(opts.pollInterval, opts.pollSet, s.PollInterval)

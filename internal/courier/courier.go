@@ -36,8 +36,9 @@ type Courier struct {
 	Environ    func() []string
 	// Timing is how often a worker beats and how long a silent one counts
 	// as stopped. TimingErr, when set, says that the configured timing is
-	// not sound (Timing is then the default): ensureWorker returns it
-	// rather than start a worker, until the configuration is fixed.
+	// not sound (Timing is then the default): Submit returns it before
+	// anything is recorded, and ensureWorker rather than start a worker,
+	// until the configuration is fixed.
 	Timing    store.WorkerTiming
 	TimingErr error
 	// WorkingDelay is how long after the request reached the server the

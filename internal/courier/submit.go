@@ -114,8 +114,14 @@ func (e *FinishedTaskError) Error() string {
 // a connection to the server is made (Run's leaving), so a process that
 // dies before then leaves a record the next worker sends, once. The
 // caller holds the returned lock: it works on the task (Run) or hands it
-// over (HandOff).
+// over (HandOff). While the worker timing is not sound (TimingErr) nothing
+// is submitted.
 func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
+	if c.TimingErr != nil {
+		// No worker could take the task over: its record would wait for
+		// one that never starts. Refused before anything is recorded.
+		return nil, nil, c.TimingErr
+	}
 	rec := &store.Record{
 		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: identity(m.Target, m.Key), State: store.Queued,
 		Message: m.Text, MessageSHA256: client.HashText(m.Text), MessageSize: len(m.Text),

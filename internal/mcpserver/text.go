@@ -261,8 +261,15 @@ func resultsText(d taskSummary) string {
 		switch {
 		case t.Reply != "":
 			b.WriteString("\n" + t.Reply)
+		case t.State == stateNotFound:
+			// The CLI's line (cmd/cli printResults), and the hint it
+			// gives on stderr on a line of its own.
+			b.WriteString(": no local record on this machine")
+			if t.Error != nil && t.Error.Hint != "" {
+				b.WriteString("\nhint: " + toolTerms(t.Error.Hint))
+			}
 		case t.Error != nil:
-			b.WriteString(": " + toolTerms(t.Error.Message))
+			b.WriteString(": " + toolTerms(withoutTask(t.Error.Message, t.ContextID)))
 		}
 		b.WriteString("\n")
 	}
@@ -271,6 +278,24 @@ func resultsText(d taskSummary) string {
 			strings.Join(d.Pending, ", "))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// stateNotFound is the state, in result's document of several tasks, of a
+// contextId the machine has no record of (cmd/cli's).
+const stateNotFound = "not_found"
+
+// withoutTask is a task's error message without the task it names, which
+// its line names already (as cmd/cli's withoutTask): "task X failed: R" is
+// R, "reading the reply of task X was refused: …" is "reading the reply
+// was refused: …".
+func withoutTask(msg, id string) string {
+	if rest, ok := strings.CutPrefix(msg, "task "+id+" "); ok {
+		if _, why, ok := strings.Cut(rest, ": "); ok {
+			return why
+		}
+		return rest
+	}
+	return strings.Replace(msg, " of task "+id, "", 1)
 }
 
 // remoteText is the tasks tool's list of an agent's own tasks, a line a
