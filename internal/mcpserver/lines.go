@@ -6,13 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 	"sync"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
 
 // The SDK's stdio transport reads its input with one json.Decoder and ends
@@ -136,10 +135,10 @@ func screen(line []byte, tooLong bool, out, log io.Writer) []byte {
 		}
 		id, response := probe(msg)
 		if response {
-			fmt.Fprintf(log, "a2a-courier mcp: dropped an invalid JSON-RPC response (%d bytes): %s\n", len(msg), quoted(err.Error(), 200))
+			fmt.Fprintf(log, "a2a-courier mcp: dropped an invalid JSON-RPC response (%d bytes): %s\n", len(msg), termui.Escaped(err.Error(), 200))
 			return nil
 		}
-		answer(out, log, id, codeInvalidRequest, "not a JSON-RPC 2.0 request: "+quoted(err.Error(), 200), len(msg))
+		answer(out, log, id, codeInvalidRequest, "not a JSON-RPC 2.0 request: "+termui.Escaped(err.Error(), 200), len(msg))
 		return nil
 	}
 	answer(out, log, nil, code, why, len(msg))
@@ -162,25 +161,6 @@ func probe(msg []byte) (json.RawMessage, bool) {
 		id = nil
 	}
 	return id, !method && (result || failed)
-}
-
-// quoted is a text of the SDK's that may quote the message (its version
-// tag, its id): what is not printable escaped, at most max runes, so that
-// the server's log stays one line a message.
-func quoted(s string, max int) string {
-	var b strings.Builder
-	for i, r := range []rune(s) {
-		if i == max {
-			b.WriteString("…")
-			break
-		}
-		if unicode.IsPrint(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
-		}
-	}
-	return b.String()
 }
 
 // answer writes a JSON-RPC error answer, id null when id is nil, and notes
