@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -92,6 +93,7 @@ func newServer(o Options, stopping, forced context.Context) *mcp.Server {
 		&mcp.ServerOptions{Instructions: instructions})
 	t := &tools{o: o, stopping: stopping, forced: forced}
 	t.add(s)
+	s.AddReceivingMiddleware(t.checkCalls)
 	return s
 }
 
@@ -270,6 +272,8 @@ type tools struct {
 	// with it, but that of a send or send-async that has not recorded
 	// its task yet, which ends once it has, or with forced.
 	stopping, forced context.Context
+	// schemas are the tools' input schemas, by name (checkCalls).
+	schemas map[string]*jsonschema.Schema
 }
 
 // callContext is the context a command runs with: the request's values,
