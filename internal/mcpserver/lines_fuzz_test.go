@@ -80,14 +80,8 @@ func FuzzServeLines(f *testing.F) {
 		in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 		probes["init-"+nonce] = true
 		notJSON, notObject, given := 0, 0, 0
-		sentIDs := map[string]int{}
+		sentIDs := idsOf(lines)
 		for i, l := range lines {
-			var fields map[string]json.RawMessage
-			if json.Unmarshal(bytes.Trim(l, " \t\r\n"), &fields) == nil {
-				if k, ok := jsID(fields["id"]); ok {
-					sentIDs[k]++
-				}
-			}
 			in.Write(l)
 			in.WriteByte('\n')
 			switch msg := bytes.Trim(l, " \t\r\n"); {
@@ -159,6 +153,20 @@ func FuzzServeLines(f *testing.F) {
 				nullParse, notJSON, nullInvalid, notObject, others, given, out)
 		}
 	})
+}
+
+// idsOf counts the ids the lines carry (jsID), those of the JSON objects.
+func idsOf(lines [][]byte) map[string]int {
+	ids := map[string]int{}
+	for _, l := range lines {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(bytes.Trim(l, " \t\r\n"), &fields) == nil {
+			if k, ok := jsID(fields["id"]); ok {
+				ids[k]++
+			}
+		}
+	}
+	return ids
 }
 
 // jsID is an id (its JSON text) as a JavaScript client tells ids apart: a

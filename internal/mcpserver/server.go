@@ -58,6 +58,14 @@ type Options struct {
 	// end of its input, waits for the requests read to be answered
 	// (default 10 s).
 	StopGrace time.Duration
+	// FileDirs are the directories send and send_async may send files
+	// from (FilesEnv, read by FileDirs); none: they send no file.
+	FileDirs []string
+	// Protected lists, when a call names files, a2a-courier's own files
+	// and directories, which no tool sends, nor anything under them: the
+	// config file and directory, the state directory, the key and token
+	// files of the config file and of the server's flags (see files.go).
+	Protected func() []string
 }
 
 // Exit codes of the command line (cmd/cli's table; never renumbered).

@@ -119,7 +119,7 @@ type getCardIn struct{ agentRef }
 // parts are the files and data a message carries beside its text, as
 // --file and --data give them.
 type parts struct {
-	Files []string          `json:"files,omitempty" jsonschema:"files of this machine to send beside the message, by absolute path (as --file: at most 10 MiB each; generic A2A agents only, not Kibana's)"`
+	Files []string          `json:"files,omitempty" jsonschema:"files of this machine to send beside the message, by absolute path (as --file: at most 10 MiB each; generic A2A agents only, not Kibana's); only from the directories the user listed in A2A_COURIER_MCP_FILES (no file without it), never a2a-courier's own configuration, keys or state"`
 	Data  []json.RawMessage `json:"data,omitempty" jsonschema:"JSON values to send beside the message as data parts, one part each (as --data); generic A2A agents only"`
 }
 
@@ -291,6 +291,9 @@ func (t *tools) addTasks(s *mcp.Server) {
 		func(ctx context.Context, req *mcp.CallToolRequest, in sendIn) (*mcp.CallToolResult, any, error) {
 			args, aerr := sendArgs("send", in.agentRef, in.parts.asSent(req), in.Message, in.ContextID, in.TaskID)
 			if aerr == nil {
+				aerr = t.checkFiles(in.Files)
+			}
+			if aerr == nil {
 				aerr = counts(0, in.MaxChars)
 			}
 			if aerr == nil {
@@ -308,6 +311,9 @@ func (t *tools) addTasks(s *mcp.Server) {
 			"Then call result with the context_id and wait_seconds, repeated while the state is not final. The task survives this conversation, a closed assistant and a dropped connection."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in sendAsyncIn) (*mcp.CallToolResult, any, error) {
 			args, aerr := sendArgs("send-async", in.agentRef, in.parts.asSent(req), in.Message, in.ContextID, in.TaskID)
+			if aerr == nil {
+				aerr = t.checkFiles(in.Files)
+			}
 			if aerr != nil {
 				return aerr.result()
 			}
