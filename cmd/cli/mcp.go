@@ -191,8 +191,11 @@ is a profile or key file the entry's process could not read. --dry-run
 prints the file as it would be written, and writes nothing.
 
 --json prints {"target","path","action","dry_run","command","args","env",
-"warnings"} (and "content" with --dry-run); action is created, added,
-replaced or unchanged.`,
+"warnings"} (and "content" with --dry-run); action is created (there was
+no file), added, replaced or unchanged (then nothing is written, and no
+restart is asked for). A file that starts with a UTF-8 byte order mark
+keeps it; a replaced value is written in the layout of the one it
+replaces (on one line where that was).`,
 		Example: `  a2a-courier mcp install --target claude-desktop
   a2a-courier mcp install --target vscode --dry-run
   a2a-courier mcp install --target cursor --profile prod`,
@@ -293,6 +296,9 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 		return nil
 	}
 	pr.payload(res.Action() + ": " + path)
+	if !res.Changed {
+		return nil // the assistant has loaded this entry already, or will
+	}
 	command := shellcmd.Quote(entry.Command)
 	for _, w := range entry.Args {
 		command += " " + shellcmd.Quote(w)

@@ -661,8 +661,13 @@ func TestMCPInstallChecksTheEntrysSettings(t *testing.T) {
 		!strings.Contains(r.stderr, "kept --profile sim of the existing entry (--profile <name> chooses another, --profile default drops it)") {
 		t.Errorf("a reinstall with no profile: %q %q %q", args, warnings, r.stderr)
 	}
-	if r := h.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "unchanged: ") ||
-		!strings.Contains(r.stderr, "restart cursor to load the a2a-courier server ("+os.Args[0]+" mcp --profile sim)") {
+	// The restart line, with the command as written, only when the file
+	// changed.
+	if r := h.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "unchanged: ") || strings.Contains(r.stderr, "restart") {
+		t.Errorf("unchanged: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := h.run("mcp", "install", "--target", "gemini", "--profile", "sim"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "created: ") ||
+		!strings.Contains(r.stderr, "restart gemini to load the a2a-courier server ("+os.Args[0]+" mcp --profile sim)") {
 		t.Errorf("the command as written: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	// --profile default drops it, even beside A2A_COURIER_PROFILE; its
@@ -711,7 +716,9 @@ func TestMCPServerHintsInToolTerms(t *testing.T) {
 }
 
 // mcp install, as a process, on the files the trials found: an empty
-// servers object (the most common starting file) gets the entry; a file
+// servers object (the most common starting file) gets the entry, and so
+// do an empty file ("added", not "created") and one that starts with a
+// byte order mark (kept); a file
 // nested four million levels deep (8 MB) and one with two "mcpServers"
 // are refused with one line and a hint, exit 2, --dry-run or not, the
 // file left as it was.
@@ -734,6 +741,16 @@ func TestMCPInstallRefusesWhatItCannotEdit(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); json.Unmarshal(b, &doc) != nil || doc.MCPServers["a2a-courier"].Command != os.Args[0] {
 		t.Errorf("the file: %s", b)
+	}
+	// An empty file is added to, not created; a byte order mark is kept.
+	for _, file := range []string{"", " \n", "\ufeff{\"mcpServers\": {}}\n"} {
+		write(file)
+		r := p.run("mcp", "install", "--target", "cursor")
+		b, _ := os.ReadFile(path)
+		if r.code != ExitOK || r.stdout != "added: "+path+"\n" || !strings.HasPrefix(string(b), "\ufeff") == strings.HasPrefix(file, "\ufeff") ||
+			json.Unmarshal([]byte(strings.TrimPrefix(string(b), "\ufeff")), &doc) != nil || doc.MCPServers["a2a-courier"].Command != os.Args[0] {
+			t.Errorf("%q: %d %q %q\n%q", file, r.code, r.stdout, r.stderr, b)
+		}
 	}
 	for file, want := range map[string]string{
 		strings.Repeat("[", 4_000_000) + strings.Repeat("]", 4_000_000): path + ": the file nests deeper than 1000 levels: not an MCP configuration",
