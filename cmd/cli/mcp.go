@@ -36,13 +36,14 @@ default (the whole reply stays in the file the document names); a bad tool
 argument is a tool error with a hint, never run. send and send_async take
 files (absolute paths on this machine) and data (JSON values), as --file
 and --data; a file only from the directories A2A_COURIER_MCP_FILES lists
-(separated as in PATH; without it no file is sent: an assistant may be told by
-an agent's reply to send anything), never a2a-courier's own config file or
-directory, state directory, key or token files. In structuredContent, resume and answer are the tool call that
-does it ({"tool","arguments"}) and the hints are in tool terms, as in the
-text. A line of stdin that is not a JSON-RPC message gets a JSON-RPC error
-(-32700, or -32600 for what is not a request; batches are not taken) and
-the server goes on.
+(separated as in PATH; without it no file is sent: an agent's reply may tell
+the assistant to send anything), never a2a-courier's own config file or
+directory, state directory, key or token files. In structuredContent,
+resume and answer are the tool call that does it ({"tool","arguments"}) and
+the hints are in tool terms, as in the text. A line of stdin that is not a
+JSON-RPC message gets a JSON-RPC error (-32700, or -32600 for what is not a
+request, or has an id that could not be answered as sent; batches are not
+taken) and the server goes on.
 
 The same state directory, workers, configuration and secrets as the command
 line: the API key comes from the config file or the environment of the

@@ -137,7 +137,7 @@ func TestMCPServer(t *testing.T) {
 	// (The agent takes 20 s: "working" says the call returned at its wait.)
 	res, doc, text = m.call("send", map[string]any{"agent": "slow-agent", "message": "This takes a while", "wait_seconds": 6})
 	slowID, _ := doc["context_id"].(string)
-	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(text, "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
+	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(strings.ToLower(text), "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
 		t.Errorf("send past its wait: %v %v %q", res.IsError, doc, text)
 	}
 	// The notification handlers may run after the call returned: wait for
@@ -360,7 +360,7 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 					json.Unmarshal(b, &doc)
 				}
 				if o.err != nil || o.res.IsError || doc["state"] == "completed" || doc["context_id"] != id ||
-					!strings.Contains(o.res.Content[0].(*mcp.TextContent).Text, "call the result tool with context_id") {
+					!strings.Contains(strings.ToLower(o.res.Content[0].(*mcp.TextContent).Text), "call the result tool with context_id") {
 					t.Errorf("the send ended by SIGTERM: %v %+v", o.err, doc)
 				}
 			} else {

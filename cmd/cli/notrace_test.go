@@ -73,8 +73,8 @@ func TestMCPStillRunningWhereAFailureLeavesNoTrace(t *testing.T) {
 	// In tool terms: a sentence of its own, and the maximum wait said as
 	// what no tool sets.
 	if res.IsError || doc["state"] != "working" || !strings.Contains(text, "background worker. No reply yet; on this release a failed run leaves no trace") ||
-		!strings.Contains(text, "(its maximum wait of 40s, set by --max-wait on the command line or max_wait in the config file), then it ends expired. Call the result tool") ||
-		strings.Contains(text, "(--max-wait") || strings.Contains(text, "Nothing is lost") {
+		!strings.Contains(text, "(its maximum wait of 40s, set on the command line (--max-wait) or in the config file (max_wait)), then it ends expired. Call the result tool") ||
+		strings.Contains(text, "(--max-wait 40s") || strings.Contains(text, "Nothing is lost") {
 		t.Errorf("%v %v %q", res.IsError, doc, text)
 	}
 }

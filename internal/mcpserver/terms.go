@@ -162,7 +162,7 @@ func maxWaitTerms(s string) string {
 		}
 		return owner + "maximum wait (" + maxWaitSet + ")"
 	})
-	return strings.ReplaceAll(s, maxWaitSet, "set by --max-wait on the command line or max_wait in the config file")
+	return strings.ReplaceAll(s, maxWaitSet, "set on the command line (--max-wait) or in the config file (max_wait)")
 }
 
 // prose rewrites what a sentence says of flags and stdin.
