@@ -88,14 +88,20 @@ type EventKind string
 // Deliver never emits (it sends once): a caller that sends a refused
 // message again reports its wait with it.
 const (
-	// EventSent: the message is on its way.
+	// EventSent: a connection is made and the send let through
+	// (BeforeSend, when set, said yes): the request is being written, and
+	// goes out whole even if the caller stops now. Emitted once per
+	// delivery, on the goroutine that makes the request, before a byte of
+	// it is written; never when nothing left (a connection never made, a
+	// BeforeSend that refused).
 	EventSent EventKind = "sent"
-	// EventWritten: the request was written whole (net/http's
-	// WroteRequest: into the connection's buffer, flushed right after, so
-	// the server has it unless the connection ends in that instant). A lost
-	// answer is recovered by reading, never by sending, from the connection
-	// on already (Outcome.NotSent): this event only moves the record to
-	// working.
+	// EventWritten: net/http wrote the whole request (WroteRequest): all of
+	// it is in the connection, but for its last buffer (up to 4 KiB), which
+	// net/http flushes right after. The server has it unless the connection
+	// ends in that instant; it says nothing of whether the server took it
+	// in or answered. A lost answer is recovered by reading, never by
+	// sending, from the connection on already (Outcome.NotSent): this event
+	// only moves the record to working.
 	EventWritten EventKind = "written"
 	// EventTask: the server named the task (TaskID).
 	EventTask EventKind = "task"
@@ -165,9 +171,20 @@ type DeliverOptions struct {
 	// the send: the connection is closed with nothing of the request on
 	// it, and Deliver returns at once an outcome that is NotSent, with
 	// that error. It is not called when no connection is made (an
-	// unreachable server, a caller that stopped first).
+	// unreachable server, a caller that stopped first). A caller whose ctx
+	// ends while it runs stops the send the same way (the outcome is
+	// NotSent, without an error of BeforeSend's): what BeforeSend recorded
+	// is for the caller to take back. Once BeforeSend returned and the
+	// caller had not stopped, the request goes out whole, whatever the
+	// caller does next (see sendGate).
 	BeforeSend func() error
 }
+
+// The events of the gate (gate.go), the same in every delivery.
+var (
+	sentEvent    = Event{Kind: EventSent, Message: "connected; the message is going out"}
+	writtenEvent = Event{Kind: EventWritten, Message: "the request is written to the connection; waiting for the agent"}
+)
 
 // HashText returns the hex SHA-256 that identifies a message's text.
 func HashText(text string) string {

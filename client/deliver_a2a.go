@@ -136,12 +136,9 @@ func (d *a2aDelivery) onStatus(ev StreamEvent) { d.progress(ev.State, ev.Text, e
 // that proves nothing ran); else the task is to be followed.
 func (d *a2aDelivery) send() (Outcome, bool) {
 	o := d.o
-	gate, traced, stop := newSendGate(d.ctx, o.BeforeSend, func() {
-		d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
-	})
+	gate, traced, stop := newSendGate(d.ctx, o.BeforeSend, func() { d.emit(sentEvent) }, func() { d.emit(writtenEvent) })
 	defer stop()
 	d.gate = gate
-	d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
 	if o.Streaming {
 		// Any event means the server took the message in: an error after
 		// it (an error event, a broken read) is never a refusal.
@@ -153,6 +150,10 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 		}
 		if rerr := gate.refusal(); rerr != nil {
 			return Outcome{Err: rerr, notSent: true}, true
+		}
+		if !gate.connected.Load() && d.ctx.Err() != nil {
+			// The caller stopped before anything left.
+			return Outcome{Err: err, notSent: true}, true
 		}
 		if err != nil && !accepted && (!gate.connected.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && d.ctx.Err() == nil {
 			return rejectedOutcome(err), true
@@ -179,6 +180,9 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 	switch {
 	case gate.refusal() != nil:
 		return Outcome{Err: gate.refusal(), notSent: true}, true
+	case !gate.connected.Load() && d.ctx.Err() != nil:
+		// The caller stopped before anything left.
+		return Outcome{Err: err, notSent: true}, true
 	case err != nil && (!MayHaveArrived(err) || !gate.connected.Load()) && d.ctx.Err() == nil:
 		return rejectedOutcome(err), true
 	case errors.Is(err, ErrOtherContext):

@@ -51,13 +51,10 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	defer d.timer.Stop()
 	if o.Send {
 		var stop context.CancelFunc
-		d.gate, d.sendCtx, stop = newSendGate(ctx, o.BeforeSend, func() {
-			d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
-		})
+		d.gate, d.sendCtx, stop = newSendGate(ctx, o.BeforeSend, func() { d.emit(sentEvent) }, func() { d.emit(writtenEvent) })
 		defer stop()
 		d.postOpen = true
 		go d.post()
-		d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
 	} else {
 		d.timer.Reset(0)
 	}

@@ -99,8 +99,8 @@ type run struct {
 
 	mu  sync.Mutex
 	rec *store.Record
-	// written: the request reached the server, so the record is due to say
-	// working. Every write carries that change; on its own it is written
+	// written: the request was written whole (EventWritten), so the
+	// record is due to say working. Every write carries that change; on its own it is written
 	// after the working delay, so that an answer arriving sooner (a quick
 	// agent) makes one write, with its fsyncs, instead of two.
 	written      bool
@@ -270,7 +270,11 @@ func (r *run) begin() error {
 // anyone. If the write fails, the delivery closes the connection with
 // nothing on it: the record, still queued with its text, is sent by the
 // next worker, once. A process killed before this write leaves the record
-// queued, and one killed after it a record that only ever is read.
+// queued, and one killed after it a record that only ever is read. A
+// caller that stops while it is made gets nothing sent (the delivery is
+// NotSent, and settle puts the record back: requeue, or canceled before
+// it was sent); one that stops after it gets the request written whole
+// first (client's sendGate), so that sending means the message goes out.
 func (r *run) leaving() error {
 	r.mu.Lock()
 	err := r.updateLocked(func(x *store.Record) {
