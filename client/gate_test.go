@@ -20,68 +20,10 @@ var errNotRecorded = errors.New("cannot record that it is being sent")
 // BeforeSend runs once a connection is made and before the request is on
 // it (the server has no request yet when it runs), once per delivery; when
 // it fails, nothing of the request reaches the server and the delivery
-// ends at once, not sent, with its error. Kibana's blocking, task and
-// stream paths and a generic agent's message/send and message/stream.
+// ends at once, not sent, with its error (gateTargets).
 func TestBeforeSendStandsBeforeTheRequest(t *testing.T) {
 	t.Parallel()
-	// setup starts a server and returns the delivery to it and its count
-	// of the messages that reached it (runs on Kibana, sends elsewhere).
-	type setup func(t *testing.T) (deliver func(ctx context.Context, before func() error, on func(Event)) Outcome, requests func() int)
-	type target struct {
-		name  string
-		setup setup
-	}
-	kibana := func(v agentbuildertest.Version, stream, nonBlocking bool) setup {
-		return func(t *testing.T) (func(context.Context, func() error, func(Event)) Outcome, func() int) {
-			sim := startSim(t, func(o *agentbuildertest.Options) {
-				o.Version = v
-				o.Streaming = &stream
-			})
-			k := simClient(t, sim, testKey, "")
-			return func(ctx context.Context, before func() error, on func(Event)) Outcome {
-				o := deliverOpts("echo", "c-gate", "hello")
-				o.Stream, o.NonBlocking, o.BeforeSend, o.OnEvent = stream, nonBlocking, before, on
-				ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-				defer cancel()
-				return k.Deliver(ctx, o)
-			}, func() int { return sim.Runs("c-gate") }
-		}
-	}
-	generic := func(stream bool) setup {
-		return func(t *testing.T) (func(context.Context, func() error, func(Event)) Outcome, func() int) {
-			var sends atomic.Int32
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				body, _ := io.ReadAll(r.Body)
-				id := gjson.GetBytes(body, "id").Raw
-				sends.Add(1)
-				msg := `{"kind":"message","role":"agent","messageId":"r","parts":[{"kind":"text","text":"hi back"}]}`
-				if gjson.GetBytes(body, "method").String() == "message/stream" {
-					w.Header().Set("Content-Type", "text/event-stream")
-					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", id, msg)
-					return
-				}
-				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, msg)
-			}))
-			t.Cleanup(srv.Close)
-			c, err := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return func(ctx context.Context, before func() error, on func(Event)) Outcome {
-				ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-				defer cancel()
-				return c.Deliver(ctx, A2ADeliverOptions{Message: OutgoingMessage{Text: "hi", MessageID: "m-1", ContextID: "c-1"},
-					Send: true, Streaming: stream, PollInterval: 10 * time.Millisecond, BeforeSend: before, OnEvent: on})
-			}, func() int { return int(sends.Load()) }
-		}
-	}
-	for _, tg := range []target{
-		{"kibana 9.5 blocking", kibana(agentbuildertest.V95, false, false)},
-		{"kibana 9.6 task", kibana(agentbuildertest.V96, false, true)},
-		{"kibana 9.6 stream", kibana(agentbuildertest.V96, true, false)},
-		{"a2a message/send", generic(false)},
-		{"a2a message/stream", generic(true)},
-	} {
+	for _, tg := range gateTargets() {
 		t.Run(tg.name+"/let through", func(t *testing.T) {
 			t.Parallel()
 			var calls, seen atomic.Int32
@@ -110,6 +52,15 @@ func TestBeforeSendStandsBeforeTheRequest(t *testing.T) {
 				t.Errorf("%d requests reached the server", n)
 			}
 		})
+	}
+}
+
+// A caller that stops while BeforeSend runs sends nothing (NotSent, no
+// sent or written event); one that stops the instant the send is let
+// through (EventSent) has its request go out whole all the same.
+func TestStopAroundBeforeSend(t *testing.T) {
+	t.Parallel()
+	for _, tg := range gateTargets() {
 		// The caller stops while BeforeSend records that the message
 		// leaves: it does not leave, and the outcome says so (NotSent),
 		// for the caller to take its record back.
@@ -154,5 +105,70 @@ func TestBeforeSendStandsBeforeTheRequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// gateSetup starts a server and returns the delivery to it and its count
+// of the messages that reached it (runs on Kibana, sends elsewhere).
+type gateSetup func(t *testing.T) (deliver func(ctx context.Context, before func() error, on func(Event)) Outcome, requests func() int)
+
+type gateTarget struct {
+	name  string
+	setup gateSetup
+}
+
+// gateTargets are Kibana's blocking, task and stream paths and a generic
+// agent's message/send and message/stream.
+func gateTargets() []gateTarget {
+	kibana := func(v agentbuildertest.Version, stream, nonBlocking bool) gateSetup {
+		return func(t *testing.T) (func(context.Context, func() error, func(Event)) Outcome, func() int) {
+			sim := startSim(t, func(o *agentbuildertest.Options) {
+				o.Version = v
+				o.Streaming = &stream
+			})
+			k := simClient(t, sim, testKey, "")
+			return func(ctx context.Context, before func() error, on func(Event)) Outcome {
+				o := deliverOpts("echo", "c-gate", "hello")
+				o.Stream, o.NonBlocking, o.BeforeSend, o.OnEvent = stream, nonBlocking, before, on
+				ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				return k.Deliver(ctx, o)
+			}, func() int { return sim.Runs("c-gate") }
+		}
+	}
+	generic := func(stream bool) gateSetup {
+		return func(t *testing.T) (func(context.Context, func() error, func(Event)) Outcome, func() int) {
+			var sends atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				body, _ := io.ReadAll(r.Body)
+				id := gjson.GetBytes(body, "id").Raw
+				sends.Add(1)
+				msg := `{"kind":"message","role":"agent","messageId":"r","parts":[{"kind":"text","text":"hi back"}]}`
+				if gjson.GetBytes(body, "method").String() == "message/stream" {
+					w.Header().Set("Content-Type", "text/event-stream")
+					fmt.Fprintf(w, "data: {\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n\n", id, msg)
+					return
+				}
+				fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, msg)
+			}))
+			t.Cleanup(srv.Close)
+			c, err := NewA2A(A2AConfig{Endpoint: srv.URL, Dialect: V03})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return func(ctx context.Context, before func() error, on func(Event)) Outcome {
+				ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+				defer cancel()
+				return c.Deliver(ctx, A2ADeliverOptions{Message: OutgoingMessage{Text: "hi", MessageID: "m-1", ContextID: "c-1"},
+					Send: true, Streaming: stream, PollInterval: 10 * time.Millisecond, BeforeSend: before, OnEvent: on})
+			}, func() int { return int(sends.Load()) }
+		}
+	}
+	return []gateTarget{
+		{"kibana 9.5 blocking", kibana(agentbuildertest.V95, false, false)},
+		{"kibana 9.6 task", kibana(agentbuildertest.V96, false, true)},
+		{"kibana 9.6 stream", kibana(agentbuildertest.V96, true, false)},
+		{"a2a message/send", generic(false)},
+		{"a2a message/stream", generic(true)},
 	}
 }

@@ -277,24 +277,44 @@ func (r *run) begin() error {
 // first (client's sendGate), so that sending means the message goes out.
 func (r *run) leaving() error {
 	r.mu.Lock()
-	err := r.updateLocked(func(x *store.Record) {
+	undurable, err := r.writeLocked(func(x *store.Record) {
 		now := r.c.now().UTC()
 		x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
 		if !r.counted {
 			x.Workers++
 		}
 	})
-	if err != nil {
-		err = fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
-		r.leaveErr = err
-	}
 	r.counted = r.counted || err == nil
+	switch {
+	case err != nil:
+		err = fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
+	case undurable != nil:
+		err = r.unleaveLocked(undurable)
+	}
+	r.leaveErr = err
 	rec := r.rec
 	r.mu.Unlock()
 	if err == nil {
 		r.c.logf("%s: sending to agent %s (%d bytes)", r.id, rec.Agent, rec.MessageSize)
 	}
 	return err
+}
+
+// unleaveLocked answers a sending write that is in place but could not be
+// synced to disk (store.ErrNotDurable): the message does not leave on its
+// strength. Sent now, a crash of the machine could bring the record back
+// queued with its text, and the next worker would send it a second time;
+// so the record is written back queued with its text first (that write
+// in place suffices: undone by a crash, it leaves the record sending, which
+// nobody sends), and the send is refused. The error says what the record
+// holds: queued, for a worker to send once the state directory syncs
+// again, or, when even that write failed, sending without the text, which
+// nobody will send.
+func (r *run) unleaveLocked(undurable error) error {
+	if err := r.updateLocked(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil }); err != nil {
+		return fmt.Errorf("task %s not sent: its record could not be synced to disk (%v), and cannot be put back in the queue (%w): no worker will send it; send the message again", r.id, undurable, err)
+	}
+	return fmt.Errorf("task %s not sent: the state directory could not sync the record that says it is being sent (%w): it is queued again, and a worker sends it once the directory syncs; `a2a-courier result %s --wait` has one do so", r.id, undurable, r.id)
 }
 
 // leaveError is the error of a leaving write that failed.
@@ -369,7 +389,18 @@ func (r *run) update(fn func(*store.Record)) error {
 	return r.updateLocked(fn)
 }
 
+// updateLocked writes as update does. A write in place whose directory
+// could not be synced (store.ErrNotDurable) counts as made: the record is
+// what the disk says.
 func (r *run) updateLocked(fn func(*store.Record)) error {
+	_, err := r.writeLocked(fn)
+	return err
+}
+
+// writeLocked writes the record; undurable is the error of a write in
+// place whose directory could not be synced (err is nil then: it is made,
+// and logged).
+func (r *run) writeLocked(fn func(*store.Record)) (undurable, err error) {
 	write := r.c.write
 	if write == nil {
 		write = (*store.Handle).Update
@@ -381,12 +412,16 @@ func (r *run) updateLocked(fn func(*store.Record)) error {
 		fn(x)
 		return nil
 	})
-	if err != nil {
+	if err != nil && (nr == nil || !store.InPlace(err)) {
 		r.c.logf("%s: cannot write the record: %v", r.id, err)
-		return err
+		return nil, err
 	}
 	r.rec = nr
-	return nil
+	if err != nil {
+		r.c.logf("%s: %v; going on as written", r.id, err)
+		return err, nil
+	}
+	return nil, nil
 }
 
 // markWorking writes the working state if no other write carried it.
