@@ -445,6 +445,11 @@ func (r *run) stopWorkingTimer() {
 // onEvent takes the delivery's progress into the record. It is called on
 // the HTTP client's goroutines; whatever it writes goes through update.
 func (r *run) onEvent(e client.Event) {
+	if e.Kind == client.EventProgress {
+		// An agent's status text may be megabytes on one line: it goes
+		// on as the record keeps it.
+		e.Message = progressText(e.Message)
+	}
 	switch e.Kind {
 	case client.EventTask:
 		r.update(func(x *store.Record) {
@@ -470,9 +475,9 @@ func (r *run) onEvent(e client.Event) {
 		r.noteProgress(e)
 	}
 	if e.Err != nil {
-		r.c.logf("%s: %s: %s: %v", r.id, e.Kind, e.Message, e.Err)
+		r.c.logf("%s: %s: %s: %s", r.id, e.Kind, logText(e.Message), logText(e.Err.Error()))
 	} else {
-		r.c.logf("%s: %s: %s", r.id, e.Kind, e.Message)
+		r.c.logf("%s: %s: %s", r.id, e.Kind, logText(e.Message))
 	}
 	if r.w.OnEvent != nil {
 		r.w.OnEvent(e)
