@@ -51,6 +51,8 @@ type Outcome struct {
 	Parts []ReplyPart
 
 	notSent bool
+	// pastDeadline: the delivery reached its Deadline without an outcome.
+	pastDeadline bool
 	// malformed says why the round found for the message is not a round
 	// (no final outcome then).
 	malformed string
@@ -63,6 +65,24 @@ func (o Outcome) Malformed() string { return o.malformed }
 
 // Final reports whether the outcome is terminal.
 func (o Outcome) Final() bool { return o.State != "" }
+
+// PastDeadline reports whether the delivery ended at its Deadline, without
+// an outcome: the task's maximum wait passed.
+func (o Outcome) PastDeadline() bool { return o.pastDeadline }
+
+// waitUntil is the wait before the next read: d, or until deadline when
+// that comes first (0 once it has passed); d when no deadline is set.
+func waitUntil(d time.Duration, deadline time.Time) time.Duration {
+	if deadline.IsZero() {
+		return d
+	}
+	return max(min(d, time.Until(deadline)), 0)
+}
+
+// pastDeadline reports whether deadline is set and has come.
+func pastDeadline(deadline time.Time) bool {
+	return !deadline.IsZero() && !time.Now().Before(deadline)
+}
 
 // NotSent reports whether a send ended before its request was written:
 // nothing reached the server, so the task may be sent later.
@@ -164,6 +184,13 @@ type DeliverOptions struct {
 	TaskID string
 	// OnEvent, if set, receives progress.
 	OnEvent func(Event)
+	// Deadline, when set, is the task's maximum wait: no read begins at
+	// or after it but the delivery's first (a task revived after its
+	// deadline gets one look, which ctx must leave time for); each wait
+	// before a read ends at it at the latest, and there Deliver returns,
+	// its outcome PastDeadline. (A ctx that ends at Deadline ends the
+	// delivery there anyway.)
+	Deadline time.Time
 	// BeforeSend, if set, is called once, on the goroutine that sends, when
 	// a connection to the server is made and before anything of the
 	// request is written to it: the last moment before the message may

@@ -25,8 +25,8 @@ import (
 // caller's (context.WithoutCancel). A caller that stops once the send was
 // let through (Ctrl-C, --timeout, the maximum wait, the MCP server
 // stopping) ends the request only once net/http has written it
-// (WroteRequest) and flushGrace has let its last buffer, which net/http
-// flushes right after, leave; or writeGrace after the stop, for a request
+// (WroteRequest) and flushGrace (from the write) has let its last buffer,
+// which net/http flushes right after, leave; or writeGrace after the stop, for a request
 // still not written then (megabytes on a slow link, a server that does not
 // read). Without that, a stop in the instant after the gate let the send
 // through would close the connection with the request unwritten, or cut
@@ -41,9 +41,10 @@ type sendGate struct {
 	stop context.CancelFunc
 	ctx  context.Context
 	sctx context.Context
-	// wrote is closed once net/http wrote the whole request.
+	// wrote is closed once net/http wrote the whole request, at wroteAt.
 	wrote     chan struct{}
 	wroteOnce sync.Once
+	wroteAt   time.Time
 	unwatch   func() bool
 
 	mu      sync.Mutex
@@ -82,7 +83,10 @@ func newSendGate(ctx context.Context, before func() error, sent, written func())
 			if info.Err != nil || !g.connected.Load() {
 				return
 			}
-			g.wroteOnce.Do(func() { close(g.wrote) })
+			g.wroteOnce.Do(func() {
+				g.wroteAt = time.Now()
+				close(g.wrote)
+			})
 			if written != nil {
 				written()
 			}
@@ -148,7 +152,9 @@ func (g *sendGate) callerStopped() {
 	defer bound.Stop()
 	select {
 	case <-g.wrote:
-		flushed := time.NewTimer(flushGrace)
+		// flushGrace from the write, not from the stop: a stop long after
+		// it passes at once.
+		flushed := time.NewTimer(time.Until(g.wroteAt.Add(flushGrace)))
 		defer flushed.Stop()
 		select {
 		case <-flushed.C:

@@ -57,7 +57,8 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 	}
 	// A wait on this process's clock (Courier.Now), as every time the
 	// record holds.
-	deadline, cancel := context.WithTimeout(ctx, r.deadline().Sub(r.c.now()))
+	end := r.deadline()
+	deadline, cancel := context.WithTimeout(ctx, end.Sub(r.c.now()))
 	defer cancel()
 	dctx, giveUp := context.WithCancelCause(deadline)
 	defer giveUp(nil)
@@ -76,7 +77,7 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 // follows it) and returns the outcome; on receives the progress, and
 // before is called once a connection is made, before the request is
 // written to it (client.DeliverOptions.BeforeSend).
-type deliverer func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome
+type deliverer func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error, until time.Time) client.Outcome
 
 // run is one task being worked on. It is the one writer of the record in
 // this process: every write goes through update, under mu, because the
@@ -105,6 +106,9 @@ type run struct {
 	// agent) makes one write, with its fsyncs, instead of two.
 	written      bool
 	workingTimer *time.Timer
+	// until is the task's deadline (run.deadline), which the delivery is
+	// told.
+	until time.Time
 	// giveUp ends the delivery before its maximum wait, with the cause;
 	// abortTimer does so abortGrace after the connection of a blocking
 	// send to a release that aborts such a run ended (errLikelyAborted).
@@ -155,7 +159,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome {
+		return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error, until time.Time) client.Outcome {
 			contextID := x.ContextID
 			if x.LocalContext {
 				contextID = ""
@@ -163,7 +167,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 			return a.Deliver(ctx, client.A2ADeliverOptions{
 				Message:  client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: contextID, TaskID: x.AnswersTask},
 				Question: x.Question, Send: send, TaskID: x.TaskID, Streaming: t.Streaming,
-				PollInterval: time.Duration(x.PollInterval), OnEvent: on, BeforeSend: before,
+				PollInterval: time.Duration(x.PollInterval), OnEvent: on, BeforeSend: before, Deadline: until,
 			})
 		}, nil
 	}
@@ -171,7 +175,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome {
+	return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error, until time.Time) client.Outcome {
 		return k.Deliver(ctx, client.DeliverOptions{
 			AgentID:     x.Agent,
 			Message:     client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: x.ContextID, Blocking: true},
@@ -179,7 +183,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 			InputSHA256: x.MessageSHA256, RoundsBefore: x.RoundsBefore, FreshContext: x.FreshContext,
 			PollInterval: time.Duration(x.PollInterval),
 			Stream:       x.Target.Streaming, NonBlocking: x.Target.NonBlocking, TaskID: x.TaskID,
-			OnEvent: on, BeforeSend: before,
+			OnEvent: on, BeforeSend: before, Deadline: until,
 		})
 	}, nil
 }
@@ -326,19 +330,30 @@ func (r *run) leaveError() error {
 
 // deadline is when the task is given up as expired: its maximum wait from
 // the send (for a run that sends, from now: the record says when it left
-// once its connection is made). A task revived after its deadline still
-// gets one look.
+// once its connection is made), kept in r.until, which the delivery is
+// told: no read begins at or after it. It returns when the run's context
+// ends: r.until, or, for a run that only reads, at least oneLook from now,
+// so that a read begun just before r.until, and the one look a task
+// revived after its deadline gets (the delivery's first read), can finish.
+// (It used to be the deadline moved to now + the poll interval + 5 s
+// whenever less was left, so that a worker revived a few seconds before
+// the deadline went on reading 25 s past it.)
 func (r *run) deadline() time.Time {
 	rec := r.current()
 	if r.send {
-		return r.c.now().Add(time.Duration(rec.MaxWait))
+		r.until = r.c.now().Add(time.Duration(rec.MaxWait))
+		return r.until
 	}
-	deadline := rec.Deadline()
-	if minEnd := r.c.now().Add(min(time.Duration(rec.PollInterval), 30*time.Second) + 5*time.Second); deadline.Before(minEnd) {
-		deadline = minEnd
+	r.until = rec.Deadline()
+	if minEnd := r.c.now().Add(oneLook); r.until.Before(minEnd) {
+		return minEnd
 	}
-	return deadline
+	return r.until
 }
+
+// oneLook bounds the last read of a run that only reads: one begun just
+// before the deadline, or the one look of a task revived after it.
+const oneLook = 30 * time.Second
 
 // follow delivers the message (or follows the task) until the delivery
 // has an outcome or its context ends; a message the server refused before
@@ -352,7 +367,7 @@ func (r *run) follow(ctx, dctx context.Context) (client.Outcome, error) {
 		before = r.leaving
 	}
 	for {
-		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent, before)
+		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent, before, r.until)
 		r.stopWorkingTimer()
 		if err := r.leaveError(); err != nil {
 			// Nothing left: the record is as it was, queued.
