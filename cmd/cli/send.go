@@ -121,7 +121,9 @@ func newSendAsyncCmd(app *App) *cobra.Command {
 		Short: "Send a message in the background and print its contextId at once",
 		Long: `Send a message to an agent through a detached background worker and return
 at once, exit 0: stdout carries the contextId (--json: the task document in
-state "queued", with the command that waits for the reply). Get the reply
+state "queued", with the command that waits for the reply); when stdout
+cannot take it (a closed pipe), exit 1 (code output) with stderr saying the
+task is recorded and how to find it. Get the reply
 with "a2a-courier result <contextId> --wait". The worker survives the
 caller leaving; if it dies, result revives it.
 
