@@ -189,7 +189,7 @@ type DeliverOptions struct {
 	// deadline gets one look, which ctx must leave time for); each wait
 	// before a read ends at it at the latest, and there Deliver returns,
 	// its outcome PastDeadline. (A ctx that ends at Deadline ends the
-	// delivery there anyway.)
+	// delivery there anyway.) It is on the machine's clock (time.Now).
 	Deadline time.Time
 	// BeforeSend, if set, is called once, on the goroutine that sends, when
 	// a connection to the server is made and before anything of the

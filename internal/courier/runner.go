@@ -367,7 +367,10 @@ func (r *run) follow(ctx, dctx context.Context) (client.Outcome, error) {
 		before = r.leaving
 	}
 	for {
-		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent, before, r.until)
+		// The delivery's deadline is on the machine's clock (time.Now), as
+		// its timers are; r.until is on this process's (Courier.Now).
+		until := time.Now().Add(r.until.Sub(r.c.now()))
+		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent, before, until)
 		r.stopWorkingTimer()
 		if err := r.leaveError(); err != nil {
 			// Nothing left: the record is as it was, queued.
