@@ -82,7 +82,10 @@ func (s *Store) WriteSpool(id, messageID string, content []byte) error {
 	if err := ensurePrivateDir(s.spoolDir()); err != nil {
 		return s.unwritable(err)
 	}
-	if err := WriteFileAtomic(s.spoolDir(), name, content); err != nil {
+	// In place but not synced (ErrNotDurable) counts as kept: a machine's
+	// crash that lost it leaves a record whose spool is missing, which its
+	// worker ends failed, nothing sent.
+	if err := s.writeAtomic(s.spoolDir(), name, content); !InPlace(err) {
 		return s.unwritable(err)
 	}
 	return nil
@@ -165,8 +168,10 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 			}
 			continue // taken: no copy written to find that out
 		}
-		err := createExclusive(dir, try, content)
-		if err == nil {
+		err := createExclusive(dir, try, content, syncDir)
+		if InPlace(err) {
+			// Saved (a directory that could not be synced, ErrNotDurable,
+			// still holds it for every reader: the reply names it).
 			return path, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {
