@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
@@ -82,20 +83,36 @@ func (s *Store) WriteSpool(id, messageID string, content []byte) error {
 	if err := ensurePrivateDir(s.spoolDir()); err != nil {
 		return s.unwritable(err)
 	}
-	if err := WriteFileAtomic(s.spoolDir(), name, content); err != nil {
+	// In place but not synced (ErrNotDurable) counts as kept: a machine's
+	// crash that lost it leaves a record whose spool is missing, which its
+	// worker ends failed, nothing sent.
+	if err := s.writeAtomic(s.spoolDir(), name, content); !InPlace(err) {
 		return s.unwritable(err)
 	}
 	return nil
 }
 
-// ReadSpool returns what WriteSpool kept; an error wrapping fs.ErrNotExist
-// when there is none.
-func (s *Store) ReadSpool(id, messageID string) ([]byte, error) {
+// ReadSpool returns what WriteSpool kept, at most max bytes (the most the
+// caller's spool of that message can hold); an error wrapping
+// fs.ErrNotExist when there is none. The spool is read as the store's own
+// file (readOwnFile): anything but a regular file (a FIFO, which would
+// block the worker for ever, a link to /dev/zero, which has no end) and a
+// file over max are refused, never read.
+func (s *Store) ReadSpool(id, messageID string, max int64) ([]byte, error) {
 	name, err := s.spoolName(id, messageID)
 	if err != nil {
 		return nil, err
 	}
-	return ownfile.ReadFile(filepath.Join(s.spoolDir(), name))
+	b, err := readOwnFile(filepath.Join(s.spoolDir(), name), max)
+	var nr *boundedfile.NotRegularError
+	var tl *boundedfile.TooLargeError
+	switch {
+	case errors.As(err, &nr):
+		return nil, fmt.Errorf("the spool is %s, not a regular file", boundedfile.Kind(nr.Mode))
+	case errors.As(err, &tl):
+		return nil, fmt.Errorf("the spool is over the %s its parts can take", boundedfile.SizeText(max))
+	}
+	return b, err
 }
 
 // RemoveSpool removes a message's spool, if any.
@@ -152,8 +169,10 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 			}
 			continue // taken: no copy written to find that out
 		}
-		err := createExclusive(dir, try, content)
-		if err == nil {
+		err := createExclusive(dir, try, content, syncDir)
+		if InPlace(err) {
+			// Saved (a directory that could not be synced, ErrNotDurable,
+			// still holds it for every reader: the reply names it).
 			return path, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 // ifMade is "" when err is nil, else why the file was not made.
@@ -218,5 +220,49 @@ func TestNoRecordIsWrittenOverTheCap(t *testing.T) {
 	}
 	if _, err := os.Lstat(s.recordPath("huge")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a record was written: %v", err)
+	}
+}
+
+// TestSpoolsThatAreNotSpools: a message's spool that is not a regular
+// file the store wrote (a FIFO, which would block the worker for ever, a
+// link to /dev/zero, which has no end, a link to a spool elsewhere, a
+// directory) or is over the cap its reader gives is refused at once,
+// never read; one within the cap reads back, and a missing one is
+// fs.ErrNotExist.
+func TestSpoolsThatAreNotSpools(t *testing.T) {
+	t.Parallel()
+	s, _ := Open(t.TempDir())
+	const max = 1 << 20
+	if err := s.WriteSpool("good", "m", []byte(`[{"kind":"data","data":"e30="}]`)); err != nil {
+		t.Fatal(err)
+	}
+	path := func(id string) string { name, _ := s.spoolName(id, "m"); return filepath.Join(s.spoolDir(), name) }
+	if err := fifotest.Make(path("fifo")); err != nil {
+		t.Fatal(err)
+	}
+	os.Symlink("/dev/zero", path("zero"))
+	os.Symlink(path("good"), path("link"))
+	os.Mkdir(path("dir"), 0o700)
+	big, _ := os.Create(path("big"))
+	big.Truncate(max + 1) // sparse: nothing is written
+	big.Close()
+	for id, text := range map[string]string{
+		"fifo": "the spool is a named pipe (FIFO), not a regular file",
+		"zero": "the spool is a symbolic link, not a regular file",
+		"link": "the spool is a symbolic link, not a regular file",
+		"dir":  "the spool is a directory, not a regular file",
+		"big":  "the spool is over the 1 MiB its parts can take",
+	} {
+		within5s(t, "ReadSpool "+id, func() {
+			if b, err := s.ReadSpool(id, "m", max); err == nil || err.Error() != text || b != nil {
+				t.Errorf("%s: %d bytes, %v; want %q", id, len(b), err, text)
+			}
+		})
+	}
+	if b, err := s.ReadSpool("good", "m", max); err != nil || string(b) != `[{"kind":"data","data":"e30="}]` {
+		t.Errorf("good: %q %v", b, err)
+	}
+	if _, err := s.ReadSpool("none", "m", max); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("none: %v", err)
 	}
 }

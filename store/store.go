@@ -276,6 +276,8 @@ func (r *Record) Deadline() time.Time {
 type Store struct {
 	dir string
 	now func() time.Time
+	// syncFault: SetDirSyncFault.
+	syncFault dirSyncFault
 }
 
 // Open prepares the state directory dir, creating it 0700 if needed and
@@ -373,7 +375,7 @@ func (s *Store) Create(r *Record) error {
 	if err != nil {
 		return err
 	}
-	err = createExclusive(s.tasksDir(), r.ContextID+".json", b)
+	err = createExclusive(s.tasksDir(), r.ContextID+".json", b, s.syncDir)
 	if errors.Is(err, fs.ErrExist) {
 		return ErrExists
 	}
@@ -531,11 +533,17 @@ func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(h.s.tasksDir(), h.id+".json", b); err != nil {
+	err = h.s.writeAtomic(h.s.tasksDir(), h.id+".json", b)
+	if !InPlace(err) {
 		return nil, fmt.Errorf("write task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	if r.State.Terminal() && len(r.Parts) > 0 {
 		h.s.RemoveSpool(h.id, r.MessageID) // nobody sends the message any more
+	}
+	if err != nil {
+		// In place, every reader sees it: the record comes back with the
+		// error, for the caller to weigh.
+		return r, fmt.Errorf("write task record %s: %w", h.id, err)
 	}
 	return r, nil
 }
@@ -555,10 +563,12 @@ func (s *Store) WriteReply(id, reply string) (string, error) {
 		return "", err
 	}
 	name := id + ".txt"
-	if err := WriteFileAtomic(s.repliesDir(), name, []byte(reply)); err != nil {
+	err := s.writeAtomic(s.repliesDir(), name, []byte(reply))
+	if !InPlace(err) {
 		return "", s.unwritable(err)
 	}
-	return filepath.Join(s.repliesDir(), name), nil
+	// In place (ErrNotDurable too): the path comes back with the error.
+	return filepath.Join(s.repliesDir(), name), err
 }
 
 // Archive moves the locked record to tasks/archive/, keeping it for the
@@ -573,7 +583,7 @@ func (h *Handle) Archive() error {
 	if err := ownfile.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("archive task record %s: %w", h.id, h.s.unwritable(err))
 	}
-	return ownfile.SyncDir(h.s.tasksDir())
+	return notDurable(filepath.Join(dir, name), h.s.syncDir(h.s.tasksDir()))
 }
 
 // LoadArchived returns the archived record of a context's message (an
@@ -620,7 +630,7 @@ func (s *Store) RequestCancel(id, messageID string) error {
 	if err := CheckContextID(id); err != nil {
 		return err
 	}
-	return s.unwritable(WriteFileAtomic(s.tasksDir(), id+".cancel", []byte(messageID)))
+	return s.unwritable(s.writeAtomic(s.tasksDir(), id+".cancel", []byte(messageID)))
 }
 
 // CancelRequested reports whether a cancel was requested for the message

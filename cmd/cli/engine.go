@@ -11,7 +11,8 @@ import (
 // engine is the task engine on the state directory, built once, by the
 // command's own goroutine (goroutines it starts are handed the engine). The
 // worker timing comes from the environment: a value that is not a
-// duration is reported when a worker is needed.
+// duration refuses a new task before it is recorded (sendMessage, and the
+// engine's Submit), and is reported when a worker is needed.
 func (a *App) engine() (*courier.Courier, error) {
 	if a.eng != nil {
 		return a.eng, nil

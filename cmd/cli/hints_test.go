@@ -157,7 +157,7 @@ func TestDurationWithoutAUnit(t *testing.T) {
 				t.Errorf("the hint does not say %q:\n%s", tc.hint, r.stderr)
 			}
 			if tc.args[0] == "send" || tc.args[0] == "send-async" {
-				if n := sim.Runs(""); n != 0 {
+				if n := sim.TotalRuns(); n != 0 {
 					t.Errorf("%d runs", n)
 				}
 			}

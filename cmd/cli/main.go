@@ -401,7 +401,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 	pf.StringVar(&app.flags.Space, "space", "", "Kibana space (env KIBANA_SPACE_ID)")
 	pf.StringVar(&app.flags.APIKeyFile, "api-key-file", "", "read the API key from this file, readable by you alone (the key itself is never a flag value: put it in KIBANA_API_KEY or the config file)")
 	pf.StringVar(&app.flags.TokenFile, "token-file", "", "read an --url agent's token from this file, readable by you alone (env A2A_COURIER_TOKEN)")
-	pf.BoolVarP(&app.verbose, "verbose", "v", false, "show each HTTP request on stderr: method, URL, status, time (never a credential)")
+	pf.BoolVarP(&app.verbose, "verbose", "v", false, "show each HTTP request on stderr: method, URL, status, time (never a credential); the requests a background worker makes (send-async's, a send's handed over) go to the worker's log, which stderr names")
 	root.SetFlagErrorFunc(flagError)
 	for _, sc := range commandSpecs() {
 		if only != "" && sc.name != only {

@@ -55,8 +55,8 @@ const exitCodeTable = `Exit codes:
      printed command
   9  server busy or rate-limited (429, 503) after bounded retries (a refused
      send is sent again at most 3 times, after the server's Retry-After,
-     within --timeout); the hint and retry_after_seconds say how long the
-     server asked to wait`
+     never after a wait that would leave less than 1s of --timeout); the
+     hint and retry_after_seconds say how long the server asked to wait`
 
 // kindReport is how one kind of remote failure is reported: its exit code,
 // its --json code and its hint.

@@ -37,7 +37,10 @@ type sendOptions struct {
 	pollSet, maxWaitSet, timeoutSet bool
 }
 
-const sendGuidance = `Sync or async? Look at the agent, not at the question:
+// sendGuidance and sendAsyncGuidance end send's and send-async's help;
+// the rule of a refused message is courier's (retry.go), its figures
+// filled in by retryRule.
+var sendGuidance = retryRule(`Sync or async? Look at the agent, not at the question:
   - agents that use tools heavily (search, ES|QL, analysis) take minutes even
     for a one-line question: use send-async, then result --wait;
   - light chat agents answer in seconds: send is fine;
@@ -53,12 +56,13 @@ its worker died before it knew whether the request arrived: to ask again,
 send a new message.
 
 A server that refuses the message as busy (HTTP 429, or 503 with
-Retry-After) has not taken it in: it is sent again at most 3 times, after
-the wait the server asks for (at most 60s), only while that fits in the
-time left (--timeout, and the task's --max-wait); then exit 9, and the
-hint says how long the server asked to wait.`
+Retry-After) has not taken it in: it is sent again at most %d times, each
+after the wait the server asks for (without one, about 1s, 2s, then 4s),
+but never after a wait over %s, nor one that would leave less than %s of
+the time left (--timeout, and the task's --max-wait); then exit 9, and
+the hint says how long the server asked to wait.`)
 
-const sendAsyncGuidance = `Use send-async for agents that take minutes (tools: search, ES|QL,
+var sendAsyncGuidance = retryRule(`Use send-async for agents that take minutes (tools: search, ES|QL,
 analysis), and when unsure; send, which waits, suits light chat agents that
 answer in seconds.
 
@@ -70,10 +74,18 @@ reached "sending" is never sent again, not even when its worker died before
 it knew whether the request arrived: to ask again, send a new message.
 
 A server that refuses the message as busy (HTTP 429, or 503 with
-Retry-After) has not taken it in: the worker sends it again at most 3 times,
-after the wait the server asks for (at most 60s), while that fits in the
-task's --max-wait; then the task ends rejected, and result exits 9 with a
-hint that says how long the server asked to wait.`
+Retry-After) has not taken it in: the worker sends it again at most %d
+times, each after the wait the server asks for (without one, about 1s,
+2s, then 4s), but never after a wait over %s, nor one that would leave
+less than %s of the task's --max-wait; then the task ends rejected, and
+result exits 9 with a hint that says how long the server asked to wait.`)
+
+// retryRule fills the figures of the rule of a refused message into a
+// help text: how many times it is sent again, the longest wait, and the
+// time a wait must leave.
+func retryRule(text string) string {
+	return fmt.Sprintf(text, courier.MaxSendRetries, courier.WaitText(courier.MaxSendRetryWait), courier.WaitText(courier.SendRetryReserve))
+}
 
 func newSendCmd(app *App) *cobra.Command {
 	opts := &sendOptions{}
@@ -109,7 +121,9 @@ func newSendAsyncCmd(app *App) *cobra.Command {
 		Short: "Send a message in the background and print its contextId at once",
 		Long: `Send a message to an agent through a detached background worker and return
 at once, exit 0: stdout carries the contextId (--json: the task document in
-state "queued", with the command that waits for the reply). Get the reply
+state "queued", with the command that waits for the reply); when stdout
+cannot take it (a closed pipe), exit 1 (code output) with stderr saying the
+task is recorded and how to find it. Get the reply
 with "a2a-courier result <contextId> --wait". The worker survives the
 caller leaving; if it dies, result revives it.
 
@@ -209,7 +223,9 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	// Said before anything leaves, in every mode: a caller that its own
 	// timeout stops still has the contextId (internal/mcpserver reads this
 	// line for its progress: StartedContext).
-	a.printer().logf("%s", a.asRun("task "+rec.ContextID+" started; its reply: a2a-courier result "+rec.ContextID+" --wait"))
+	// The command in it runs as the caller ran this one (asCaller: --json,
+	// --timeout, the connection flags), as resume does.
+	a.printer().logf("%s", "task "+rec.ContextID+" started; its reply: "+a.asCaller("a2a-courier result "+rec.ContextID+" --wait"))
 	if !opts.async {
 		return a.runForeground(ctx, c, h, rec, m, opts)
 	}
@@ -221,9 +237,17 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	doc := recordDoc(rec)
 	if pr.json {
 		doc.Resume = a.asCaller(doc.Resume)
-		return pr.writeJSON(doc)
+		pr.writeJSON(doc)
+	} else {
+		pr.payload(rec.ContextID)
 	}
-	pr.payload(rec.ContextID)
+	if werr := pr.outErr(); werr != nil {
+		// The caller closed stdout: the task goes on, recorded; it is
+		// found by what the caller can still run.
+		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
+			message: fmt.Sprintf("task %s is recorded and goes on in the background, but its contextId could not be written to stdout: %v", rec.ContextID, werr),
+			hint:    "`a2a-courier tasks` lists it; `a2a-courier result " + rec.ContextID + " --wait` waits for its reply"}
+	}
 	return nil
 }
 
@@ -246,6 +270,12 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	}
 	s, err := a.loadSettings()
 	if err != nil {
+		return nil, err
+	}
+	// A worker may take over any task (send-async's at once, send's when
+	// --timeout runs out): a timing it could not run with is refused
+	// before anything is recorded, not once the task waits for a worker.
+	if _, err := a.workerTiming(); err != nil {
 		return nil, err
 	}
 	poll := durationFlag(opts.pollInterval, opts.pollSet, s.PollInterval)

@@ -36,8 +36,9 @@ type Courier struct {
 	Environ    func() []string
 	// Timing is how often a worker beats and how long a silent one counts
 	// as stopped. TimingErr, when set, says that the configured timing is
-	// not sound (Timing is then the default): ensureWorker returns it
-	// rather than start a worker, until the configuration is fixed.
+	// not sound (Timing is then the default): Submit returns it before
+	// anything is recorded, and ensureWorker rather than start a worker,
+	// until the configuration is fixed.
 	Timing    store.WorkerTiming
 	TimingErr error
 	// WorkingDelay is how long after the request reached the server the
@@ -80,6 +81,18 @@ func (c *Courier) logf(format string, args ...any) {
 	if c.Logf != nil {
 		c.Logf(format, args...)
 	}
+}
+
+// inPlace takes a store write whose file is in place but whose directory
+// could not be synced (store.ErrNotDurable) as made, and says so in the
+// log: every reader sees the new file, and saying it was not written would
+// contradict the disk. Any other error comes back as it is.
+func (c *Courier) inPlace(err error) error {
+	if err != nil && store.InPlace(err) {
+		c.logf("%v; going on as written", err)
+		return nil
+	}
+	return err
 }
 
 func (c *Courier) now() time.Time {

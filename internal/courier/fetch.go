@@ -49,6 +49,7 @@ func (c *Courier) writeFetched(local, fetched *store.Record) (bool, error) {
 	if errors.Is(err, errRecordMoved) {
 		return false, nil
 	}
+	err = c.inPlace(err) // in place, not synced: written all the same
 	return err == nil, err
 }
 
@@ -264,6 +265,7 @@ func (c *Courier) FetchKibana(ctx context.Context, k *client.Kibana, contextID s
 			result.CreatedAt = *t
 		}
 	}
+	store.BoundFreeText(&result) // as a record keeps it
 	read.Record = &result
 	_, read.WriteErr = c.writeFetched(local, &result)
 	return read, nil
@@ -410,6 +412,7 @@ func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 		}
 		rec.State = store.Working
 		rec.Reason = "the task is " + state + " on the agent"
+		store.BoundFreeText(rec)
 		return &FetchedTask{Record: rec}, nil
 	}
 	rec.State = store.State(out.State)
@@ -429,6 +432,7 @@ func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 	if ts, ok := serverTime(res.Timestamp); ok {
 		rec.FinishedAt = ts // the server's time, not this fetch's
 	}
+	store.BoundFreeText(rec) // as a record keeps it
 	f := &FetchedTask{Record: rec, Final: true}
 	_, f.WriteErr = c.writeFetched(local, rec)
 	return f, nil

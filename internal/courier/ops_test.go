@@ -3,6 +3,7 @@ package courier
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +341,28 @@ func TestCancelLeavesAFollowUpAlone(t *testing.T) {
 	}
 	if disk := load(t, c, first.ContextID); disk.MessageID != next.MessageID || disk.State != store.Queued || disk.Message != "second" {
 		t.Fatalf("the follow-up was touched: %+v", disk)
+	}
+}
+
+// Submit refuses a message while the engine's worker timing is not sound
+// (TimingErr), before anything is recorded: no worker could take the task
+// over, so its record would wait for one that never starts.
+func TestSubmitRefusedWithABadTiming(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	c := newEngine(t)
+	bad := errors.New(`A2A_COURIER_WORKER_STALE_AFTER="10" is not a positive duration`)
+	c.TimingErr = bad
+	if rec, _, err := c.Submit(context.Background(), message(sim, "quick", "hi"), "send-async"); !errors.Is(err, bad) || rec != nil {
+		t.Fatalf("Submit: %v %v", rec, err)
+	}
+	if recs, errs := c.Store.List(); len(recs) != 0 || len(errs) != 0 {
+		t.Errorf("records %v %v", recs, errs)
+	}
+	if _, err := os.Stat(c.Store.AuditPath()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("audit log: %v", err)
+	}
+	if n := sim.TotalRuns(); n != 0 {
+		t.Errorf("%d runs", n)
 	}
 }

@@ -3,6 +3,7 @@ package courier
 import (
 	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -196,7 +197,30 @@ func (c *Courier) spoolParts(rec *store.Record, parts []client.Part) error {
 	if err != nil {
 		return err
 	}
+	if int64(len(b)) > spoolCap(rec.Parts) {
+		// Never written: no worker would read it back (spooledParts).
+		return &InputError{Message: fmt.Sprintf("the files and data of the message are over the %s a message may carry", boundedfile.SizeText(MaxPartsBytes)),
+			Hint: "send fewer or smaller files, in several messages"}
+	}
 	return c.Store.WriteSpool(rec.ContextID, rec.MessageID, b)
+}
+
+// spoolPartFraming bounds what the spool's JSON adds to a part beside its
+// content, name and media type: its keys, quotes and kind, a comma, and
+// the padding of its own base64.
+const spoolPartFraming = 128
+
+// spoolCap is the most the spool of a message of these parts holds as
+// spoolParts writes it: the contents, at most MaxPartsBytes together, in
+// base64; each name and media type escaped (at most six bytes a byte:
+// \u003c); the JSON around them. A spool over it is not one of ours.
+func spoolCap(parts []store.Part) int64 {
+	var total, framing int64
+	for _, p := range parts {
+		total = min(total+min(max(p.Size, 0), MaxPartsBytes), MaxPartsBytes)
+		framing += spoolPartFraming + 6*int64(len(p.Name)+len(p.MediaType))
+	}
+	return int64(base64.StdEncoding.EncodedLen(int(total))) + framing + 2
 }
 
 // errPartsGone means the content of a record's parts is no longer in the
@@ -209,7 +233,7 @@ func (c *Courier) spooledParts(rec *store.Record) ([]client.Part, error) {
 	if len(rec.Parts) == 0 {
 		return nil, nil
 	}
-	b, err := c.Store.ReadSpool(rec.ContextID, rec.MessageID)
+	b, err := c.Store.ReadSpool(rec.ContextID, rec.MessageID, spoolCap(rec.Parts))
 	if err != nil {
 		return nil, fmt.Errorf("%w (%v)", errPartsGone, err)
 	}

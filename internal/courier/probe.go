@@ -76,5 +76,5 @@ func (c *Courier) WriteProbe(token string, cred *os.File) error {
 		rep.Credential = err == nil && strings.TrimSpace(key.Reveal()) != ""
 	}
 	b, _ := json.Marshal(rep)
-	return store.WriteFileAtomic(filepath.Join(c.Store.Dir(), "workers"), "probe-"+token+".json", b)
+	return c.inPlace(store.WriteFileAtomic(filepath.Join(c.Store.Dir(), "workers"), "probe-"+token+".json", b))
 }

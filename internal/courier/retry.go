@@ -14,11 +14,12 @@ import (
 // at most MaxSendRetries times, each after the server's Retry-After, else
 // after a backoff of about 1s, 2s, 4s (±20%, at most 30s); never after a wait
 // longer than MaxSendRetryWait, nor one that leaves less than
-// sendRetryReserve of the time the command or the task may take.
+// SendRetryReserve of the time the command or the task may take (send's
+// help says so with these figures).
 const (
 	MaxSendRetries   = 3
 	MaxSendRetryWait = 60 * time.Second
-	sendRetryReserve = time.Second
+	SendRetryReserve = time.Second
 )
 
 // resend handles a send the server refused before taking it in: sending it
@@ -97,7 +98,7 @@ func sendRetryWait(err error, n int, now, deadline time.Time, hasDeadline bool, 
 	if wait > MaxSendRetryWait {
 		return 0, fmt.Sprintf("the server asked to retry after %s, longer than the %s a send waits", WaitText(wait), WaitText(MaxSendRetryWait))
 	}
-	if left := deadline.Sub(now); hasDeadline && wait+sendRetryReserve > left {
+	if left := deadline.Sub(now); hasDeadline && wait+SendRetryReserve > left {
 		asked := fmt.Sprintf("a retry after %s", WaitText(wait))
 		if ra > 0 {
 			asked = fmt.Sprintf("the server asked to retry after %s", WaitText(ra))
@@ -113,7 +114,7 @@ func sendRetryWait(err error, n int, now, deadline time.Time, hasDeadline bool, 
 		}
 		// It fits, but would leave less than the reserve to send again
 		// and read the answer.
-		return 0, fmt.Sprintf("%s, which would leave less than %s of %s (%s left)", asked, WaitText(sendRetryReserve), limit, shown)
+		return 0, fmt.Sprintf("%s, which would leave less than %s of %s (%s left)", asked, WaitText(SendRetryReserve), limit, shown)
 	}
 	return wait, ""
 }

@@ -61,7 +61,7 @@ func (r *run) ending(ctx, dctx context.Context, out client.Outcome) ending {
 		return endGone
 	case errors.Is(context.Cause(dctx), errLikelyAborted):
 		return endAborted
-	case dctx.Err() != nil:
+	case dctx.Err() != nil || out.PastDeadline():
 		return endExpired
 	case client.IsKind(out.Err, client.KindAuth, client.KindForbidden):
 		return endRefused
@@ -191,6 +191,7 @@ func (r *run) finalWrite(fn func(*store.Record)) (*store.Record, error) {
 	if err := r.update(fn); err != nil {
 		res := *r.current()
 		fn(&res)
+		store.BoundFreeText(&res) // as it would have been written
 		return &res, &RecordWriteError{err}
 	}
 	return r.current(), nil
@@ -249,6 +250,7 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 		res := *r.current()
 		finish(&res, r.c.now(), store.State(out.State))
 		res.Reply, res.Reason, res.Error, res.Via = out.Reply, out.Reason, errorInfo(out.Err), out.Via
+		store.BoundFreeText(&res) // as it would have been written
 		return &res, &RecordWriteError{err}
 	}
 	if rec := r.current(); rec.State == store.Rejected && KindOf(rec.Error) == client.KindNotFound {

@@ -114,8 +114,14 @@ func (e *FinishedTaskError) Error() string {
 // a connection to the server is made (Run's leaving), so a process that
 // dies before then leaves a record the next worker sends, once. The
 // caller holds the returned lock: it works on the task (Run) or hands it
-// over (HandOff).
+// over (HandOff). While the worker timing is not sound (TimingErr) nothing
+// is submitted.
 func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
+	if c.TimingErr != nil {
+		// No worker could take the task over: its record would wait for
+		// one that never starts. Refused before anything is recorded.
+		return nil, nil, c.TimingErr
+	}
 	rec := &store.Record{
 		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: identity(m.Target, m.Key), State: store.Queued,
 		Message: m.Text, MessageSHA256: client.HashText(m.Text), MessageSize: len(m.Text),
@@ -323,7 +329,9 @@ func (c *Courier) contextOfTask(ctx context.Context, m Message) (string, string)
 // exchange is final, that exchange's record is archived first.
 func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 	c.Store.ClearCancel(rec.ContextID) // a marker of an earlier message never applies
-	err := c.Store.Create(rec)
+	// A record in place whose directory could not be synced is created:
+	// every reader sees it, a worker would send it (inPlace).
+	err := c.inPlace(c.Store.Create(rec))
 	if !errors.Is(err, store.ErrExists) {
 		return err
 	}
@@ -334,10 +342,10 @@ func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 	if !old.State.Terminal() {
 		return &InFlightError{ContextID: rec.ContextID, State: old.State}
 	}
-	if err := h.Archive(); err != nil {
+	if err := c.inPlace(h.Archive()); err != nil {
 		return err
 	}
-	return c.Store.Create(rec)
+	return c.inPlace(c.Store.Create(rec))
 }
 
 // HandOff gives a task this process holds to a worker: it lets the
@@ -351,7 +359,7 @@ func (c *Courier) HandOff(h *store.Handle, rec *store.Record, key client.Secret)
 // left: nothing ran, so there is nothing to hand over, and no worker sends
 // it. A record no longer queued is left as it is.
 func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
-	return h.Update(func(x *store.Record) error {
+	rec, err := h.Update(func(x *store.Record) error {
 		if x.State == store.Queued {
 			finish(x, c.now(), store.Canceled)
 			x.CanceledBy, x.SentAt = "interrupt", nil
@@ -359,4 +367,5 @@ func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
 		}
 		return nil
 	})
+	return rec, c.inPlace(err) // in place, not synced: canceled all the same
 }

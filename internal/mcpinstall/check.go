@@ -32,6 +32,7 @@ func ExistingArgs(path string, t Target, name string) []string {
 	if err != nil || len(b) == 0 {
 		return nil
 	}
+	_, b = splitBOM(b)
 	v, err := parseConfig(b)
 	if err != nil {
 		return nil

@@ -245,9 +245,14 @@ func (s Setup) Warnings(t Target) []string {
 	w := s.configWarnings(t)
 	lacks := fmt.Sprintf("from this shell's environment only, which %s's process will not have", t)
 	if len(s.EnvOnly) > 0 {
-		w = append(w, fmt.Sprintf("%s %s: keep them in the config file "+
-			"(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file; a2a-courier config set space <id>), "+
-			"then check with a2a-courier doctor", names("setting", s.EnvOnly), lacks))
+		var sets []string
+		for _, v := range s.EnvOnly {
+			if envSetting[v] != "" {
+				sets = append(sets, "a2a-courier config set "+envSetting[v])
+			}
+		}
+		w = append(w, fmt.Sprintf("%s %s: keep %s in the config file (%s), then check with a2a-courier doctor",
+			names("setting", s.EnvOnly), lacks, map[bool]string{true: "it", false: "them"}[len(s.EnvOnly) == 1], strings.Join(sets, "; ")))
 	}
 	if len(s.EnvTLS) > 0 {
 		w = append(w, fmt.Sprintf("%s %s: keep it in the config file (a2a-courier config set ca-cert <pem-file>, or config set insecure true)", names("setting", s.EnvTLS), lacks))
@@ -270,6 +275,10 @@ func (s Setup) Warnings(t Target) []string {
 	return w
 }
 
+// envSetting is the config set line (after "config set") that keeps in
+// the config file what a Kibana variable gives.
+var envSetting = map[string]string{"KIBANA_URL": "kibana-url <url>", "KIBANA_API_KEY": "api-key < key-file", "KIBANA_SPACE_ID": "space <id>"}
+
 // names is "the setting X comes" or "the settings X, Y and Z come".
 func names(what string, n []string) string {
 	if len(n) == 1 {
@@ -278,23 +287,52 @@ func names(what string, n []string) string {
 	return "the " + what + "s " + strings.Join(n[:len(n)-1], ", ") + " and " + n[len(n)-1] + " come"
 }
 
-// Plan adds the entry to a target's file content (nil or empty: a file not
-// there yet), or replaces an entry of the same name that differs. The rest
-// of the file is kept byte for byte: other keys and servers, their order
-// and layout, comments and trailing commas (VS Code's format is JSON with
-// comments); the entry is written in the file's own indentation.
+// Plan adds the entry to a target's file content (nil: a file not there
+// yet; empty: a file with nothing in it), or replaces an entry of the same
+// name that differs. The rest of the file is kept byte for byte: other
+// keys and servers, their order and layout, comments and trailing commas
+// (VS Code's format is JSON with comments), a UTF-8 byte order mark; the
+// entry is written in the file's own indentation.
 func Plan(t Target, existing []byte, e Entry) (Result, error) {
 	if e.Name == "" || e.Command == "" {
 		return Result{}, errors.New("the entry needs a name and a command")
 	}
 	key := serversKey(t)
-	if len(bytes.TrimSpace(existing)) == 0 {
+	bom, body := splitBOM(existing)
+	if len(bytes.TrimSpace(body)) == 0 {
 		out, err := json.MarshalIndent(map[string]any{key: map[string]any{e.Name: e.value(t)}}, "", "  ")
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Content: append(out, '\n'), Changed: true, Created: true}, nil
+		return Result{Content: append(append(bom, out...), '\n'), Changed: true, Created: existing == nil}, nil
 	}
+	res, err := plan(t, key, body, e)
+	switch {
+	case err != nil:
+		return Result{}, err
+	case !res.Changed:
+		return Result{Content: existing}, nil
+	}
+	res.Content = append(bom, res.Content...)
+	return res, nil
+}
+
+// utf8BOM is the byte order mark some editors (Notepad) begin a UTF-8 file
+// with; JSON parsers refuse it, the assistants' readers skip it.
+var utf8BOM = []byte("\ufeff")
+
+// splitBOM returns a file's byte order mark (nil when it has none) and
+// what follows it.
+func splitBOM(b []byte) (bom, body []byte) {
+	if bytes.HasPrefix(b, utf8BOM) {
+		return append([]byte{}, utf8BOM...), b[len(utf8BOM):]
+	}
+	return nil, b
+}
+
+// plan is Plan of a file that holds something, without its byte order
+// mark.
+func plan(t Target, key string, existing []byte, e Entry) (Result, error) {
 	doc, err := parseConfig(existing)
 	if err != nil {
 		return Result{}, err
@@ -442,15 +480,11 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 		multiline, head, closing = true, obj.AfterExtra, parentIndent
 	}
 	trailing := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
-	prefix := indent
-	if !multiline {
-		prefix = ""
-	}
-	nv, err := formatted(v, prefix, unit)
+	_, spaced := lineStyle(obj)
+	nv, err := formatted(v, indent, unit)
 	if err != nil || !multiline {
-		// One line: compact, as the rest is.
-		b, _ := json.Marshal(v)
-		nv, _ = hujson.Parse(b)
+		// One line, as the rest is, spaced as it is.
+		nv = oneLine(v, spaced)
 	}
 	quoted, _ := json.Marshal(name)
 	var before hujson.Extra
@@ -463,10 +497,13 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 		}
 		before = append(append(hujson.Extra{}, head...), indent...)
 		obj.AfterExtra = hujson.Extra("\n" + closing)
-	case len(obj.Members) > 0:
+	case len(obj.Members) > 0 && spaced:
 		before = hujson.Extra(" ") // after the comma, as in `{"a": 1, "b": 2}`
 	}
-	nv.BeforeExtra = hujson.Extra(" ")
+	nv.BeforeExtra = nil
+	if multiline || spaced {
+		nv.BeforeExtra = hujson.Extra(" ")
+	}
 	nv.AfterExtra = nil
 	if trailing {
 		nv.AfterExtra = hujson.Extra{}
@@ -590,12 +627,57 @@ func setMember(obj *hujson.Object, key string, v any, parent, unit string) (bool
 	if same, err := sameJSON(m, b); err != nil || same {
 		return false, err
 	}
+	// In the layout of what it replaces: on one line in an object written
+	// on one line, or where the old value was on one line.
+	oneLined, spaced := lineStyle(obj)
+	if oneLined || !bytes.Contains(hujson.Value{Value: m.Value}.Pack(), []byte("\n")) {
+		m.Value = oneLine(v, spaced).Value
+		return true, nil
+	}
 	nv, err := formatted(v, memberIndent(obj, parent+unit), unit)
 	if err != nil {
 		return false, err
 	}
 	m.Value = nv.Value
 	return true, nil
+}
+
+// lineStyle says how an object is written: its members on one line (no
+// line break before the first), and spaced (a space after the first
+// member's colon: `{"a": 1, "b": 2}`, not `{"a":1,"b":2}`). An empty
+// object is neither one line nor compact.
+func lineStyle(obj *hujson.Object) (oneLined, spaced bool) {
+	if len(obj.Members) == 0 {
+		return false, true
+	}
+	_, multi := lineIndent(obj.Members[0].Name.BeforeExtra)
+	return !multi, len(obj.Members[0].Value.BeforeExtra) > 0
+}
+
+// oneLine is v as JSON on one line, compact or spaced (`["a", "b"]`,
+// `{"k": "v"}`).
+func oneLine(v any, spaced bool) hujson.Value {
+	b, _ := json.Marshal(v)
+	if spaced {
+		var out []byte
+		inString := false
+		for i := 0; i < len(b); i++ {
+			c := b[i]
+			out = append(out, c)
+			switch {
+			case inString && c == '\\':
+				i++
+				out = append(out, b[i])
+			case c == '"':
+				inString = !inString
+			case !inString && (c == ',' || c == ':'):
+				out = append(out, ' ')
+			}
+		}
+		b = out
+	}
+	nv, _ := hujson.Parse(b)
+	return nv
 }
 
 // removeMember removes obj's member key, keeping a trailing comma where
@@ -722,6 +804,9 @@ func readConfig(path string) ([]byte, os.FileMode, owner, error) {
 		return nil, 0, owner{}, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", tl.Size, maxFileSize>>20)
 	case err != nil:
 		return nil, 0, owner{}, err
+	}
+	if b == nil {
+		b = []byte{} // a file, empty: not one to create
 	}
 	return b, fi.Mode().Perm(), ownerOf(fi), nil
 }

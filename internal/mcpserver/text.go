@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
@@ -74,15 +76,26 @@ func (t *tools) stillRunningText(d taskSummary, tool string) string {
 		return s
 	}
 	s := fmt.Sprintf("still running (context %s, state %s): the task goes on in a background worker. ", d.ContextID, d.State)
+	next := fmt.Sprintf("call the result tool with context_id %q later; do not send the message again. With wait_seconds, result waits for the reply.", d.ContextID)
 	switch {
 	case d.Note != "":
 		// What the record says of it (a failure that would leave no
 		// trace, a worker that stopped): not "nothing is lost".
-		s += toolTerms(d.Note) + ". "
+		return s + sentence(toolTerms(d.Note)) + ". " + sentence(next)
 	case local:
-		s += "Nothing is lost: "
+		return s + "Nothing is lost: " + next
 	}
-	return s + fmt.Sprintf("call the result tool with context_id %q later; do not send the message again. With wait_seconds, result waits for the reply.", d.ContextID)
+	return s + sentence(next)
+}
+
+// sentence is s as the start of a sentence: its first letter a capital
+// ("no reply yet; …" after a full stop is "No reply yet; …").
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // hasRecord reports whether this machine holds a task's record: asked of
@@ -261,8 +274,15 @@ func resultsText(d taskSummary) string {
 		switch {
 		case t.Reply != "":
 			b.WriteString("\n" + t.Reply)
+		case t.State == stateNotFound:
+			// The CLI's line (cmd/cli printResults), and the hint it
+			// gives on stderr on a line of its own.
+			b.WriteString(": no local record on this machine")
+			if t.Error != nil && t.Error.Hint != "" {
+				b.WriteString("\nhint: " + toolTerms(t.Error.Hint))
+			}
 		case t.Error != nil:
-			b.WriteString(": " + toolTerms(t.Error.Message))
+			b.WriteString(": " + toolTerms(withoutTask(t.Error.Message, t.ContextID)))
 		}
 		b.WriteString("\n")
 	}
@@ -271,6 +291,24 @@ func resultsText(d taskSummary) string {
 			strings.Join(d.Pending, ", "))
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// stateNotFound is the state, in result's document of several tasks, of a
+// contextId the machine has no record of (cmd/cli's).
+const stateNotFound = "not_found"
+
+// withoutTask is a task's error message without the task it names, which
+// its line names already (as cmd/cli's withoutTask): "task X failed: R" is
+// R, "reading the reply of task X was refused: …" is "reading the reply
+// was refused: …".
+func withoutTask(msg, id string) string {
+	if rest, ok := strings.CutPrefix(msg, "task "+id+" "); ok {
+		if _, why, ok := strings.Cut(rest, ": "); ok {
+			return why
+		}
+		return rest
+	}
+	return strings.Replace(msg, " of task "+id, "", 1)
 }
 
 // remoteText is the tasks tool's list of an agent's own tasks, a line a

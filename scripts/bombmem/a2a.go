@@ -24,6 +24,7 @@ type a2aOptions struct {
 	padKiB   int    // chunks: KiB of metadata beside the text in each
 	mib      int    // name: MiB of the file part's name
 	parts    int    // parts, samename: file parts in the reply
+	reason   int    // failed: MiB of the failed task's status text
 }
 
 // serveHostileA2A answers as a generic A2A agent on addr, hostile in one
@@ -40,6 +41,8 @@ type a2aOptions struct {
 //   - parts: a Message reply of o.parts file parts, each its own name.
 //   - samename: a Message reply of o.parts file parts, all named report.txt.
 //   - context: a Message reply that names another contextId.
+//   - failed: a Task reply, failed, whose status message says o.reason MiB
+//     of '<' (tasks/get shows it the same).
 //
 // It prints its URL, and the identity a worker of it serves (for
 // `a2a-courier worker --identity`, to run the worker under /usr/bin/time).
@@ -77,6 +80,8 @@ func serveHostileA2A(addr string, o a2aOptions) {
 		switch method := gjson.GetBytes(body, "method").String(); {
 		case method == "message/stream":
 			streamChunks(w, id, ctx, o)
+		case o.mode == "failed" && (method == "message/send" || method == "tasks/get"):
+			failedTask(w, id, ctx, o)
 		case method == "tasks/get":
 			fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"task","id":"t-1","contextId":%q,"status":{"state":"completed"}}}`, id, ctx)
 		case method == "ListTasks":
@@ -132,6 +137,12 @@ func reply(w http.ResponseWriter, id, ctx string, o a2aOptions) {
 		parts.WriteString(`{"kind":"text","text":"hello"}`)
 	}
 	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"message","role":"agent","messageId":"r-1","contextId":%q,"parts":[%s]}}`, id, ctx, parts.String())
+}
+
+// failedTask answers with the task of -mode failed.
+func failedTask(w http.ResponseWriter, id, ctx string, o a2aOptions) {
+	fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{"kind":"task","id":"t-1","contextId":%q,"status":{"state":"failed","message":{"kind":"message","role":"agent","messageId":"s-1","parts":[{"kind":"text","text":"%s"}]}}}}`,
+		id, ctx, strings.Repeat("<", o.reason<<20))
 }
 
 // listPage is page n of ListTasks: about 30 MiB of small tasks.

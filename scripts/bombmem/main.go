@@ -43,12 +43,13 @@ func main() {
 		"status and card as Kibana 9.5, every A2A POST cut with a proxy's 502, every conversation the bomb; prints its URL")
 	a2a := flag.String("a2a", "", "instead, serve a hostile generic A2A agent on this address (e.g. 127.0.0.1:0), hostile as -mode says; prints its URL")
 	var o a2aOptions
-	flag.StringVar(&o.mode, "mode", "chunks", "with -a2a: chunks, list, name, parts, samename or context")
+	flag.StringVar(&o.mode, "mode", "chunks", "with -a2a: chunks, list, name, parts, samename, context or failed")
 	flag.IntVar(&o.chunks, "chunks", 1600, "with -a2a -mode chunks: artifact-update events")
 	flag.IntVar(&o.chunkKiB, "chunk-kib", 256, "with -a2a -mode chunks: KiB of text in each event")
 	flag.IntVar(&o.padKiB, "pad-kib", 0, "with -a2a -mode chunks: KiB of metadata beside the text in each event")
 	flag.IntVar(&o.mib, "name-mib", 30, "with -a2a -mode name: MiB of the file part's name")
 	flag.IntVar(&o.parts, "parts", 20000, "with -a2a -mode parts or samename: file parts in the reply")
+	flag.IntVar(&o.reason, "reason-mib", 30, "with -a2a -mode failed: MiB of the failed task's status text")
 	flag.Parse()
 	if *a2a != "" {
 		serveHostileA2A(*a2a, o)
