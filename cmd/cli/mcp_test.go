@@ -463,7 +463,7 @@ func TestMCPServerStoppedBySignalCause(t *testing.T) {
 		json.Unmarshal(b, &doc)
 	}
 	if res == nil || res.IsError || doc["state"] == "completed" || doc["context_id"] != id ||
-		!strings.Contains(res.Content[0].(*mcp.TextContent).Text, "call the result tool with context_id") {
+		!strings.Contains(strings.ToLower(res.Content[0].(*mcp.TextContent).Text), "call the result tool with context_id") {
 		t.Errorf("the send ended by the signal's cause: %+v", doc)
 	}
 	inW.Close()
