@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync/atomic"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // ErrNotDurable is wrapped by the error of a write whose new file is in
@@ -25,9 +27,12 @@ func InPlace(err error) bool { return err == nil || errors.Is(err, ErrNotDurable
 
 // WriteFileAtomic replaces dir/name with data so that a reader sees either
 // the old file or the new one, never a part: write a temporary file in the
-// same directory, fsync it, rename it over the old one, fsync the directory.
-// The file is private to its owner (0600). An error of the last step
-// wraps ErrNotDurable: the new file is in place.
+// same directory, fsync it, rename it over the old one, fsync the directory
+// (on Windows, which cannot flush a directory, the rename is left to the
+// file system's journal; the rename waits out a reader of the old file,
+// ownfile.Rename). The file is private to its owner (0600; an owner-only
+// ACL on Windows). An error of the last step wraps ErrNotDurable: the new
+// file is in place.
 func WriteFileAtomic(dir, name string, data []byte) error {
 	return writeFileAtomic(dir, name, data, syncDir)
 }
@@ -37,7 +42,7 @@ func writeFileAtomic(dir, name string, data []byte, sync func(string) error) err
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
+	if err := ownfile.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		os.Remove(tmp)
 		return err
 	}
@@ -46,7 +51,8 @@ func writeFileAtomic(dir, name string, data []byte, sync func(string) error) err
 
 // createExclusive writes dir/name like WriteFileAtomic but fails with an
 // error wrapping fs.ErrExist when the file is already there: the complete
-// temporary file is hard-linked into place, which no other writer can race.
+// temporary file is put into place by an operation no other writer can
+// race (a hard link on Unix, a rename that does not replace on Windows).
 // An error of the directory's fsync wraps ErrNotDurable: the file is in
 // place.
 func createExclusive(dir, name string, data []byte, sync func(string) error) error {
@@ -55,7 +61,7 @@ func createExclusive(dir, name string, data []byte, sync func(string) error) err
 		return err
 	}
 	defer os.Remove(tmp)
-	if err := os.Link(tmp, filepath.Join(dir, name)); err != nil {
+	if err := ownfile.PlaceNew(tmp, filepath.Join(dir, name)); err != nil {
 		return err
 	}
 	return notDurable(filepath.Join(dir, name), sync(dir))
@@ -71,7 +77,7 @@ func notDurable(path string, err error) error {
 }
 
 func writeTemp(dir, name string, data []byte) (string, error) {
-	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	f, err := ownfile.CreateTemp(dir, "."+name+".tmp-*")
 	if err != nil {
 		return "", err
 	}
@@ -97,14 +103,8 @@ func writeTemp(dir, name string, data []byte) (string, error) {
 	return tmp, nil
 }
 
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
+// syncDir flushes a directory's entries (nothing on Windows: ownfile.SyncDir).
+func syncDir(dir string) error { return ownfile.SyncDir(dir) }
 
 // dirSyncFault is a Store's fault injection (SetDirSyncFault).
 type dirSyncFault = atomic.Pointer[func(dir string) error]

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // Part is what a record keeps of a file or data part its message carries
@@ -141,7 +142,7 @@ func (s *Store) ReplyFilesDir(name string) (string, error) {
 // nothing is written. The file is private to its owner (0600) and whole
 // once it has its name. It returns the file's path.
 func SaveFile(dir, name string, content []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := ownfile.MkdirAll(dir); err != nil {
 		return "", err
 	}
 	name = SafeFileName(name)
@@ -197,7 +198,7 @@ func holds(path string, content []byte) bool {
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(content)) {
 		return false
 	}
-	got, err := os.ReadFile(path)
+	got, err := ownfile.ReadFile(path)
 	return err == nil && bytes.Equal(got, content)
 }
 

@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/ids"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // State is a task record's state.
@@ -280,7 +281,7 @@ type Store struct {
 }
 
 // Open prepares the state directory dir, creating it 0700 if needed and
-// tightening its mode when it is wider.
+// tightening its mode when it is wider (on Windows: an owner-only ACL).
 func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("no state directory")
@@ -312,24 +313,9 @@ func (s *Store) TasksDir() string { return s.tasksDir() }
 // LogPath is the worker log file.
 func (s *Store) LogPath() string { return filepath.Join(s.logsDir(), "worker.log") }
 
-func ensurePrivateDir(d string) error {
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return err
-	}
-	fi, err := os.Stat(d)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", d)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(d, 0o700); err != nil {
-			return fmt.Errorf("%s is readable by others and cannot be made private: %w", d, err)
-		}
-	}
-	return nil
-}
+// ensurePrivateDir makes d a private directory (ownfile.EnsureDir: 0700,
+// or an owner-only ACL on Windows).
+func ensurePrivateDir(d string) error { return ownfile.EnsureDir(d) }
 
 // MaxContextIDLen bounds a contextId so that every file named after it
 // (".<id>.json.tmp-<random>" while it is written) fits the 255 bytes a
@@ -594,7 +580,7 @@ func (h *Handle) Archive() error {
 		return h.s.unwritable(err)
 	}
 	name := fmt.Sprintf("%s.%d.json", h.id, h.s.now().UnixNano())
-	if err := os.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
+	if err := ownfile.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("archive task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	return notDurable(filepath.Join(dir, name), h.s.syncDir(h.s.tasksDir()))
@@ -719,7 +705,7 @@ func (s *Store) saveCached(dir, key string, doc []byte, maxAge time.Duration) er
 		return err
 	}
 	// A cache needs no fsync: a file a crash damages reads as a miss.
-	f, err := os.CreateTemp(full, "."+key+".tmp-*")
+	f, err := ownfile.CreateTemp(full, "."+key+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -728,7 +714,7 @@ func (s *Store) saveCached(dir, key string, doc []byte, maxAge time.Duration) er
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(f.Name(), s.cachePath(dir, key))
+		werr = ownfile.Rename(f.Name(), s.cachePath(dir, key))
 	}
 	if werr != nil {
 		os.Remove(f.Name())

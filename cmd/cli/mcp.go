@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 func newMCPCmd(app *App) *cobra.Command {
@@ -107,13 +107,13 @@ func (a *App) mcpRunner() mcpserver.Runner {
 // --token-file and of every profile and peer of the config file. Read at
 // each call: the config file may have changed since the server started.
 func (a *App) ownFiles() []string {
-	getenv, home := a.p.getenv, a.p.getenv("HOME")
+	getenv := a.p.getenv
 	own := []string{config.Dir(getenv), config.Path(getenv)}
 	if dir, _ := config.StateDir(getenv); dir != "" {
 		own = append(own, dir)
 	}
 	add := func(p string) {
-		if p = config.ExpandHome(p, home); p != "" {
+		if p = config.ExpandHome(p, getenv); p != "" {
 			if abs, err := filepath.Abs(p); err == nil {
 				own = append(own, abs)
 			}
@@ -208,6 +208,16 @@ replaces (on one line where that was).`,
 	return cmd
 }
 
+// binaryPath is this binary's absolute path, as mcp install and skill
+// install write it for an assistant to start.
+func (a *App) binaryPath() (string, error) {
+	exe, err := a.p.Executable()
+	if err == nil {
+		exe, err = filepath.Abs(exe)
+	}
+	return exe, err
+}
+
 func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if opts.target == "" {
 		return usageErr("e.g. a2a-courier mcp install --target claude-desktop", "--target is required: %s", mcpinstall.TargetNames())
@@ -233,21 +243,21 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	exe, err := a.p.Executable()
-	if err == nil {
-		exe, err = filepath.Abs(exe)
-	}
+	exe, err := a.binaryPath()
 	if err != nil {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}
-	path, err := mcpinstall.Path(t, mcpinstall.Where{GOOS: runtime.GOOS, Home: a.p.getenv("HOME"), Getenv: a.p.getenv})
+	dirs := userdirs.Host(a.p.getenv)
+	path, err := mcpinstall.Path(t, dirs)
 	if err != nil {
 		return configErr("write the entry by hand: see `a2a-courier mcp install --help`", "%v", err)
 	}
-	// The directories the assistant's process, with HOME alone, finds.
-	homeOnly := func(k string) string { return map[bool]string{true: a.p.getenv(k)}[k == "HOME"] }
-	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(homeOnly)}
-	setup.HomeStateDir, _ = config.StateDir(homeOnly)
+	// The directories the assistant's process, with the profile's
+	// variables alone (HOME; on Windows USERPROFILE, APPDATA, LOCALAPPDATA),
+	// finds.
+	profile := dirs.ProfileOnly().Getenv
+	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(profile)}
+	setup.HomeStateDir, _ = config.StateDir(profile)
 	chosen := ""
 	if s.Sources["profile"] == "flag --profile" || strings.HasPrefix(s.Sources["profile"], "env ") {
 		chosen = s.Profile
@@ -262,7 +272,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 			setup.Flags = append(setup.Flags, f[0], v)
 		}
 	}
-	setup.Check(s, a.p.getenv("HOME"))
+	setup.Check(s, profile)
 	setup.EnvToken = a.p.getenv("A2A_COURIER_TOKEN") != ""
 	setup.PeerTokenEnv = map[string]string{}
 	for name, peer := range s.Peers {

@@ -23,6 +23,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // lockedBuffer is a process's stderr, read while it runs.
@@ -293,7 +294,7 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long-agent", Name: "Long", Description: "Takes long.", RunTime: 25 * time.Second,
 			Reply: "Long answer to {{input}}"})
 	})
-	for _, how := range []string{"SIGTERM", "stdin closed"} {
+	for _, how := range mcpStops {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			p := newProc(t, sim)
@@ -389,6 +390,90 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 			}
 			p.waitWorkersExit()
 		})
+	}
+}
+
+// The stop by a signal, on every system, through the cause the signal
+// gives the command's context (watchSignals): SIGTERM on Unix, and on
+// Windows a closed console window, a logoff or a shutdown, which Go
+// delivers as syscall.SIGTERM (runtime.ctrlHandler); Wine cannot send
+// those. The server, run in this process, ends its call at once, handing
+// the task to a detached worker, which finishes it with one run.
+func TestMCPServerStoppedBySignalCause(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long-agent", Name: "Long", Description: "Takes long.", RunTime: 6 * time.Second,
+			Reply: "Long answer to {{input}}"})
+	})
+	h := newHarness(t, sim)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	env := h.env
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stderr := &lockedBuffer{}
+	exited := make(chan int, 1)
+	go func() {
+		code := Run(ctx, &Process{Args: []string{"mcp"}, Stdin: inR, Stdout: outW, Stderr: stderr,
+			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			Environ: func() []string {
+				kv := []string{"PATH=" + os.Getenv("PATH")}
+				for k, v := range env {
+					kv = append(kv, k+"="+v)
+				}
+				return kv
+			},
+			Executable: func() (string, error) { return os.Args[0], nil }})
+		outW.Close()
+		exited <- code
+	}()
+	callCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "a2a-courier-test", Version: "1"}, nil).
+		Connect(callCtx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	called := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "send",
+			Arguments: map[string]any{"agent": "long-agent", "message": "the question", "wait_seconds": 600}})
+		if err != nil {
+			t.Errorf("send: %v", err)
+		}
+		called <- res
+	}()
+	st, err := store.Open(env["A2A_COURIER_STATE_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	waitUntil(t, "the send's task to reach the agent", 30*time.Second, func() bool {
+		if recs, _ := st.List(); len(recs) == 1 {
+			id = recs[0].ContextID
+		}
+		return id != "" && sim.Runs(id) == 1
+	})
+	cancel(&signalError{syscall.SIGTERM})
+	res := <-called
+	var doc map[string]any
+	if res != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &doc)
+	}
+	if res == nil || res.IsError || doc["state"] == "completed" || doc["context_id"] != id ||
+		!strings.Contains(strings.ToLower(res.Content[0].(*mcp.TextContent).Text), "call the result tool with context_id") {
+		t.Errorf("the send ended by the signal's cause: %+v", doc)
+	}
+	inW.Close()
+	if code := <-exited; code != ExitOK {
+		t.Errorf("the server's exit %d\n%s", code, stderr.String())
+	}
+	r := h.run("result", id, "--wait", "--timeout", "60s", "--json")
+	d := decodeTask(t, r.stdout)
+	if r.code != ExitOK || d.State != "completed" || *d.Reply != "Long answer to the question" || sim.Runs(id) != 1 {
+		t.Errorf("the task after the server stopped: %d %+v, %d runs\n%s", r.code, d, sim.Runs(id), stderr.String())
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 // Target is an assistant whose MCP configuration Install knows.
@@ -59,54 +60,46 @@ type Entry struct {
 	Env     map[string]string
 }
 
-// Where says how to find a target's file on this machine.
-type Where struct {
-	// GOOS is the operating system ("linux", "darwin").
-	GOOS string
-	// Home is the user's home directory.
-	Home string
-	// Getenv reads the environment (XDG_CONFIG_HOME).
-	Getenv func(string) string
-}
-
 // Path returns the file an assistant reads its MCP servers from, for the
-// user (not a project): Claude Desktop's claude_desktop_config.json, Cursor's
-// ~/.cursor/mcp.json, VS Code's user-profile mcp.json, Gemini CLI's
-// ~/.gemini/settings.json.
-func Path(t Target, w Where) (string, error) {
-	if w.Home == "" {
-		return "", errors.New("cannot find the home directory (HOME is not set)")
-	}
-	config := filepath.Join(w.Home, ".config")
-	if w.Getenv != nil {
-		if x := w.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-			config = x
-		}
-	}
-	appSupport := filepath.Join(w.Home, "Library", "Application Support")
+// user (not a project), on the system dirs describes (docs/windows.md
+// gives each path's source):
+//
+//	                Linux                                  macOS                                              Windows
+//	claude-desktop  $XDG_CONFIG_HOME/Claude/claude_desktop_config.json   ~/Library/Application Support/Claude/…  %APPDATA%\Claude\claude_desktop_config.json
+//	vscode          $XDG_CONFIG_HOME/Code/User/mcp.json     ~/Library/Application Support/Code/User/mcp.json   %APPDATA%\Code\User\mcp.json
+//	cursor          ~/.cursor/mcp.json                      the same                                           %USERPROFILE%\.cursor\mcp.json
+//	gemini          ~/.gemini/settings.json                 the same                                           %USERPROFILE%\.gemini\settings.json
+//
+// ($XDG_CONFIG_HOME defaults to ~/.config.) Gemini CLI reads
+// $GEMINI_CLI_HOME/.gemini/settings.json instead when GEMINI_CLI_HOME is
+// set. Claude Desktop has no Linux build; the Linux path is the one the
+// community builds read.
+func Path(t Target, dirs userdirs.Env) (string, error) {
+	var base string
+	var err error
+	var elems []string
 	switch t {
 	case ClaudeDesktop:
-		switch w.GOOS {
-		case "darwin":
-			return filepath.Join(appSupport, "Claude", "claude_desktop_config.json"), nil
-		case "linux":
-			return filepath.Join(config, "Claude", "claude_desktop_config.json"), nil
-		}
+		base, err = dirs.AppConfig()
+		elems = []string{"Claude", "claude_desktop_config.json"}
 	case VSCode:
-		switch w.GOOS {
-		case "darwin":
-			return filepath.Join(appSupport, "Code", "User", "mcp.json"), nil
-		case "linux":
-			return filepath.Join(config, "Code", "User", "mcp.json"), nil
-		}
+		base, err = dirs.AppConfig()
+		elems = []string{"Code", "User", "mcp.json"}
 	case Cursor:
-		return filepath.Join(w.Home, ".cursor", "mcp.json"), nil
+		base, err = dirs.Home()
+		elems = []string{".cursor", "mcp.json"}
 	case Gemini:
-		return filepath.Join(w.Home, ".gemini", "settings.json"), nil
+		if base = dirs.Var("GEMINI_CLI_HOME"); base == "" {
+			base, err = dirs.Home()
+		}
+		elems = []string{".gemini", "settings.json"}
 	default:
 		return "", fmt.Errorf("unknown target %q", t)
 	}
-	return "", fmt.Errorf("%s on %s: a2a-courier knows its configuration file on Linux and macOS only", t, w.GOOS)
+	if err != nil {
+		return "", fmt.Errorf("cannot find %s's configuration file: %w", t, err)
+	}
+	return dirs.Join(append([]string{base}, elems...)...), nil
 }
 
 // serversKey is the top-level object that holds the servers: VS Code calls
@@ -185,7 +178,7 @@ func (r Result) Action() string {
 
 // Setup is what `mcp install` knows of this machine: the binary, the
 // connection settings chosen for this shell, the directories as the
-// command line resolves them and as HOME alone would give them, and which
+// command line resolves them and as the profile alone would give them, and which
 // settings come from the environment only.
 type Setup struct {
 	Executable string
@@ -198,8 +191,9 @@ type Setup struct {
 	// paths (a path, never a secret), --kibana-url, --space.
 	Flags []string
 	// ConfigDir and StateDir are the directories in use; HomeConfigDir and
-	// HomeStateDir those the assistant's process would find with HOME
-	// alone.
+	// HomeStateDir those the assistant's process would find with the
+	// profile's variables alone (userdirs.Env.ProfileOnly: HOME, on
+	// Windows USERPROFILE, APPDATA and LOCALAPPDATA).
 	ConfigDir, StateDir, HomeConfigDir, HomeStateDir string
 	// EnvOnly names the Kibana settings given by the environment only
 	// (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID).

@@ -31,7 +31,7 @@ const FilesEnv = "A2A_COURIER_MCP_FILES"
 func FileDirs(value, home string) (dirs, ignored []string) {
 	for _, d := range filepath.SplitList(value) {
 		d = strings.TrimSpace(d)
-		if home != "" && (d == "~" || strings.HasPrefix(d, "~/")) {
+		if home != "" && (d == "~" || strings.HasPrefix(d, "~/") || strings.HasPrefix(d, "~"+string(filepath.Separator))) {
 			d = filepath.Join(home, strings.TrimPrefix(d, "~"))
 		}
 		switch {

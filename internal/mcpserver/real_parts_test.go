@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -179,8 +180,15 @@ func TestFilesOnlyFromAllowedDirectories(t *testing.T) {
 // FileDirs reads A2A_COURIER_MCP_FILES as PATH is read: absolute
 // directories kept (~/ the home directory), the others ignored and named.
 func TestFileDirsOfTheEnvironment(t *testing.T) {
-	dirs, ignored := mcpserver.FileDirs(" /srv/for-agents/ :~/out::relative/dir:~", "/home/ada")
-	if fmt.Sprint(dirs) != "[/srv/for-agents /home/ada/out /home/ada]" || fmt.Sprint(ignored) != "[relative/dir]" {
+	value, home, want, wantIgnored := " /srv/for-agents/ :~/out::relative/dir:~", "/home/ada", "[/srv/for-agents /home/ada/out /home/ada]", "[relative/dir]"
+	if runtime.GOOS == "windows" {
+		// Windows' list separator is ';' (a path has a drive's colon), and
+		// ~\ is the home folder as ~/ is.
+		value, home = ` C:\srv\for-agents\ ;~\out;;relative\dir;~/docs;~`, `C:\Users\ada`
+		want, wantIgnored = `[C:\srv\for-agents C:\Users\ada\out C:\Users\ada\docs C:\Users\ada]`, `[relative\dir]`
+	}
+	dirs, ignored := mcpserver.FileDirs(value, home)
+	if fmt.Sprint(dirs) != want || fmt.Sprint(ignored) != wantIgnored {
 		t.Errorf("%q %q", dirs, ignored)
 	}
 }
