@@ -43,9 +43,14 @@ a2a_wine_linger=${A2A_WINE_LINGER:-30}
 a2a_wine_server_up() {
   (
     flock 8
-    if wineserver -p"$a2a_wine_linger" </dev/null >/dev/null 2>&1 8>&-; then
-      # A new server (an old one makes wineserver -p exit 2): boot.
-      wine cmd.exe /c exit 0 </dev/null >/dev/null 2>&1 8>&- || true
-    fi
+    wineserver -p"$a2a_wine_linger" </dev/null >/dev/null 2>&1 8>&- || true
+    # Boot (a new server), or restart the linger of a running one that may
+    # be at its end: either way a Windows process has just run from
+    # /dev/null, so the server is up for the whole linger with its services
+    # holding nothing of the caller's. Without it, a server that ended just
+    # after `wineserver -p` found it up was booted again by the test binary,
+    # whose services then held go test's pipes (CI: "Test I/O incomplete
+    # 1m0s after exiting" on a passing package).
+    wine cmd.exe /c exit 0 </dev/null >/dev/null 2>&1 8>&- || true
   ) 8>"$a2a_wine_cache/server.lock"
 }
