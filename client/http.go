@@ -25,6 +25,8 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
+
 	"github.com/klauspost/compress/gzip"
 	"github.com/tidwall/gjson"
 
@@ -915,13 +917,7 @@ const maxProgressState = 64
 // text and the state redacted, the state's name at most maxProgressState
 // bytes (cut at a character).
 func (t *transport) progressEvent(state, text, taskID string) Event {
-	if len(state) > maxProgressState {
-		cut := maxProgressState
-		for cut > 0 && !utf8.RuneStart(state[cut]) {
-			cut--
-		}
-		state = state[:cut]
-	}
+	state = textcut.Prefix(state, maxProgressState)
 	return Event{Kind: EventProgress, Message: t.redactText(text), TaskID: taskID, State: t.redactText(state)}
 }
 

@@ -15,6 +15,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
+
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
@@ -395,11 +397,7 @@ func BoundName(s string) string {
 	if len(s) <= MaxPartName {
 		return s
 	}
-	cut := MaxPartName - len(cutMarker)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.ToValidUTF8(s[:cut], "") + cutMarker
+	return strings.ToValidUTF8(textcut.Prefix(s, MaxPartName-len(cutMarker)), "") + cutMarker
 }
 
 // validMediaType reports whether s is a media type worth keeping: at most

@@ -14,6 +14,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
+
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 )
 
@@ -230,11 +232,7 @@ func SafeFileName(name string) string {
 		if len(ext) > 16 {
 			ext = ""
 		}
-		cut := maxFileName - len(ext)
-		for cut > 0 && !utf8.RuneStart(name[cut]) {
-			cut--
-		}
-		name = name[:cut] + ext
+		name = textcut.Prefix(name, maxFileName-len(ext)) + ext
 	}
 	return name
 }

@@ -6,7 +6,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -37,11 +38,7 @@ type progressWriter struct {
 func (r *run) noteProgress(e client.Event) {
 	text := e.Message
 	if len(text) > maxProgressText {
-		cut := maxProgressText - len("…")
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut] + "…"
+		text = textcut.Prefix(text, maxProgressText-len("…")) + "…"
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
