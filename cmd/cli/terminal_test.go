@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/tidwall/gjson"
@@ -23,9 +24,10 @@ import (
 // clipboard write), OSC 0 (the window title), OSC 8 (a hyperlink), a
 // carriage return that overwrites the line, C1 CSI and OSC, a bidi
 // override and isolate, a line separator, a CSI screen clear, DEL and a
-// backspace.
+// backspace, and invisible format characters (a zero-width space, a word
+// joiner, a BOM, tag characters) that make two names look the same.
 const evil = "\x1b]52;c;cm0gLXJmIH4K\x07\x1b]0;owned\x07\x1b]8;;https://evil.example/\x1b\\link\x1b]8;;\x1b\\" +
-	"\rOVER\u009b2J\u009d0;t\u009c\u202eexe.txt\u2066x\u2069\u2028\x1b[2J\x7f\x08"
+	"\rOVER\u009b2J\u009d0;t\u009c\u202eexe.txt\u2066x\u2069\u2028\x1b[2J\x7f\x08\u200b\u2060\ufeff\U000E0041\U000E007F"
 
 // spinnerClear is the spinner's own erasing of its line (and that of a
 // progress line written over it): the one sequence the program itself
@@ -37,7 +39,8 @@ var sgr = regexp.MustCompile("\x1b\\[[0-9;:]*m")
 // terminalSafe fails the test when out, written to a terminal, holds an
 // ESC (but for allowed, the sequences the program writes itself), a C0
 // control other than tab and line feed (a CR among them), DEL, a C1
-// control, a bidirectional control, a line separator or bytes that are not
+// control, a format character (Unicode's Cf: bidirectional controls,
+// zero-width characters, tags), a line separator or bytes that are not
 // UTF-8.
 func terminalSafe(t *testing.T, what, out string, allowed ...string) {
 	t.Helper()
@@ -49,7 +52,7 @@ func terminalSafe(t *testing.T, what, out string, allowed ...string) {
 	}
 	for _, r := range out {
 		bad := r < 0x20 && r != '\t' && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 ||
-			r == '\u061c' || r == '\u200e' || r == '\u200f' || r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069' || r == '\u2028' || r == '\u2029'
+			unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 		if bad {
 			t.Errorf("%s: %U reached the terminal: %q", what, r, out)
 			return
