@@ -17,10 +17,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/a2a-courier/a2a-courier/internal/textcut"
-
 	"github.com/google/uuid"
 	"github.com/tidwall/gjson"
+
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // A2AConfig says how to reach one A2A agent (see ResolveAgent).

@@ -25,12 +25,11 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/a2a-courier/a2a-courier/internal/textcut"
-
 	"github.com/klauspost/compress/gzip"
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // Secret holds a credential. It prints as [redacted] through every fmt verb

@@ -15,11 +15,10 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/a2a-courier/a2a-courier/internal/textcut"
-
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // Part kinds.

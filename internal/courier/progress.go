@@ -7,11 +7,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-courier/a2a-courier/internal/textcut"
-
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
