@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -190,4 +191,63 @@ func TestTerminalGetsNoCardEscapes(t *testing.T) {
 		t.Fatalf("saved %v", entries)
 	}
 	terminalSafe(t, "saved file name", entries[0].Name())
+}
+
+// TestJSONOnATerminalLeavesNoControlRaw: --json on a terminal is the
+// document a pipe gets, the same JSON value, with what a terminal acts on
+// and encoding/json leaves raw (DEL, C1 controls such as U+009B CSI and
+// U+009D OSC, bidi, zero-width and tag characters) written as \u escapes;
+// get-card's raw card too. Piped, the document is unchanged.
+func TestJSONOnATerminalLeavesNoControlRaw(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "evil", Name: "Evil " + evil, Description: "desc " + evil,
+			Tools: []string{"tool" + evil}, Reply: "reply " + evil, RunTime: 10 * time.Millisecond})
+	})
+	h := newHarness(t, sim)
+	r := h.run("send", "evil", "hi", "--json")
+	r.expect(t, ExitOK)
+	ctxID := gjson.Get(r.stdout, "context_id").String()
+	if ctxID == "" {
+		t.Fatalf("no context_id: %s", r.stdout)
+	}
+	for _, args := range [][]string{{"get-card", "evil"}, {"discover"}, {"result", ctxID}} {
+		args = append(args, "--json")
+		h.tty = false
+		piped := h.run(args...)
+		piped.expect(t, ExitOK)
+		if !strings.ContainsRune(piped.stdout, '\u009b') && !strings.Contains(piped.stdout, `\u009b`) {
+			t.Fatalf("%v: the evil text is not in the document: %s", args, piped.stdout)
+		}
+		h.tty = true
+		tty := h.run(args...)
+		tty.expect(t, ExitOK)
+		jsonTerminalSafe(t, strings.Join(args, " "), tty.stdout)
+		var a, b any
+		if err := json.Unmarshal([]byte(piped.stdout), &a); err != nil {
+			t.Fatalf("%v piped: %v", args, err)
+		}
+		if err := json.Unmarshal([]byte(tty.stdout), &b); err != nil {
+			t.Fatalf("%v on a terminal: %v: %q", args, err, tty.stdout)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Errorf("%v: another value on a terminal:\n%s\n%s", args, piped.stdout, tty.stdout)
+		}
+	}
+}
+
+// jsonTerminalSafe fails the test when a JSON document written to a
+// terminal holds, raw, a control other than LF, DEL, a C1 control, a
+// format character (Cf), a line separator or bytes that are not UTF-8.
+func jsonTerminalSafe(t *testing.T, what, out string) {
+	t.Helper()
+	if !utf8.ValidString(out) {
+		t.Errorf("%s: not UTF-8: %q", what, out)
+	}
+	for _, r := range out {
+		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
+			t.Errorf("%s: %U reached the terminal raw: %q", what, r, out)
+			return
+		}
+	}
 }
