@@ -512,7 +512,7 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 // with this credential, that error.
 func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
 	doc := recordDoc(rec)
-	doc.Note = extra.note
+	doc.Note = a.withRecordNote(rec, extra.note)
 	if doc.Note == "" && courier.FailureLeavesNoTrace(rec) {
 		// Not "nothing is lost": a failure of this run would never show.
 		doc.Note = courier.NoTraceNote(rec, a.p.Now())
@@ -564,6 +564,19 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		return doc, ce.exit, ce, nil
 	}
 	return doc, exitCodeFor(rec), nil, nil
+}
+
+// withRecordNote is note after the one that says that rec is read with
+// the profile it was sent with (recordSettings), when it is.
+func (a *App) withRecordNote(rec *store.Record, note string) string {
+	switch rn := a.recordNotes[rec.ContextID]; {
+	case rn == "":
+		return note
+	case note == "":
+		return rn
+	default:
+		return rn + "; " + note
+	}
 }
 
 // asCaller is a command printed for the caller to run next, with what of
@@ -716,7 +729,7 @@ func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
 	if pr.json {
 		// What was asked for happened: no error object beside exit 0.
 		d := recordDoc(rec)
-		d.Error = nil
+		d.Error, d.Note = nil, a.withRecordNote(rec, "")
 		return pr.writeJSON(d)
 	}
 	pr.info("task %s canceled", nonEmptyStr(rec.ContextID, rec.TaskID))

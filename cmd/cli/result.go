@@ -322,7 +322,7 @@ func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
 	if rec.State.Terminal() {
 		return
 	}
-	cred, err := a.credentialFor(rec.Target)
+	cred, err := a.recordCredential(rec)
 	if err == nil {
 		keys[rec.ContextID] = cred
 	}
@@ -330,7 +330,11 @@ func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
 		return
 	}
 	if err != nil {
-		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, classify(err).message)
+		ce := classify(err)
+		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, ce.message)
+		if ce.code == "config" && ce.hint != "" {
+			a.printer().info("hint: %s", ce.hint)
+		}
 		return
 	}
 	switch err := c.Revive(rec, cred); {
