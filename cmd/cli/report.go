@@ -29,7 +29,7 @@ const (
 	ExitNotFound      = 5 // not found (agent, conversation, context)
 	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled, or is lost
 	ExitInputRequired = 7 // the remote task needs input
-	ExitStillRunning  = 8 // still running: the wait ran out, nothing is lost
+	ExitStillRunning  = 8 // still running: the wait ran out; nothing is sent again
 	ExitBusy          = 9 // server busy or rate-limited after bounded retries
 )
 
@@ -51,8 +51,9 @@ const exitCodeTable = `Exit codes:
      when the server failed or its answer was not understood)
   7  the remote task needs input (input-required, auth-required, awaiting
      prompt)
-  8  still running: the wait ran out, nothing is lost, resume with the
-     printed command
+  8  still running: the wait ran out; the task is still followed and nothing
+     is sent again; resume with the printed command (a note says when a
+     failed run would leave no trace)
   9  server busy or rate-limited (429, 503) after bounded retries (a refused
      send is sent again at most 3 times, after the server's Retry-After,
      never after a wait that would leave less than 1s of --timeout); the
