@@ -94,6 +94,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	}
 	var recs []*store.Record
 	keys := courier.Keys{}
+	opts.contextIDs = distinct(opts.contextIDs)
 	for _, id := range opts.contextIDs {
 		if err := store.CheckContextID(id); err != nil {
 			return usageErr("pass the contextId printed by send-async", "%s", err.Error())
@@ -151,8 +152,22 @@ func noLocalRecord(id string) *cliError {
 	hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
 	if rest, ok := courier.ContextOfConversationID(id); ok {
 		hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+	} else if !courier.IsUUID(id) {
+		hint = "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
 	}
 	return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
+}
+
+// distinct is ids without repeats, in the order first given: a task named
+// twice is one task, reported once.
+func distinct(ids []string) []string {
+	seen, out := make(map[string]bool, len(ids)), ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id], out = true, append(out, id)
+		}
+	}
+	return out
 }
 
 // resultsDoc is the --json document of result with several contextIds (or
