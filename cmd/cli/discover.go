@@ -66,6 +66,7 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 	defer cancel()
 	pr := a.printer()
 	var list []discovered
+	hint := "" // a space with no agents: where the space came from
 	if s.URL != "" || s.APIKey != "" || len(s.Peers) == 0 {
 		ks, err := a.kibanaSettings()
 		if err != nil {
@@ -83,7 +84,8 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 			list = append(list, discovered{ID: ag.ID, Name: ag.Name, Description: ag.Description, Kind: "kibana"})
 		}
 		if len(agents) == 0 {
-			pr.info("no agents in %s", describeTarget(ks))
+			hint = a.hint("the space has no agents, or the key sees none there; check KIBANA_SPACE_ID")
+			pr.info("no agents in %s\nhint: %s", describeTarget(ks), hint)
 		}
 	}
 	list = append(list, a.discoverPeers(ctx, s)...)
@@ -91,7 +93,11 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 		if list == nil {
 			list = []discovered{}
 		}
-		return pr.writeJSON(map[string]any{"agents": list})
+		doc := map[string]any{"agents": list}
+		if hint != "" {
+			doc["hint"] = hint
+		}
+		return pr.writeJSON(doc)
 	}
 	if len(list) == 0 {
 		return nil
