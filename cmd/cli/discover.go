@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -103,10 +104,18 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 		return nil
 	}
 	rows := make([][]string, len(list))
+	var hidden []string // ids with controls, shown quoted
 	for i, ag := range list {
-		rows[i] = []string{ag.ID, ag.Name, ag.Description}
+		id, ok := termui.ID(ag.ID)
+		if !ok {
+			hidden = append(hidden, id)
+		}
+		rows[i] = []string{id, termui.Name(ag.Name), ag.Description}
 	}
 	pr.table([]string{"ID", "NAME", "DESCRIPTION"}, rows, 2)
+	for _, id := range hidden {
+		pr.warn("the agent id %s holds control or invisible characters, shown as escapes: it cannot be used as shown (a shell's $'…' quoting passes the characters)", id)
+	}
 	return nil
 }
 

@@ -169,7 +169,7 @@ func TestTerminalGetsNoCardEscapes(t *testing.T) {
 	r.expect(t, ExitOK)
 	terminalSafe(t, "get-card stdout", r.stdout)
 	terminalSafe(t, "get-card stderr", r.stderr)
-	for _, want := range []string{"Name:         Evil link …", "1.0link …", "  - skilllink …: doeslink …", "text/plainlink …"} {
+	for _, want := range []string{"Name:         Evil link OVERexe.txtx\n", "1.0link …", "  - skilllink OVERexe.txtx: doeslink …", "text/plainlink …"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("get-card lost %q:\n%s", want, r.stdout)
 		}
@@ -248,6 +248,56 @@ func jsonTerminalSafe(t *testing.T, what, out string) {
 		if r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
 			t.Errorf("%s: %U reached the terminal raw: %q", what, r, out)
 			return
+		}
+	}
+}
+
+// One rule for an agent's name wherever it is shown: get-card's Name and
+// discover's NAME (on a terminal and piped) are the same text, all of it
+// on one line, its controls out. An agent id with a control or an
+// invisible character is not shown stripped (that would name another
+// agent, or none): it is shown with visible escapes, as Go quotes it, and
+// a note says it cannot be used as shown.
+func TestNamesAndIDsShownByOneRule(t *testing.T) {
+	t.Parallel()
+	const name = "EvilName\rlink\x1b[2J OVER\u202etxt.exe"
+	const id = "evil\x1bid\u200b"
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents,
+			agentbuildertest.Agent{ID: "evil", Name: name, Description: "d", RunTime: 10 * time.Millisecond},
+			agentbuildertest.Agent{ID: id, Name: "Hidden", Description: "h", RunTime: 10 * time.Millisecond})
+	})
+	h := newHarness(t, sim)
+	r := h.run("get-card", "evil")
+	r.expect(t, ExitOK)
+	var card string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if v, ok := strings.CutPrefix(l, "Name:"); ok {
+			card = strings.TrimSpace(v)
+		}
+	}
+	if card != "EvilName link OVERtxt.exe" {
+		t.Errorf("get-card's name: %q", card)
+	}
+	for _, tty := range []bool{false, true} {
+		h.tty = tty
+		r = h.run("discover")
+		r.expect(t, ExitOK)
+		terminalSafe(t, "discover", r.stdout)
+		var evilLine, idLine string
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.Contains(l, "Hidden") {
+				idLine = l
+			}
+			if strings.Contains(l, "EvilName") {
+				evilLine = l
+			}
+		}
+		if !strings.Contains(evilLine, card) {
+			t.Errorf("tty %v: discover's name is not get-card's %q: %q", tty, card, evilLine)
+		}
+		if quoted := `"evil\x1bid\u200b"`; !strings.Contains(idLine, quoted) || !strings.Contains(r.stderr, quoted) || !strings.Contains(r.stderr, "cannot be") {
+			t.Errorf("tty %v: the id with controls: %q\nstderr %q", tty, idLine, r.stderr)
 		}
 	}
 }
