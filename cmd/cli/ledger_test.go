@@ -307,6 +307,12 @@ func TestResultAnyStillRunning(t *testing.T) {
 	if r.stdout != "" || !strings.Contains(r.stderr, "still running: "+a+", "+b+"; wait for them with: a2a-courier result "+a+" "+b+" --wait --any --timeout 1s") {
 		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
 	}
+	// One left: "it".
+	r = h.run("result", a, "--any")
+	r.expect(t, ExitStillRunning)
+	if !strings.Contains(r.stderr, "still running: "+a+"; wait for it with: a2a-courier result "+a+" --wait --any") {
+		t.Errorf("one left: stderr %q", r.stderr)
+	}
 }
 
 // tasks --url with a state no agent knows is refused before the agent is

@@ -311,7 +311,7 @@ func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyD
 		pr.info("%s: %s", e.Message, e.Hint)
 	}
 	if doc.Pending != nil {
-		pr.info("still running: %s; wait for them with: %s", strings.Join(doc.Pending, ", "), doc.Resume)
+		pr.info("still running: %s; wait for %s with: %s", strings.Join(doc.Pending, ", "), map[bool]string{true: "it", false: "them"}[len(doc.Pending) == 1], doc.Resume)
 	}
 	return exitWith(code)
 }
