@@ -139,7 +139,11 @@ func screen(line []byte, tooLong bool, out, log io.Writer) []byte {
 			fmt.Fprintf(log, "a2a-courier mcp: dropped an invalid JSON-RPC response (%d bytes): %s\n", len(msg), quoted(err.Error(), 200))
 			return nil
 		}
-		answer(out, log, id, codeInvalidRequest, "not a JSON-RPC 2.0 request: "+quoted(err.Error(), 200), len(msg))
+		why := quoted(err.Error(), 200)
+		if badID(msg) {
+			why = "its id must be a string or a number" // not the SDK's "invalid ID type map[string]interface {}"
+		}
+		answer(out, log, id, codeInvalidRequest, "not a JSON-RPC 2.0 request: "+why, len(msg))
 		return nil
 	}
 	answer(out, log, nil, code, why, len(msg))
@@ -162,6 +166,17 @@ func probe(msg []byte) (json.RawMessage, bool) {
 		id = nil
 	}
 	return id, !method && (result || failed)
+}
+
+// badID tells a message whose id is there but neither a string, a number
+// nor null (an object, an array, a boolean).
+func badID(msg []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return false
+	}
+	id, ok := m["id"]
+	return ok && len(id) > 0 && (id[0] == '{' || id[0] == '[' || id[0] == 't' || id[0] == 'f')
 }
 
 // quoted is a text of the SDK's that may quote the message (its version
