@@ -92,6 +92,7 @@ func newServer(o Options, stopping, forced context.Context) *mcp.Server {
 		&mcp.ServerOptions{Instructions: instructions})
 	t := &tools{o: o, stopping: stopping, forced: forced}
 	t.add(s)
+	s.AddReceivingMiddleware(argumentErrors)
 	return s
 }
 
