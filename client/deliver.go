@@ -51,6 +51,8 @@ type Outcome struct {
 	Parts []ReplyPart
 
 	notSent bool
+	// pastDeadline: the delivery reached its Deadline without an outcome.
+	pastDeadline bool
 	// malformed says why the round found for the message is not a round
 	// (no final outcome then).
 	malformed string
@@ -63,6 +65,24 @@ func (o Outcome) Malformed() string { return o.malformed }
 
 // Final reports whether the outcome is terminal.
 func (o Outcome) Final() bool { return o.State != "" }
+
+// PastDeadline reports whether the delivery ended at its Deadline, without
+// an outcome: the task's maximum wait passed.
+func (o Outcome) PastDeadline() bool { return o.pastDeadline }
+
+// waitUntil is the wait before the next read: d, or until deadline when
+// that comes first (0 once it has passed); d when no deadline is set.
+func waitUntil(d time.Duration, deadline time.Time) time.Duration {
+	if deadline.IsZero() {
+		return d
+	}
+	return max(min(d, time.Until(deadline)), 0)
+}
+
+// pastDeadline reports whether deadline is set and has come.
+func pastDeadline(deadline time.Time) bool {
+	return !deadline.IsZero() && !time.Now().Before(deadline)
+}
 
 // NotSent reports whether a send ended before its request was written:
 // nothing reached the server, so the task may be sent later.
@@ -88,14 +108,20 @@ type EventKind string
 // Deliver never emits (it sends once): a caller that sends a refused
 // message again reports its wait with it.
 const (
-	// EventSent: the message is on its way.
+	// EventSent: a connection is made and the send let through
+	// (BeforeSend, when set, said yes): the request is being written, and
+	// goes out whole even if the caller stops now. Emitted once per
+	// delivery, on the goroutine that makes the request, before a byte of
+	// it is written; never when nothing left (a connection never made, a
+	// BeforeSend that refused).
 	EventSent EventKind = "sent"
-	// EventWritten: the request was written whole (net/http's
-	// WroteRequest: into the connection's buffer, flushed right after, so
-	// the server has it unless the connection ends in that instant). A lost
-	// answer is recovered by reading, never by sending, from the connection
-	// on already (Outcome.NotSent): this event only moves the record to
-	// working.
+	// EventWritten: net/http wrote the whole request (WroteRequest): all of
+	// it is in the connection, but for its last buffer (up to 4 KiB), which
+	// net/http flushes right after. The server has it unless the connection
+	// ends in that instant; it says nothing of whether the server took it
+	// in or answered. A lost answer is recovered by reading, never by
+	// sending, from the connection on already (Outcome.NotSent): this event
+	// only moves the record to working.
 	EventWritten EventKind = "written"
 	// EventTask: the server named the task (TaskID).
 	EventTask EventKind = "task"
@@ -158,6 +184,13 @@ type DeliverOptions struct {
 	TaskID string
 	// OnEvent, if set, receives progress.
 	OnEvent func(Event)
+	// Deadline, when set, is the task's maximum wait: no read begins at
+	// or after it but the delivery's first (a task revived after its
+	// deadline gets one look, which ctx must leave time for); each wait
+	// before a read ends at it at the latest, and there Deliver returns,
+	// its outcome PastDeadline. (A ctx that ends at Deadline ends the
+	// delivery there anyway.) It is on the machine's clock (time.Now).
+	Deadline time.Time
 	// BeforeSend, if set, is called once, on the goroutine that sends, when
 	// a connection to the server is made and before anything of the
 	// request is written to it: the last moment before the message may
@@ -165,9 +198,20 @@ type DeliverOptions struct {
 	// the send: the connection is closed with nothing of the request on
 	// it, and Deliver returns at once an outcome that is NotSent, with
 	// that error. It is not called when no connection is made (an
-	// unreachable server, a caller that stopped first).
+	// unreachable server, a caller that stopped first). A caller whose ctx
+	// ends while it runs stops the send the same way (the outcome is
+	// NotSent, without an error of BeforeSend's): what BeforeSend recorded
+	// is for the caller to take back. Once BeforeSend returned and the
+	// caller had not stopped, the request goes out whole, whatever the
+	// caller does next (see sendGate).
 	BeforeSend func() error
 }
+
+// The events of the gate (gate.go), the same in every delivery.
+var (
+	sentEvent    = Event{Kind: EventSent, Message: "connected; the message is going out"}
+	writtenEvent = Event{Kind: EventWritten, Message: "the request is written to the connection; waiting for the agent"}
+)
 
 // HashText returns the hex SHA-256 that identifies a message's text.
 func HashText(text string) string {

@@ -33,6 +33,8 @@ type A2ADeliverOptions struct {
 	// BeforeSend is called once a connection is made and before the
 	// message is written to it, as DeliverOptions.BeforeSend.
 	BeforeSend func() error
+	// Deadline is the task's maximum wait, as DeliverOptions.Deadline.
+	Deadline time.Time
 }
 
 // ErrTaskGone means the server no longer knows the task (it restarted, or
@@ -99,6 +101,8 @@ type a2aDelivery struct {
 	// noStream: the task is followed by reading it only (a stream sent an
 	// event over the size cap).
 	noStream bool
+	// looks counts the reads and subscriptions made (mayRead).
+	looks int
 }
 
 func (d *a2aDelivery) emit(e Event) {
@@ -136,12 +140,9 @@ func (d *a2aDelivery) onStatus(ev StreamEvent) { d.progress(ev.State, ev.Text, e
 // that proves nothing ran); else the task is to be followed.
 func (d *a2aDelivery) send() (Outcome, bool) {
 	o := d.o
-	gate, traced, stop := newSendGate(d.ctx, o.BeforeSend, func() {
-		d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
-	})
+	gate, traced, stop := newSendGate(d.ctx, o.BeforeSend, func() { d.emit(sentEvent) }, func() { d.emit(writtenEvent) })
 	defer stop()
 	d.gate = gate
-	d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
 	if o.Streaming {
 		// Any event means the server took the message in: an error after
 		// it (an error event, a broken read) is never a refusal.
@@ -153,6 +154,10 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 		}
 		if rerr := gate.refusal(); rerr != nil {
 			return Outcome{Err: rerr, notSent: true}, true
+		}
+		if !gate.connected.Load() && d.ctx.Err() != nil {
+			// The caller stopped before anything left.
+			return Outcome{Err: err, notSent: true}, true
 		}
 		if err != nil && !accepted && (!gate.connected.Load() || !MayHaveArrived(err) && !errors.Is(err, errStreamCut)) && d.ctx.Err() == nil {
 			return rejectedOutcome(err), true
@@ -179,6 +184,9 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 	switch {
 	case gate.refusal() != nil:
 		return Outcome{Err: gate.refusal(), notSent: true}, true
+	case !gate.connected.Load() && d.ctx.Err() != nil:
+		// The caller stopped before anything left.
+		return Outcome{Err: err, notSent: true}, true
 	case err != nil && (!MayHaveArrived(err) || !gate.connected.Load()) && d.ctx.Err() == nil:
 		return rejectedOutcome(err), true
 	case errors.Is(err, ErrOtherContext):
@@ -218,6 +226,9 @@ func (d *a2aDelivery) send() (Outcome, bool) {
 func (d *a2aDelivery) findTask() (_ Outcome, found bool) {
 	looks := 0
 	for d.taskID == "" {
+		if !d.mayRead() {
+			return Outcome{Err: d.lastErr, pastDeadline: true}, false
+		}
 		id, err := d.c.FindTask(d.ctx, d.o.Message.ContextID, d.o.Message.MessageID)
 		switch {
 		case err == nil && id != "":
@@ -238,11 +249,35 @@ func (d *a2aDelivery) findTask() (_ Outcome, found bool) {
 		default:
 			d.lastErr = err
 		}
-		if SleepContext(d.ctx, readRetryWait(d.o.PollInterval, err)) != nil {
-			return Outcome{Err: d.lastErr}, false
+		if out, end := d.sleep(readRetryWait(d.o.PollInterval, err)); end {
+			return out, false
 		}
 	}
 	return Outcome{}, true
+}
+
+// mayRead reports whether a read may begin, and counts it: not at or after
+// the deadline, but for a recovery's first look (a task revived after its
+// deadline gets one).
+func (d *a2aDelivery) mayRead() bool {
+	if (d.o.Send || d.looks > 0) && pastDeadline(d.o.Deadline) {
+		return false
+	}
+	d.looks++
+	return true
+}
+
+// sleep waits d before the next read, or until the deadline when that
+// comes first: end is true, with the outcome, when ctx ended or the
+// deadline came (no read begins then).
+func (d *a2aDelivery) sleep(w time.Duration) (_ Outcome, end bool) {
+	if SleepContext(d.ctx, waitUntil(w, d.o.Deadline)) != nil {
+		return Outcome{Err: d.lastErr}, true
+	}
+	if pastDeadline(d.o.Deadline) {
+		return Outcome{Err: d.lastErr, pastDeadline: true}, true
+	}
+	return Outcome{}, false
 }
 
 // lost is the outcome of a task that cannot be found.
@@ -273,7 +308,10 @@ func (d *a2aDelivery) followTask() Outcome {
 		if d.ctx.Err() != nil {
 			return Outcome{Err: d.lastErr}
 		}
-		if d.o.Streaming && !d.noStream && subscribeTries < 3 {
+		// Past the deadline (a task revived after it): one look, by
+		// reading, not a stream that stays open.
+		if d.o.Streaming && !d.noStream && subscribeTries < 3 && !pastDeadline(d.o.Deadline) {
+			d.looks++
 			subscribeTries++
 			out, final, refused := d.subscribe()
 			if final {
@@ -282,6 +320,9 @@ func (d *a2aDelivery) followTask() Outcome {
 			if refused {
 				subscribeTries = 3
 			}
+		}
+		if !d.mayRead() {
+			return Outcome{Err: d.lastErr, pastDeadline: true}
 		}
 		out, final, err := d.poll()
 		if final {
@@ -294,8 +335,8 @@ func (d *a2aDelivery) followTask() Outcome {
 			reads++
 			wait = rampWait(d.o.PollInterval, reads)
 		}
-		if SleepContext(d.ctx, readRetryWait(wait, err)) != nil {
-			return Outcome{Err: d.lastErr}
+		if out, end := d.sleep(readRetryWait(wait, err)); end {
+			return out
 		}
 	}
 }
@@ -304,7 +345,14 @@ func (d *a2aDelivery) followTask() Outcome {
 // refused is true when the server will not resubscribe (a finished task,
 // a server that does not): polling takes over.
 func (d *a2aDelivery) subscribe() (_ Outcome, final, refused bool) {
-	out, final, err := d.c.follow(d.ctx, d.guard, d.o.Message.ContextID, func(fn func(StreamEvent) bool) error { return d.c.Subscribe(d.ctx, d.taskID, fn) }, &d.acc, d.noteTask, d.onStatus)
+	ctx := d.ctx
+	if !d.o.Deadline.IsZero() {
+		// A stream open at the deadline ends there.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(d.ctx, d.o.Deadline)
+		defer cancel()
+	}
+	out, final, err := d.c.follow(ctx, d.guard, d.o.Message.ContextID, func(fn func(StreamEvent) bool) error { return d.c.Subscribe(ctx, d.taskID, fn) }, &d.acc, d.noteTask, d.onStatus)
 	if final {
 		if out.State == StateCompleted {
 			// Chunks sent while no stream was open are not sent again: the
@@ -325,7 +373,7 @@ func (d *a2aDelivery) subscribe() (_ Outcome, final, refused bool) {
 	case IsKind(err, KindRPC), IsKind(err, KindAuth, KindForbidden, KindBadRequest):
 		refused = true
 	}
-	if err != nil {
+	if err != nil && (ctx.Err() == nil || d.ctx.Err() != nil) { // not the deadline's end of the stream
 		d.lastErr = err
 	}
 	if IsKind(err, KindBusy) && SleepContext(d.ctx, readRetryWait(0, err)) != nil {

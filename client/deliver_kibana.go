@@ -29,7 +29,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 		o.InputSHA256 = HashText(o.Message.Text)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	d := &kibanaDelivery{k: k, o: o, ctx: ctx, convID: ConversationIDForContext(o.Message.ContextID),
+	d := &kibanaDelivery{k: k, o: o, ctx: ctx, stop: cancel, convID: ConversationIDForContext(o.Message.ContextID),
 		postDone: make(chan postResult, 1), postExited: make(chan struct{}),
 		taskRead: min(o.PollInterval, maxTaskReadInterval)}
 	// Deliver does not return before the sending goroutine has ended, so no
@@ -47,17 +47,14 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 		// for.
 		d.taskID = o.TaskID
 	}
-	d.timer = time.NewTimer(o.PollInterval)
+	d.timer = time.NewTimer(waitUntil(o.PollInterval, o.Deadline))
 	defer d.timer.Stop()
 	if o.Send {
 		var stop context.CancelFunc
-		d.gate, d.sendCtx, stop = newSendGate(ctx, o.BeforeSend, func() {
-			d.emit(Event{Kind: EventWritten, Message: "the request reached the server"})
-		})
+		d.gate, d.sendCtx, stop = newSendGate(ctx, o.BeforeSend, func() { d.emit(sentEvent) }, func() { d.emit(writtenEvent) })
 		defer stop()
 		d.postOpen = true
 		go d.post()
-		d.emit(Event{Kind: EventSent, Message: "message sent; waiting for the agent"})
 	} else {
 		d.timer.Reset(0)
 	}
@@ -114,6 +111,11 @@ type kibanaDelivery struct {
 	// the outcome any more (it was cut, or this is a recovery): the first
 	// come sooner (rampWait).
 	quickReads int
+	// reads counts the reads made (one look, for a task revived after its
+	// deadline).
+	reads int
+	// stop ends the delivery's context (the send's too).
+	stop context.CancelFunc
 	// taskRead is the time between reads of a task tasks/get follows: a
 	// small document, read more often than the conversation, so that the
 	// reply is recorded within seconds of the run's end.
@@ -207,11 +209,33 @@ func (d *kibanaDelivery) loop() Outcome {
 				return out
 			}
 		case <-pollC:
+			if (d.reads > 0 || d.o.Send) && pastDeadline(d.o.Deadline) {
+				// The maximum wait has passed: no read begins now (the
+				// first of a recovery is a revived task's one look).
+				return d.expire()
+			}
+			d.reads++
 			if out, final := d.read(); final {
 				return out
 			}
 		}
 	}
+}
+
+// schedule sets the timer for the next read: after w, or at the
+// deadline when that comes first (where the loop ends instead of reading).
+func (d *kibanaDelivery) schedule(w time.Duration) { d.timer.Reset(waitUntil(w, d.o.Deadline)) }
+
+// expire ends the delivery at its deadline: a send still open is stopped
+// first (the gate passes that on as for a caller that stops), so that the
+// outcome says whether anything left.
+func (d *kibanaDelivery) expire() Outcome {
+	if d.postOpen {
+		d.stop()
+		<-d.postDone
+		d.postOpen = false
+	}
+	return Outcome{Err: d.lastErr, pastDeadline: true, notSent: d.o.Send && !d.gate.connected.Load()}
 }
 
 // nextPoll is the wait before the next read.
@@ -270,11 +294,11 @@ func (d *kibanaDelivery) answered(pr postResult) (Outcome, bool) {
 	if d.taskID != "" {
 		// Kibana answered with the task at once: it has only just been
 		// scheduled, so the first look comes after a second.
-		d.timer.Reset(d.nextPoll())
+		d.schedule(d.nextPoll())
 		return Outcome{}, false
 	}
 	// The run may go on: look at the conversation now, then keep polling.
-	d.timer.Reset(0)
+	d.schedule(0)
 	return Outcome{}, false
 }
 
@@ -307,7 +331,7 @@ func (d *kibanaDelivery) readTask() (out Outcome, final, again bool) {
 			return Outcome{Err: d.lastErr}, true, false
 		}
 		d.emit(Event{Kind: EventPoll, Message: fmt.Sprintf("task %s is %s", d.taskID, nonEmpty(res.State, "unknown"))})
-		d.timer.Reset(d.nextPoll())
+		d.schedule(d.nextPoll())
 		return Outcome{}, false, false
 	case d.ctx.Err() != nil:
 		return Outcome{Err: d.lastErr}, true, false
@@ -317,7 +341,7 @@ func (d *kibanaDelivery) readTask() (out Outcome, final, again bool) {
 		d.failures++
 		d.lastErr = err
 		d.emit(Event{Kind: EventPollError, Message: "the server is busy; reading again later", Err: err})
-		d.timer.Reset(readRetryWait(d.nextPoll(), err))
+		d.schedule(readRetryWait(d.nextPoll(), err))
 		return Outcome{}, false, false
 	case taskNotFound(err):
 		// Kibana no longer finds the execution (it was cleaned up, or is in
@@ -376,7 +400,7 @@ func (d *kibanaDelivery) readConversation() (Outcome, bool) {
 		d.lastErr = err
 		d.emit(Event{Kind: EventPollError, Message: "reading the conversation failed; will try again", Err: err})
 	}
-	d.timer.Reset(readRetryWait(d.nextPoll(), err))
+	d.schedule(readRetryWait(d.nextPoll(), err))
 	return Outcome{}, false
 }
 

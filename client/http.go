@@ -20,7 +20,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -659,11 +658,11 @@ func classifyTransportError(op string, err error) *Error {
 		// that timed out is "unreachable", not "connection lost".
 		msg := oneLine(rootMessage(err), 200)
 		switch {
-		case errors.Is(err, syscall.ECONNREFUSED):
+		case refused(err):
 			msg = "connection refused"
-		case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+		case noRoute(err):
 			msg = "no route to host"
-		case errors.Is(err, context.DeadlineExceeded):
+		case errors.Is(err, context.DeadlineExceeded), timedOut(err):
 			msg = "no connection in time (the host does not answer)"
 		}
 		return &Error{Kind: KindUnreachable, Op: op, Message: msg, Err: err}
@@ -683,18 +682,17 @@ func classifyTransportError(op string, err error) *Error {
 		return &Error{Kind: KindTLS, Op: op, Message: "TLS handshake failed: " + oneLine(rootMessage(err), 200), Err: err}
 	case errors.As(err, &dnsErr):
 		return &Error{Kind: KindUnreachable, Op: op, Message: "cannot resolve host " + dnsErr.Name, Err: err}
-	case errors.Is(err, syscall.ECONNREFUSED):
+	case refused(err):
 		return &Error{Kind: KindUnreachable, Op: op, Message: "connection refused", Err: err}
-	case errors.Is(err, syscall.EHOSTUNREACH), errors.Is(err, syscall.ENETUNREACH):
+	case noRoute(err):
 		return &Error{Kind: KindUnreachable, Op: op, Message: "no route to host", Err: err}
 	case errors.As(err, &opErr) && opErr.Op == "dial":
 		return &Error{Kind: KindUnreachable, Op: op, Message: oneLine(rootMessage(err), 200), Err: err}
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE):
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), connectionLost(err):
 		return &Error{Kind: KindConnection, Op: op, Message: "the server closed the connection before answering", Err: err}
 	}
 	var netErr net.Error
-	if errors.As(err, &netErr) && netErr.Timeout() {
+	if errors.As(err, &netErr) && netErr.Timeout() || timedOut(err) {
 		return &Error{Kind: KindConnection, Op: op, Message: "timed out waiting for the server", Err: err}
 	}
 	return &Error{Kind: KindConnection, Op: op, Message: oneLine(rootMessage(err), 200), Err: err}

@@ -166,6 +166,23 @@ func TestClassifyConnectionFailures(t *testing.T) {
 			t.Fatalf("got %v (%v), want connection lost", KindOf(err), err)
 		}
 	})
+	t.Run("reset by the server", func(t *testing.T) {
+		// An RST (SO_LINGER 0, then close) after the request was read:
+		// ECONNRESET on Unix, WSAECONNRESET on Windows, the same class.
+		t.Parallel()
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.(*net.TCPConn).SetLinger(0)
+			conn.Close()
+		}))
+		defer srv.Close()
+		k := newTestKibana(t, srv.URL, func(c *KibanaConfig) { c.Retries = -1 })
+		_, err := k.ListAgents(context.Background())
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindConnection || e.Message != "the server closed the connection before answering" || !MayHaveArrived(err) {
+			t.Fatalf("got %v (%v), want the connection lost", KindOf(err), err)
+		}
+	})
 	t.Run("cut mid-body", func(t *testing.T) {
 		t.Parallel()
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

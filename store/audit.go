@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // AuditEntry is one line of the audit log: metadata only. There is no field
@@ -49,12 +51,12 @@ func (s *Store) appendLog(path string, data []byte) error {
 	if fi, err := os.Stat(path); err == nil && fi.Size() >= MaxLogBytes {
 		if l, err := tryLock(path + ".lock"); err == nil {
 			if fi, err := os.Stat(path); err == nil && fi.Size() >= MaxLogBytes {
-				os.Rename(path, path+".1")
+				rotateLog(path)
 			}
 			l.release()
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	f, err := ownfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return err
 	}
@@ -71,7 +73,9 @@ func (s *Store) OpenLog() (*os.File, error) {
 	if err := s.appendLog(path, nil); err != nil {
 		return nil, s.unwritable(err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// Opened so that it can be rotated (renamed) while this process holds
+	// it open, on Windows too.
+	f, err := ownfile.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 	if err != nil {
 		return nil, s.unwritable(err)
 	}

@@ -1,17 +1,14 @@
-//go:build !unix
+//go:build !unix && !windows
 
 package store
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
-type fileLock struct{}
-
-func tryLock(string) (*fileLock, error) {
-	return nil, errors.New("task locks need a Unix system (Linux or macOS)")
+func lockFile(*os.File) error {
+	return errors.New("task locks need a Unix system (Linux or macOS) or Windows")
 }
 
-func (*fileLock) release() {}
-
-func (*fileLock) writeOwner() {}
-
-func readOwner(string) int { return 0 }
+func unlockFile(*os.File) {}

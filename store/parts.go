@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
@@ -83,7 +84,10 @@ func (s *Store) WriteSpool(id, messageID string, content []byte) error {
 	if err := ensurePrivateDir(s.spoolDir()); err != nil {
 		return s.unwritable(err)
 	}
-	if err := WriteFileAtomic(s.spoolDir(), name, content); err != nil {
+	// In place but not synced (ErrNotDurable) counts as kept: a machine's
+	// crash that lost it leaves a record whose spool is missing, which its
+	// worker ends failed, nothing sent.
+	if err := s.writeAtomic(s.spoolDir(), name, content); !InPlace(err) {
 		return s.unwritable(err)
 	}
 	return nil
@@ -139,7 +143,7 @@ func (s *Store) ReplyFilesDir(name string) (string, error) {
 // nothing is written. The file is private to its owner (0600) and whole
 // once it has its name. It returns the file's path.
 func SaveFile(dir, name string, content []byte) (string, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := ownfile.MkdirAll(dir); err != nil {
 		return "", err
 	}
 	name = SafeFileName(name)
@@ -166,8 +170,10 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 			}
 			continue // taken: no copy written to find that out
 		}
-		err := createExclusive(dir, try, content)
-		if err == nil {
+		err := createExclusive(dir, try, content, syncDir)
+		if InPlace(err) {
+			// Saved (a directory that could not be synced, ErrNotDurable,
+			// still holds it for every reader: the reply names it).
 			return path, nil
 		}
 		if !errors.Is(err, fs.ErrExist) {

@@ -26,7 +26,11 @@ func (h *Handle) Remove() error {
 		return fmt.Errorf("remove task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	h.s.ClearCancel(h.id)
-	return syncDir(h.s.tasksDir())
+	if err := h.s.syncDir(h.s.tasksDir()); err != nil {
+		// Gone for every reader: the caller counts it removed (InPlace).
+		return fmt.Errorf("task record %s is removed, but %w: fsync of its directory: %w", h.id, ErrNotDurable, err)
+	}
+	return nil
 }
 
 // Archived is a record of tasks/archive/: an exchange a later message of

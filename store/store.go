@@ -19,6 +19,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/ids"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // State is a task record's state.
@@ -281,10 +282,12 @@ func (r *Record) Deadline() time.Time {
 type Store struct {
 	dir string
 	now func() time.Time
+	// syncFault: SetDirSyncFault.
+	syncFault dirSyncFault
 }
 
 // Open prepares the state directory dir, creating it 0700 if needed and
-// tightening its mode when it is wider.
+// tightening its mode when it is wider (on Windows: an owner-only ACL).
 func Open(dir string) (*Store, error) {
 	if dir == "" {
 		return nil, errors.New("no state directory")
@@ -316,24 +319,9 @@ func (s *Store) TasksDir() string { return s.tasksDir() }
 // LogPath is the worker log file.
 func (s *Store) LogPath() string { return filepath.Join(s.logsDir(), "worker.log") }
 
-func ensurePrivateDir(d string) error {
-	if err := os.MkdirAll(d, 0o700); err != nil {
-		return err
-	}
-	fi, err := os.Stat(d)
-	if err != nil {
-		return err
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%s is not a directory", d)
-	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		if err := os.Chmod(d, 0o700); err != nil {
-			return fmt.Errorf("%s is readable by others and cannot be made private: %w", d, err)
-		}
-	}
-	return nil
-}
+// ensurePrivateDir makes d a private directory (ownfile.EnsureDir: 0700,
+// or an owner-only ACL on Windows).
+func ensurePrivateDir(d string) error { return ownfile.EnsureDir(d) }
 
 // MaxContextIDLen bounds a contextId so that every file named after it
 // (".<id>.json.tmp-<random>" while it is written) fits the 255 bytes a
@@ -393,7 +381,7 @@ func (s *Store) Create(r *Record) error {
 	if err != nil {
 		return err
 	}
-	err = createExclusive(s.tasksDir(), r.ContextID+".json", b)
+	err = createExclusive(s.tasksDir(), r.ContextID+".json", b, s.syncDir)
 	if errors.Is(err, fs.ErrExist) {
 		return ErrExists
 	}
@@ -551,11 +539,17 @@ func (h *Handle) Update(fn func(*Record) error) (*Record, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := WriteFileAtomic(h.s.tasksDir(), h.id+".json", b); err != nil {
+	err = h.s.writeAtomic(h.s.tasksDir(), h.id+".json", b)
+	if !InPlace(err) {
 		return nil, fmt.Errorf("write task record %s: %w", h.id, h.s.unwritable(err))
 	}
 	if r.State.Terminal() && len(r.Parts) > 0 {
 		h.s.RemoveSpool(h.id, r.MessageID) // nobody sends the message any more
+	}
+	if err != nil {
+		// In place, every reader sees it: the record comes back with the
+		// error, for the caller to weigh.
+		return r, fmt.Errorf("write task record %s: %w", h.id, err)
 	}
 	return r, nil
 }
@@ -575,10 +569,12 @@ func (s *Store) WriteReply(id, reply string) (string, error) {
 		return "", err
 	}
 	name := id + ".txt"
-	if err := WriteFileAtomic(s.repliesDir(), name, []byte(reply)); err != nil {
+	err := s.writeAtomic(s.repliesDir(), name, []byte(reply))
+	if !InPlace(err) {
 		return "", s.unwritable(err)
 	}
-	return filepath.Join(s.repliesDir(), name), nil
+	// In place (ErrNotDurable too): the path comes back with the error.
+	return filepath.Join(s.repliesDir(), name), err
 }
 
 // Archive moves the locked record to tasks/archive/, keeping it for the
@@ -590,10 +586,10 @@ func (h *Handle) Archive() error {
 		return h.s.unwritable(err)
 	}
 	name := fmt.Sprintf("%s.%d.json", h.id, h.s.now().UnixNano())
-	if err := os.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
+	if err := ownfile.Rename(h.s.recordPath(h.id), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("archive task record %s: %w", h.id, h.s.unwritable(err))
 	}
-	return syncDir(h.s.tasksDir())
+	return notDurable(filepath.Join(dir, name), h.s.syncDir(h.s.tasksDir()))
 }
 
 // LoadArchived returns the archived record of a context's message (an
@@ -640,7 +636,7 @@ func (s *Store) RequestCancel(id, messageID string) error {
 	if err := CheckContextID(id); err != nil {
 		return err
 	}
-	return s.unwritable(WriteFileAtomic(s.tasksDir(), id+".cancel", []byte(messageID)))
+	return s.unwritable(s.writeAtomic(s.tasksDir(), id+".cancel", []byte(messageID)))
 }
 
 // CancelRequested reports whether a cancel was requested for the message
@@ -715,7 +711,7 @@ func (s *Store) saveCached(dir, key string, doc []byte, maxAge time.Duration) er
 		return err
 	}
 	// A cache needs no fsync: a file a crash damages reads as a miss.
-	f, err := os.CreateTemp(full, "."+key+".tmp-*")
+	f, err := ownfile.CreateTemp(full, "."+key+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -724,7 +720,7 @@ func (s *Store) saveCached(dir, key string, doc []byte, maxAge time.Duration) er
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(f.Name(), s.cachePath(dir, key))
+		werr = ownfile.Rename(f.Name(), s.cachePath(dir, key))
 	}
 	if werr != nil {
 		os.Remove(f.Name())

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 )
 
 // TestMain lets a test re-run this binary as a child that takes a lock and
@@ -30,7 +34,49 @@ func TestMain(m *testing.M) {
 		time.Sleep(time.Minute)
 		os.Exit(0)
 	}
+	if dir := os.Getenv("STORE_TEST_READ_RECORD"); dir != "" {
+		readRecordUntilStopped(dir)
+	}
 	os.Exit(m.Run())
+}
+
+// readRecordUntilStopped loads the record "shared" of the state directory
+// dir over and over, as result --wait does, until dir/stop exists; then
+// prints how many loads it made and each that failed.
+func readRecordUntilStopped(dir string) {
+	s, err := Open(dir)
+	if err != nil {
+		fmt.Println("failure", err)
+		os.Exit(0)
+	}
+	loads := 0
+	var failures []string
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "stop")); err == nil {
+			break
+		}
+		if r, err := s.Load("shared"); err != nil {
+			failures = append(failures, err.Error())
+		} else if r.Progress == nil || !strings.HasPrefix(r.Progress.Text, "step ") {
+			failures = append(failures, fmt.Sprintf("a record without its progress: %+v", r.Progress))
+		}
+		if loads++; loads == 1 {
+			fmt.Println("reading")
+		}
+		if ownfile.UnderWine() {
+			// Wine refuses a rename over a file while any handle has it
+			// open (docs/windows.md): a reader that never paused would
+			// keep the writer out there. result --wait pauses between
+			// its looks (a second, or a change of the directory); on
+			// Windows and Unix this one does not.
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	fmt.Println("loads", loads)
+	for _, f := range failures {
+		fmt.Println("failure", f)
+	}
+	os.Exit(0)
 }
 
 func newRecord(id string) *Record {
@@ -44,14 +90,22 @@ func TestOpenMakesAPrivateDirectory(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// Open to others: 0755 on Unix, a DACL granting Everyone on Windows.
+	if err := ownfiletest.Expose(dir); err != nil {
+		t.Fatal(err)
+	}
+	if ownfiletest.DirProblem(dir) == "" {
+		t.Fatal("the directory is private before Open")
+	}
 	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// 0700 on Unix; on Windows a DACL, read back, that grants no one but
+	// the user, SYSTEM and Administrators.
 	for _, d := range []string{dir, s.tasksDir(), s.workersDir(), s.logsDir(), s.repliesDir()} {
-		fi, err := os.Stat(d)
-		if err != nil || fi.Mode().Perm() != 0o700 {
-			t.Errorf("%s: %v %v", d, fi.Mode(), err)
+		if p := ownfiletest.DirProblem(d); p != "" {
+			t.Errorf("%s: %s", d, p)
 		}
 	}
 }
@@ -66,9 +120,8 @@ func TestCreateLoadUpdate(t *testing.T) {
 	if err := s.Create(newRecord("ctx-1")); !errors.Is(err, ErrExists) {
 		t.Fatalf("second create: %v", err)
 	}
-	fi, err := os.Stat(s.recordPath("ctx-1"))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("record mode %v %v", fi.Mode(), err)
+	if p := ownfiletest.FileProblem(s.recordPath("ctx-1")); p != "" {
+		t.Fatalf("record: %s", p)
 	}
 	h, err := s.Lock("ctx-1")
 	if err != nil {
@@ -278,8 +331,11 @@ func TestAuditIsBoundedAndMetadataOnly(t *testing.T) {
 		}
 	}
 	fi, err := os.Stat(s.AuditPath())
-	if err != nil || fi.Size() >= MaxLogBytes || fi.Mode().Perm() != 0o600 {
+	if err != nil || fi.Size() >= MaxLogBytes {
 		t.Errorf("audit log: %v %v", fi, err)
+	}
+	if p := ownfiletest.FileProblem(s.AuditPath()); p != "" {
+		t.Errorf("audit log: %s", p)
 	}
 	if _, err := os.Stat(s.AuditPath() + ".1"); err != nil {
 		t.Errorf("no rotated generation: %v", err)
@@ -329,5 +385,72 @@ func TestValidIDAgreesWithThePattern(t *testing.T) {
 		if got, want := validID(id), re.MatchString(id); got != want {
 			t.Errorf("validID(%q) = %v, the pattern says %v", id, got, want)
 		}
+	}
+}
+
+// A record its worker keeps updating while other processes load it in a
+// loop (result --wait in many processes): no load fails, on Windows no
+// sharing violation either (the readers open with FILE_SHARE_DELETE, the
+// rename replaces with POSIX semantics and waits out a refusal), every
+// load is a whole record, and no update fails.
+func TestARecordReadByManyProcessesWhileUpdated(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir)
+	r := newRecord("shared")
+	r.State = Sending
+	if err := s.Create(r); err != nil {
+		t.Fatal(err)
+	}
+	h, err := s.Lock("shared")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Release()
+	progress := func(i int) {
+		if _, err := h.Update(func(r *Record) error {
+			r.State = Working
+			r.Progress = &Progress{Text: fmt.Sprintf("step %d", i), At: time.Now()}
+			return nil
+		}); err != nil {
+			t.Fatalf("update %d: %v", i, err)
+		}
+	}
+	progress(0)
+	const processes = 12
+	var readers []*exec.Cmd
+	var outs []*bufio.Scanner
+	for i := 0; i < processes; i++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), "STORE_TEST_READ_RECORD="+dir)
+		out, _ := cmd.StdoutPipe()
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		sc := bufio.NewScanner(out)
+		if !sc.Scan() || sc.Text() != "reading" {
+			t.Fatalf("reader %d: %q", i, sc.Text())
+		}
+		readers, outs = append(readers, cmd), append(outs, sc)
+	}
+	for i := 1; i <= 100; i++ {
+		progress(i)
+	}
+	os.WriteFile(filepath.Join(dir, "stop"), nil, 0o600)
+	for i, sc := range outs {
+		var lines []string
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		readers[i].Wait()
+		if len(lines) == 0 || !strings.HasPrefix(lines[0], "loads ") {
+			t.Errorf("reader %d: %q", i, lines)
+		}
+		for _, l := range lines[1:] {
+			t.Errorf("reader %d: %s", i, l)
+		}
+	}
+	if got, err := s.Load("shared"); err != nil || got.Progress.Text != "step 100" {
+		t.Errorf("the last update: %+v %v", got, err)
 	}
 }

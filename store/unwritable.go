@@ -23,17 +23,25 @@ func (e *UnwritableError) Unwrap() error { return e.Err }
 
 // Full reports whether the disk or a quota is full (or a file-size limit
 // refused the write).
-func (e *UnwritableError) Full() bool {
-	return errors.Is(e.Err, syscall.ENOSPC) || errors.Is(e.Err, syscall.EDQUOT) || errors.Is(e.Err, syscall.EFBIG)
-}
+func (e *UnwritableError) Full() bool { return isErrno(e.Err, fullErrnos) }
 
-// ReadOnly reports whether the file system is mounted read-only.
-func (e *UnwritableError) ReadOnly() bool { return errors.Is(e.Err, syscall.EROFS) }
+// ReadOnly reports whether the file system is read-only (on Windows: the
+// medium is write-protected).
+func (e *UnwritableError) ReadOnly() bool { return isErrno(e.Err, readOnlyErrnos) }
 
 // unwritableErrnos are the errors that make a state directory unusable
-// until someone changes it. EFBIG is a file-size limit (ulimit -f); EPERM,
-// for root, an immutable directory (chattr +i).
-var unwritableErrnos = []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall.EROFS, syscall.EACCES, syscall.EPERM}
+// until someone changes it: full, read-only, or denied to this user. The
+// lists are the system's (unwritable_unix.go, unwritable_windows.go).
+var unwritableErrnos = append(append(append([]syscall.Errno{}, fullErrnos...), readOnlyErrnos...), deniedErrnos...)
+
+func isErrno(err error, errnos []syscall.Errno) bool {
+	for _, errno := range errnos {
+		if errors.Is(err, errno) {
+			return true
+		}
+	}
+	return false
+}
 
 // unwritable wraps err in an *UnwritableError when it is one of those.
 func (s *Store) unwritable(err error) error {
@@ -41,10 +49,8 @@ func (s *Store) unwritable(err error) error {
 	if err == nil || errors.As(err, &ue) {
 		return err
 	}
-	for _, errno := range unwritableErrnos {
-		if errors.Is(err, errno) {
-			return &UnwritableError{Dir: s.dir, Err: err}
-		}
+	if isErrno(err, unwritableErrnos) {
+		return &UnwritableError{Dir: s.dir, Err: err}
 	}
 	return err
 }

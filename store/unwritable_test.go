@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"syscall"
 	"testing"
 )
 
@@ -18,20 +17,8 @@ func TestUnwritableErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct {
-		errno          syscall.Errno
-		unwritable     bool
-		full, readOnly bool
-	}{
-		{syscall.ENOSPC, true, true, false},
-		{syscall.EDQUOT, true, true, false},
-		{syscall.EFBIG, true, true, false},
-		{syscall.EROFS, true, false, true},
-		{syscall.EACCES, true, false, false},
-		{syscall.EPERM, true, false, false},
-		{syscall.ENOENT, false, false, false},
-		{syscall.EIO, false, false, false},
-	} {
+	// The system's codes (unwritable_unix_test.go, unwritable_windows_test.go).
+	for _, c := range unwritableCases {
 		pe := &os.PathError{Op: "write", Path: filepath.Join(s.tasksDir(), "x.json"), Err: c.errno}
 		err := s.unwritable(fmt.Errorf("write task record x: %w", pe))
 		var ue *UnwritableError

@@ -22,6 +22,8 @@ import (
 
 	"github.com/google/uuid"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // Sim is the simulator's state and HTTP handler. Server wraps it in a
@@ -834,12 +836,20 @@ func (s *Sim) saveLocked() {
 		s.logf("save data file: %v", err)
 		return
 	}
+	// Private (0600; on Windows an owner-only ACL), replaced by rename.
 	tmp := s.opts.DataFile + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+	f, err := ownfile.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC)
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		s.logf("save data file: %v", err)
 		return
 	}
-	if err := os.Rename(tmp, s.opts.DataFile); err != nil {
+	if err := ownfile.Rename(tmp, s.opts.DataFile); err != nil {
 		s.logf("save data file: %v", err)
 	}
 }

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 )
 
 const key = "dGVzdDprZXk="
@@ -434,8 +435,8 @@ func TestDataFileKeepsConversationsAcrossRestarts(t *testing.T) {
 	s := testServer(t, func(o *Options) { o.DataFile = file })
 	call(t, "POST", s.URL+"/api/agent_builder/a2a/echo", key, send("c-d", "kept"))
 	s.Close()
-	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("data file: %v %v", fi, err)
+	if p := ownfiletest.FileProblem(file); p != "" { // 0600; an owner-only ACL on Windows
+		t.Fatalf("data file: %s", p)
 	}
 	s2 := testServer(t, func(o *Options) { o.DataFile = file })
 	if c := call(t, "GET", s2.URL+"/api/agent_builder/conversations/a2a-c-d", key, nil); c.status != 200 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,7 +153,8 @@ func TestSkillShowJSONAndVersion(t *testing.T) {
 	r := h.run("skill", "show", "--json")
 	r.expect(t, ExitOK)
 	var d skill.Doc
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.Name != "a2a-courier" || d.Content != string(skill.Content()) || !strings.HasPrefix(d.Body, "# a2a-courier") {
+	exe, _ := filepath.Abs(os.Args[0])
+	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.Name != "a2a-courier" || d.Content != string(skill.Content(exe)) || !strings.HasPrefix(d.Body, "# a2a-courier") {
 		t.Errorf("skill show --json: %v %.200s", err, r.stdout)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/oshint"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -44,10 +45,17 @@ func (a *App) kibanaSettings() (*config.Settings, error) {
 
 func (a *App) configPath() string { return config.Path(a.p.getenv) }
 
+// noConfigDir is the error of a command that needs the config directory
+// when there is none: it names the variable to set (HOME, or on Windows
+// %APPDATA%).
+func (a *App) noConfigDir() error {
+	return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: %v", config.NoConfigDir(a.p.getenv))
+}
+
 func (a *App) openStore() (*store.Store, error) {
 	dir, _ := config.StateDir(a.p.getenv)
 	if dir == "" {
-		return nil, configErr("set A2A_COURIER_STATE_DIR to a private directory", "cannot find a state directory: HOME is not set")
+		return nil, configErr("set A2A_COURIER_STATE_DIR to a private directory", "cannot find a state directory: %v", config.NoStateDir(a.p.getenv))
 	}
 	st, err := store.Open(dir)
 	if err != nil {
@@ -61,15 +69,7 @@ func (a *App) openStore() (*store.Store, error) {
 // directory): a problem of the set-up, exit 2, with what to do about it.
 // Nothing is retried: the next write would be refused the same way.
 func stateDirErr(err error, ue *store.UnwritableError) *cliError {
-	dir := shellcmd.Quote(ue.Dir)
-	hint := "check that this user owns it and may write in it (ls -ld " + dir + "), or point A2A_COURIER_STATE_DIR at a directory it can write"
-	switch {
-	case ue.Full():
-		hint = "free space on the disk that holds it (df -h " + dir + "), or point A2A_COURIER_STATE_DIR at a directory on a disk with room"
-	case ue.ReadOnly():
-		hint = "its file system is read-only: point A2A_COURIER_STATE_DIR at a writable directory"
-	}
-	return &cliError{exit: ExitUsage, code: "state_dir", message: courier.OneLine(err), hint: hint, err: err}
+	return &cliError{exit: ExitUsage, code: "state_dir", message: courier.OneLine(err), hint: oshint.Unwritable(ue), err: err}
 }
 
 // durationFlag returns the flag's value when it was given, else the setting.

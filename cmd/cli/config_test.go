@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/doctor"
+	"github.com/a2a-courier/a2a-courier/skill"
 )
 
 type configShowDoc struct {
@@ -362,14 +364,19 @@ func TestSkillInstallCommand(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	home := h.env["HOME"]
+	if runtime.GOOS == "windows" {
+		home = h.env["USERPROFILE"]
+	}
 	r := h.run("skill", "install", "--target", "claude", "--json")
 	r.expect(t, ExitOK)
 	var doc struct {
 		Path   string `json:"path"`
 		Action string `json:"action"`
+		Binary string `json:"binary"`
 	}
 	json.Unmarshal([]byte(r.stdout), &doc)
-	if doc.Path != filepath.Join(home, ".claude/skills/a2a-courier/SKILL.md") || doc.Action != "created" {
+	exe, _ := filepath.Abs(os.Args[0])
+	if doc.Path != filepath.Join(home, ".claude/skills/a2a-courier/SKILL.md") || doc.Action != "created" || doc.Binary != exe {
 		t.Errorf("%+v", doc)
 	}
 	r = h.run("skill", "install", "--target", "claude")
@@ -387,9 +394,18 @@ func TestSkillInstallCommand(t *testing.T) {
 	h.run("skill", "install", "--target", "vim").expect(t, ExitUsage)
 	r = h.run("skill", "show")
 	r.expect(t, ExitOK)
+	// The repository's SKILL.md, naming this binary: what was installed.
 	root, _ := os.ReadFile("../../SKILL.md")
-	if r.stdout != string(root) {
-		t.Error("skill show differs from SKILL.md")
+	installed, _ := os.ReadFile(doc.Path)
+	line := ""
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if strings.HasPrefix(l, "The binary: ") {
+			line = l
+		}
+	}
+	if r.stdout != strings.Replace(string(root), skill.BinaryLine, line, 1) || r.stdout != string(installed) ||
+		!strings.HasPrefix(line, "The binary: `"+exe+"`") {
+		t.Errorf("skill show is not SKILL.md naming %s as installed:\n%.800s", exe, r.stdout)
 	}
 }
 

@@ -228,7 +228,7 @@ func newConfigPathCmd(app *App) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p := app.configPath()
 			if p == "" {
-				return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
+				return app.noConfigDir()
 			}
 			if app.printer().json {
 				_, err := os.Stat(p)
@@ -279,6 +279,9 @@ func (a *App) runConfigUnset(name string) error {
 // changed, and prints the --json document.
 func (a *App) changeConfig(c configfile.Change) error {
 	c.Path, c.Getenv, c.Flags = a.configPath(), a.p.getenv, a.flags
+	if c.Path == "" {
+		return a.noConfigDir()
+	}
 	d, err := configfile.Apply(c)
 	if err != nil {
 		return err

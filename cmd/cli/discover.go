@@ -134,7 +134,7 @@ func (a *App) discoverPeers(ctx context.Context, s *config.Settings) []discovere
 		wg.Add(1)
 		go func(d *discovered, p config.Peer) {
 			defer wg.Done()
-			hc, err := a.httpClients()(store.Target{CAFile: config.ExpandHome(p.CACert, a.p.getenv("HOME")), Insecure: p.Insecure || s.Insecure})
+			hc, err := a.httpClients()(store.Target{CAFile: config.ExpandHome(p.CACert, a.p.getenv), Insecure: p.Insecure || s.Insecure})
 			if err == nil {
 				var ra *client.RemoteAgent
 				b, _ := client.ParseBinding(p.Binding) // the config file's reading checked it

@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/proctest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -85,26 +85,20 @@ func decodeTask(t *testing.T, s string) taskDoc {
 	return d
 }
 
-// workerPIDs finds the worker processes of a state directory.
+// workerPIDs finds the worker processes of a state directory that still
+// run, by the pids the store records (worker locks) and the spawner logs:
+// the same on every system, no /proc.
 func workerPIDs(t *testing.T, stateDir string) []int {
 	t.Helper()
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 3 && args[1] == "worker" && strings.Contains(string(b), stateDir) {
-			pids = append(pids, pid)
-		}
+	return proctest.Running(stateDir)
+}
+
+// killWorkers kills the workers that serve a state directory now (the
+// holders of its worker locks).
+func killWorkers(stateDir string) {
+	for _, pid := range proctest.Workers(stateDir) {
+		proctest.Kill(pid)
 	}
-	return pids
 }
 
 func waitUntil(t *testing.T, what string, max time.Duration, cond func() bool) {
@@ -191,13 +185,16 @@ func TestE2EWorkerKilledMidRun(t *testing.T) {
 	if len(pids) != 1 {
 		t.Fatalf("worker processes: %v", pids)
 	}
-	for _, f := range []string{"cmdline", "environ"} {
-		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pids[0], f))
-		if bytes.Contains(b, []byte(testKey)) {
-			t.Errorf("the API key is in the worker's %s", f)
+	for what, read := range map[string]func(int) (string, error){"command line": proctest.CommandLine, "environment": proctest.Environment} {
+		text, err := read(pids[0])
+		if err != nil || text == "" {
+			t.Fatalf("the worker's %s: %q, %v", what, text, err)
+		}
+		if strings.Contains(text, testKey) {
+			t.Errorf("the API key is in the worker's %s", what)
 		}
 	}
-	syscall.Kill(pids[0], syscall.SIGKILL)
+	proctest.Kill(pids[0])
 	waitUntil(t, "the lock to be freed", 5*time.Second, func() bool { return !st.Locked(d.ContextID) })
 
 	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s", "--json")

@@ -9,12 +9,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/proctest"
 	"github.com/a2a-courier/a2a-courier/internal/simulator/agentbuilder"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -90,6 +90,9 @@ func newHarness(t *testing.T, sim *agentbuildertest.Server) *harness {
 		"A2A_COURIER_STATE_DIR": filepath.Join(t.TempDir(), "state"),
 		"A2A_COURIER_TEST_MAIN": "1",
 		"HOME":                  t.TempDir(),
+		// Windows' profile folders (internal/userdirs): without them a
+		// test under Wine writes into the prefix's real profile.
+		"USERPROFILE": t.TempDir(), "APPDATA": t.TempDir(), "LOCALAPPDATA": t.TempDir(),
 		// A worker a failed test leaves behind gives up soon.
 		"A2A_COURIER_MAX_WAIT": "3m",
 	}}
@@ -205,13 +208,11 @@ func golden(t *testing.T, name, got string) {
 }
 
 // killWorkersAtCleanup kills the workers of a state directory when the test
-// ends: they run in their own session and would outlive the test binary.
+// ends, and waits until they have gone: they run detached and would outlive
+// the test binary (on Windows, holding the worker log open, they would also
+// keep the test's directory from being removed).
 func killWorkersAtCleanup(t *testing.T, stateDir string) {
-	t.Cleanup(func() {
-		for _, pid := range workerPIDs(t, stateDir) {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-	})
+	t.Cleanup(func() { proctest.EndWorkers(stateDir, 20*time.Second) })
 }
 
 // loadRecord reads a task record of the harness's state directory.

@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -47,7 +47,7 @@ func badFile(t *testing.T, kind, path string, max int) {
 	var err error
 	switch kind {
 	case "fifo":
-		err = syscall.Mkfifo(path, 0o600)
+		err = fifotest.Make(path)
 	case "dev-zero":
 		err = os.Symlink("/dev/zero", path)
 	case "directory":
@@ -186,17 +186,11 @@ func TestFilesReadByPathAreBounded(t *testing.T) {
 // `write …: no space left on device`, exit 1.
 func TestStateDirThatCannotBeWrittenIsAConfigurationError(t *testing.T) {
 	t.Parallel()
-	dir := "/var/state/a2a courier"
-	path := dir + "/tasks/.ctx.json.tmp-1"
-	for _, c := range []struct {
-		errno syscall.Errno
-		hint  string
-	}{
-		{syscall.ENOSPC, "free space on the disk that holds it (df -h '/var/state/a2a courier'), or point A2A_COURIER_STATE_DIR at a directory on a disk with room"},
-		{syscall.EDQUOT, "free space on the disk that holds it (df -h '/var/state/a2a courier'), or point A2A_COURIER_STATE_DIR at a directory on a disk with room"},
-		{syscall.EROFS, "its file system is read-only: point A2A_COURIER_STATE_DIR at a writable directory"},
-		{syscall.EACCES, "check that this user owns it and may write in it (ls -ld '/var/state/a2a courier'), or point A2A_COURIER_STATE_DIR at a directory it can write"},
-	} {
+	// The system's codes and hints (statedir_unix_test.go,
+	// statedir_windows_test.go).
+	dir, cases := stateDirCases()
+	path := filepath.Join(dir, "tasks", ".ctx.json.tmp-1")
+	for _, c := range cases {
 		err := fmt.Errorf("task ctx not sent: cannot record that it is being sent: %w",
 			fmt.Errorf("write task record ctx: %w", &store.UnwritableError{Dir: dir, Err: &os.PathError{Op: "open", Path: path, Err: c.errno}}))
 		ce := classify(err)
@@ -207,8 +201,8 @@ func TestStateDirThatCannotBeWrittenIsAConfigurationError(t *testing.T) {
 		}
 	}
 	// Another error of the file system stays unexpected.
-	if ce := classify(&os.PathError{Op: "write", Path: path, Err: syscall.EIO}); ce.exit != ExitUnexpected {
-		t.Errorf("EIO: exit %d", ce.exit)
+	if ce := classify(&os.PathError{Op: "write", Path: path, Err: otherFSError}); ce.exit != ExitUnexpected {
+		t.Errorf("%v: exit %d", otherFSError, ce.exit)
 	}
 }
 

@@ -29,8 +29,9 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// Version is set at build time with -ldflags "-X …/cmd/cli.Version=v1.2.3".
-var Version = ""
+// Version is set at build time with -ldflags "-X …/cmd/cli.Version=v1.2.3",
+// and Commit with "-X …/cmd/cli.Commit=<sha>" (scripts/release sets both).
+var Version, Commit = "", ""
 
 // Process is the program's view of the process it runs in.
 type Process struct {
@@ -52,7 +53,8 @@ type Process struct {
 	// HTTPClient, when set, replaces the default HTTP client.
 	HTTPClient *http.Client
 	// ExtraFile returns an inherited file by descriptor number (the worker
-	// reads its credential from descriptor 3).
+	// reads its credential from descriptor 3, or on Windows the handle its
+	// --credential-handle names).
 	ExtraFile func(fd uintptr) *os.File
 	// Simulator starts the Agent Builder simulator for demo and dev-server;
 	// nil in a release build, which does not carry it (cmd/a2a-courier).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +13,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 func newMCPCmd(app *App) *cobra.Command {
@@ -35,11 +35,15 @@ send, result, fetch and show cut a reply at max_chars, 20,000 characters by
 default (the whole reply stays in the file the document names); a bad tool
 argument is a tool error with a hint, never run. send and send_async take
 files (absolute paths on this machine) and data (JSON values), as --file
-and --data. In structuredContent, resume and answer are the tool call that
-does it ({"tool","arguments"}) and the hints are in tool terms, as in the
-text. A line of stdin that is not a JSON-RPC message gets a JSON-RPC error
-(-32700, or -32600 for what is not a request; batches are not taken) and
-the server goes on.
+and --data; a file only from the directories A2A_COURIER_MCP_FILES lists
+(separated as in PATH; without it no file is sent: an agent's reply may tell
+the assistant to send anything), never a2a-courier's own config file or
+directory, state directory, key or token files. In structuredContent,
+resume and answer are the tool call that does it ({"tool","arguments"}) and
+the hints are in tool terms, as in the text. A line of stdin that is not a
+JSON-RPC message gets a JSON-RPC error (-32700, or -32600 for what is not a
+request, or has an id that could not be answered as sent; batches are not
+taken) and the server goes on.
 
 The same state directory, workers, configuration and secrets as the command
 line: the API key comes from the config file or the environment of the
@@ -65,7 +69,12 @@ into the assistant's MCP configuration.`,
 
 func (a *App) runMCP(ctx context.Context) error {
 	a.printer().logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
-	err := mcpserver.Serve(ctx, mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord, Log: a.p.Stderr}, a.p.Stdin, a.p.Stdout)
+	dirs, ignored := mcpserver.FileDirs(a.p.getenv(mcpserver.FilesEnv), a.p.getenv("HOME"))
+	if len(ignored) > 0 {
+		a.printer().warn("%s: ignored %s: not absolute paths", mcpserver.FilesEnv, strings.Join(ignored, ", "))
+	}
+	o := mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord, Log: a.p.Stderr, FileDirs: dirs, Protected: a.ownFiles}
+	err := mcpserver.Serve(ctx, o, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
 			hint: "the server's stdin could not be read; see the assistant's MCP log"}
@@ -90,6 +99,37 @@ func (a *App) mcpRunner() mcpserver.Runner {
 		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals, p.Tool = false, false, false, nil, nil, true
 		return Run(ctx, &p)
 	}
+}
+
+// ownFiles are a2a-courier's own files and directories, which no MCP tool
+// sends (mcpserver.Options.Protected): the config file and directory, the
+// state directory, the key and token files of --api-key-file and
+// --token-file and of every profile and peer of the config file. Read at
+// each call: the config file may have changed since the server started.
+func (a *App) ownFiles() []string {
+	getenv := a.p.getenv
+	own := []string{config.Dir(getenv), config.Path(getenv)}
+	if dir, _ := config.StateDir(getenv); dir != "" {
+		own = append(own, dir)
+	}
+	add := func(p string) {
+		if p = config.ExpandHome(p, getenv); p != "" {
+			if abs, err := filepath.Abs(p); err == nil {
+				own = append(own, abs)
+			}
+		}
+	}
+	add(a.flags.APIKeyFile)
+	add(a.flags.TokenFile)
+	if cf, err := config.ReadFile(config.Path(getenv)); err == nil && cf != nil {
+		for _, p := range cf.Profiles {
+			add(p.APIKeyFile)
+		}
+		for _, p := range cf.Peers {
+			add(p.TokenFile)
+		}
+	}
+	return own
 }
 
 // hasRecord reports whether the state directory holds a task's record.
@@ -152,8 +192,11 @@ is a profile or key file the entry's process could not read. --dry-run
 prints the file as it would be written, and writes nothing.
 
 --json prints {"target","path","action","dry_run","command","args","env",
-"warnings"} (and "content" with --dry-run); action is created, added,
-replaced or unchanged.`,
+"warnings"} (and "content" with --dry-run); action is created (there was
+no file), added, replaced or unchanged (then nothing is written, and no
+restart is asked for). A file that starts with a UTF-8 byte order mark
+keeps it; a replaced value is written in the layout of the one it
+replaces (on one line where that was).`,
 		Example: `  a2a-courier mcp install --target claude-desktop
   a2a-courier mcp install --target vscode --dry-run
   a2a-courier mcp install --target cursor --profile prod`,
@@ -163,6 +206,16 @@ replaced or unchanged.`,
 	cmd.Flags().StringVar(&opts.target, "target", "", "the assistant: claude-desktop, cursor, vscode or gemini")
 	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "print the file as it would be written; write nothing")
 	return cmd
+}
+
+// binaryPath is this binary's absolute path, as mcp install and skill
+// install write it for an assistant to start.
+func (a *App) binaryPath() (string, error) {
+	exe, err := a.p.Executable()
+	if err == nil {
+		exe, err = filepath.Abs(exe)
+	}
+	return exe, err
 }
 
 func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
@@ -190,21 +243,21 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	if err != nil {
 		return err
 	}
-	exe, err := a.p.Executable()
-	if err == nil {
-		exe, err = filepath.Abs(exe)
-	}
+	exe, err := a.binaryPath()
 	if err != nil {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}
-	path, err := mcpinstall.Path(t, mcpinstall.Where{GOOS: runtime.GOOS, Home: a.p.getenv("HOME"), Getenv: a.p.getenv})
+	dirs := userdirs.Host(a.p.getenv)
+	path, err := mcpinstall.Path(t, dirs)
 	if err != nil {
 		return configErr("write the entry by hand: see `a2a-courier mcp install --help`", "%v", err)
 	}
-	// The directories the assistant's process, with HOME alone, finds.
-	homeOnly := func(k string) string { return map[bool]string{true: a.p.getenv(k)}[k == "HOME"] }
-	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(homeOnly)}
-	setup.HomeStateDir, _ = config.StateDir(homeOnly)
+	// The directories the assistant's process, with the profile's
+	// variables alone (HOME; on Windows USERPROFILE, APPDATA, LOCALAPPDATA),
+	// finds.
+	profile := dirs.ProfileOnly().Getenv
+	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(profile)}
+	setup.HomeStateDir, _ = config.StateDir(profile)
 	chosen := ""
 	if s.Sources["profile"] == "flag --profile" || strings.HasPrefix(s.Sources["profile"], "env ") {
 		chosen = s.Profile
@@ -219,7 +272,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 			setup.Flags = append(setup.Flags, f[0], v)
 		}
 	}
-	setup.Check(s, a.p.getenv("HOME"))
+	setup.Check(s, profile)
 	setup.EnvToken = a.p.getenv("A2A_COURIER_TOKEN") != ""
 	setup.PeerTokenEnv = map[string]string{}
 	for name, peer := range s.Peers {
@@ -254,6 +307,9 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 		return nil
 	}
 	pr.payload(res.Action() + ": " + path)
+	if !res.Changed {
+		return nil // the assistant has loaded this entry already, or will
+	}
 	command := shellcmd.Quote(entry.Command)
 	for _, w := range entry.Args {
 		command += " " + shellcmd.Quote(w)

@@ -23,6 +23,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // lockedBuffer is a process's stderr, read while it runs.
@@ -56,9 +57,9 @@ type mcpSession struct {
 	progress []string
 }
 
-func startMCP(t *testing.T, ctx context.Context, p *proc) *mcpSession {
+func startMCP(t *testing.T, ctx context.Context, p *proc, args ...string) *mcpSession {
 	t.Helper()
-	m := &mcpSession{t: t, ctx: ctx, cmd: p.cmd(ctx, "", "mcp"), stderr: &lockedBuffer{}}
+	m := &mcpSession{t: t, ctx: ctx, cmd: p.cmd(ctx, "", append([]string{"mcp"}, args...)...), stderr: &lockedBuffer{}}
 	m.cmd.Stdin = nil // the transport's pipe
 	m.cmd.Stderr = m.stderr
 	client := mcp.NewClient(&mcp.Implementation{Name: "a2a-courier-test", Version: "1"}, &mcp.ClientOptions{
@@ -137,7 +138,7 @@ func TestMCPServer(t *testing.T) {
 	// (The agent takes 20 s: "working" says the call returned at its wait.)
 	res, doc, text = m.call("send", map[string]any{"agent": "slow-agent", "message": "This takes a while", "wait_seconds": 6})
 	slowID, _ := doc["context_id"].(string)
-	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(text, "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
+	if res.IsError || doc["state"] != "working" || slowID == "" || !strings.Contains(strings.ToLower(text), "call the result tool with context_id \""+slowID+"\" later; do not send the message again") {
 		t.Errorf("send past its wait: %v %v %q", res.IsError, doc, text)
 	}
 	// The notification handlers may run after the call returned: wait for
@@ -293,7 +294,7 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long-agent", Name: "Long", Description: "Takes long.", RunTime: 25 * time.Second,
 			Reply: "Long answer to {{input}}"})
 	})
-	for _, how := range []string{"SIGTERM", "stdin closed"} {
+	for _, how := range mcpStops {
 		t.Run(how, func(t *testing.T) {
 			t.Parallel()
 			p := newProc(t, sim)
@@ -360,7 +361,7 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 					json.Unmarshal(b, &doc)
 				}
 				if o.err != nil || o.res.IsError || doc["state"] == "completed" || doc["context_id"] != id ||
-					!strings.Contains(o.res.Content[0].(*mcp.TextContent).Text, "call the result tool with context_id") {
+					!strings.Contains(strings.ToLower(o.res.Content[0].(*mcp.TextContent).Text), "call the result tool with context_id") {
 					t.Errorf("the send ended by SIGTERM: %v %+v", o.err, doc)
 				}
 			} else {
@@ -389,6 +390,90 @@ func TestMCPServerStopEndsItsCalls(t *testing.T) {
 			}
 			p.waitWorkersExit()
 		})
+	}
+}
+
+// The stop by a signal, on every system, through the cause the signal
+// gives the command's context (watchSignals): SIGTERM on Unix, and on
+// Windows a closed console window, a logoff or a shutdown, which Go
+// delivers as syscall.SIGTERM (runtime.ctrlHandler); Wine cannot send
+// those. The server, run in this process, ends its call at once, handing
+// the task to a detached worker, which finishes it with one run.
+func TestMCPServerStoppedBySignalCause(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long-agent", Name: "Long", Description: "Takes long.", RunTime: 6 * time.Second,
+			Reply: "Long answer to {{input}}"})
+	})
+	h := newHarness(t, sim)
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	env := h.env
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	stderr := &lockedBuffer{}
+	exited := make(chan int, 1)
+	go func() {
+		code := Run(ctx, &Process{Args: []string{"mcp"}, Stdin: inR, Stdout: outW, Stderr: stderr,
+			LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			Environ: func() []string {
+				kv := []string{"PATH=" + os.Getenv("PATH")}
+				for k, v := range env {
+					kv = append(kv, k+"="+v)
+				}
+				return kv
+			},
+			Executable: func() (string, error) { return os.Args[0], nil }})
+		outW.Close()
+		exited <- code
+	}()
+	callCtx, stop := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer stop()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "a2a-courier-test", Version: "1"}, nil).
+		Connect(callCtx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer cs.Close()
+	called := make(chan *mcp.CallToolResult, 1)
+	go func() {
+		res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "send",
+			Arguments: map[string]any{"agent": "long-agent", "message": "the question", "wait_seconds": 600}})
+		if err != nil {
+			t.Errorf("send: %v", err)
+		}
+		called <- res
+	}()
+	st, err := store.Open(env["A2A_COURIER_STATE_DIR"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id string
+	waitUntil(t, "the send's task to reach the agent", 30*time.Second, func() bool {
+		if recs, _ := st.List(); len(recs) == 1 {
+			id = recs[0].ContextID
+		}
+		return id != "" && sim.Runs(id) == 1
+	})
+	cancel(&signalError{syscall.SIGTERM})
+	res := <-called
+	var doc map[string]any
+	if res != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		json.Unmarshal(b, &doc)
+	}
+	if res == nil || res.IsError || doc["state"] == "completed" || doc["context_id"] != id ||
+		!strings.Contains(strings.ToLower(res.Content[0].(*mcp.TextContent).Text), "call the result tool with context_id") {
+		t.Errorf("the send ended by the signal's cause: %+v", doc)
+	}
+	inW.Close()
+	if code := <-exited; code != ExitOK {
+		t.Errorf("the server's exit %d\n%s", code, stderr.String())
+	}
+	r := h.run("result", id, "--wait", "--timeout", "60s", "--json")
+	d := decodeTask(t, r.stdout)
+	if r.code != ExitOK || d.State != "completed" || *d.Reply != "Long answer to the question" || sim.Runs(id) != 1 {
+		t.Errorf("the task after the server stopped: %d %+v, %d runs\n%s", r.code, d, sim.Runs(id), stderr.String())
 	}
 }
 
@@ -661,8 +746,13 @@ func TestMCPInstallChecksTheEntrysSettings(t *testing.T) {
 		!strings.Contains(r.stderr, "kept --profile sim of the existing entry (--profile <name> chooses another, --profile default drops it)") {
 		t.Errorf("a reinstall with no profile: %q %q %q", args, warnings, r.stderr)
 	}
-	if r := h.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "unchanged: ") ||
-		!strings.Contains(r.stderr, "restart cursor to load the a2a-courier server ("+os.Args[0]+" mcp --profile sim)") {
+	// The restart line, with the command as written, only when the file
+	// changed.
+	if r := h.run("mcp", "install", "--target", "cursor"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "unchanged: ") || strings.Contains(r.stderr, "restart") {
+		t.Errorf("unchanged: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := h.run("mcp", "install", "--target", "gemini", "--profile", "sim"); r.code != ExitOK || !strings.HasPrefix(r.stdout, "created: ") ||
+		!strings.Contains(r.stderr, "restart gemini to load the a2a-courier server ("+os.Args[0]+" mcp --profile sim)") {
 		t.Errorf("the command as written: %d %q %q", r.code, r.stdout, r.stderr)
 	}
 	// --profile default drops it, even beside A2A_COURIER_PROFILE; its
@@ -711,7 +801,9 @@ func TestMCPServerHintsInToolTerms(t *testing.T) {
 }
 
 // mcp install, as a process, on the files the trials found: an empty
-// servers object (the most common starting file) gets the entry; a file
+// servers object (the most common starting file) gets the entry, and so
+// do an empty file ("added", not "created") and one that starts with a
+// byte order mark (kept); a file
 // nested four million levels deep (8 MB) and one with two "mcpServers"
 // are refused with one line and a hint, exit 2, --dry-run or not, the
 // file left as it was.
@@ -734,6 +826,16 @@ func TestMCPInstallRefusesWhatItCannotEdit(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); json.Unmarshal(b, &doc) != nil || doc.MCPServers["a2a-courier"].Command != os.Args[0] {
 		t.Errorf("the file: %s", b)
+	}
+	// An empty file is added to, not created; a byte order mark is kept.
+	for _, file := range []string{"", " \n", "\ufeff{\"mcpServers\": {}}\n"} {
+		write(file)
+		r := p.run("mcp", "install", "--target", "cursor")
+		b, _ := os.ReadFile(path)
+		if r.code != ExitOK || r.stdout != "added: "+path+"\n" || !strings.HasPrefix(string(b), "\ufeff") == strings.HasPrefix(file, "\ufeff") ||
+			json.Unmarshal([]byte(strings.TrimPrefix(string(b), "\ufeff")), &doc) != nil || doc.MCPServers["a2a-courier"].Command != os.Args[0] {
+			t.Errorf("%q: %d %q %q\n%q", file, r.code, r.stdout, r.stderr, b)
+		}
 	}
 	for file, want := range map[string]string{
 		strings.Repeat("[", 4_000_000) + strings.Repeat("]", 4_000_000): path + ": the file nests deeper than 1000 levels: not an MCP configuration",
@@ -834,5 +936,69 @@ func TestMCPServerSurvivesBadMessages(t *testing.T) {
 	}
 	if ctxID, _ := doc["context_id"].(string); sim.Runs(ctxID) != 1 {
 		t.Errorf("%d runs of the send", sim.Runs(ctxID))
+	}
+}
+
+// `a2a-courier mcp` sends files only from the directories
+// A2A_COURIER_MCP_FILES names, and never its own, as its configuration
+// names them: the config file and directory, the state directory, the key
+// file of a profile, the token file of a peer and of --token-file, even
+// when they are inside an allowed directory. Without the variable no file
+// is sent. A refused file never reaches the agent (a2a-js's parts agent,
+// which names each file it gets, sees only the allowed one).
+func TestMCPServerSendsOnlyAllowedFiles(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	sim := startSim(t, nil)
+	p := newProc(t, sim)
+	url := js.URL(interoptest.MountV1, interoptest.AgentParts)
+	allowed := t.TempDir()
+	write := func(rel, content string) string {
+		path := filepath.Join(allowed, rel)
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	key := write("keys/kibana.key", testKey)
+	token := write("tokens/peer.token", "peer-token")
+	flagToken := write("tokens/flag.token", "flag-token")
+	p.env["A2A_COURIER_CONFIG_DIR"] = filepath.Join(allowed, "conf")
+	conf := write("conf/config.yaml", "profiles:\n  default:\n    kibana_url: "+sim.URL+"\n    api_key_file: "+key+"\npeers:\n  lab:\n    url: "+url+"\n    token_file: "+token+"\n")
+	other := write("conf/notes.txt", "in the config directory")
+	p.env["A2A_COURIER_STATE_DIR"] = filepath.Join(allowed, "state")
+	record := write("state/some-record.json", "{}")
+	ok := write("report.csv", "a,b\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	m := startMCP(t, ctx, p)
+	res, _, text := m.call("send", map[string]any{"url": url, "message": "look", "files": []string{ok}})
+	if !res.IsError || !strings.HasPrefix(text, "files: the MCP server sends no file: A2A_COURIER_MCP_FILES names no directory files may be sent from\nhint: ") {
+		t.Errorf("without A2A_COURIER_MCP_FILES: %v %q", res.IsError, text)
+	}
+	m.cs.Close()
+
+	p.env["A2A_COURIER_MCP_FILES"] = allowed + string(os.PathListSeparator) + "not/absolute"
+	m = startMCP(t, ctx, p, "--token-file", flagToken)
+	defer m.cs.Close()
+	for _, f := range []string{conf, other, key, token, flagToken, record} {
+		for _, tool := range []string{"send", "send_async"} {
+			res, doc, text := m.call(tool, map[string]any{"url": url, "message": "look", "files": []string{f}})
+			if errDoc, _ := doc["error"].(map[string]any); !res.IsError || !strings.HasPrefix(text, fmt.Sprintf("files: %q is a2a-courier's own (", f)) || errDoc["code"] != "usage" {
+				t.Errorf("%s %s: %v %q", tool, f, res.IsError, text)
+			}
+		}
+	}
+	res, doc, text := m.call("send", map[string]any{"url": url, "message": "look", "files": []string{ok}})
+	if r, _ := doc["reply"].(string); res.IsError || doc["state"] != "completed" || !strings.Contains(r, "report.csv") {
+		t.Errorf("an allowed file: %v %v %q", res.IsError, doc, text)
+	}
+	if r := p.run("tasks", "--json"); strings.Count(r.stdout, `"context_id"`) != 1 {
+		t.Errorf("the tasks: one, of the allowed file: %s", r.stdout)
+	}
+	if e := m.stderr.String(); !strings.Contains(e, "A2A_COURIER_MCP_FILES: ignored not/absolute: not absolute paths") {
+		t.Errorf("the server's stderr: %q", e)
 	}
 }

@@ -52,7 +52,8 @@ func TestStillRunningWhereAFailureLeavesNoTrace(t *testing.T) {
 	}
 }
 
-// The MCP result tool says the same of such a task, in its text.
+// The MCP result tool says the same of such a task, in its text, in tool
+// terms.
 func TestMCPStillRunningWhereAFailureLeavesNoTrace(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, func(o *agentbuildertest.Options) {
@@ -69,8 +70,11 @@ func TestMCPStillRunningWhereAFailureLeavesNoTrace(t *testing.T) {
 	m := startMCP(t, ctx, p)
 	defer m.cs.Close()
 	res, doc, text := m.call("result", map[string]any{"context_id": ctxID})
-	if res.IsError || doc["state"] != "working" || !strings.Contains(text, "no reply yet; on this release a failed run leaves no trace") ||
-		!strings.Contains(text, "--max-wait 40s") || strings.Contains(text, "Nothing is lost") {
+	// In tool terms: a sentence of its own, and the maximum wait said as
+	// what no tool sets.
+	if res.IsError || doc["state"] != "working" || !strings.Contains(text, "background worker. No reply yet; on this release a failed run leaves no trace") ||
+		!strings.Contains(text, "(its maximum wait of 40s, set on the command line (--max-wait) or in the config file (max_wait)), then it ends expired. Call the result tool") ||
+		strings.Contains(text, "(--max-wait 40s") || strings.Contains(text, "Nothing is lost") {
 		t.Errorf("%v %v %q", res.IsError, doc, text)
 	}
 }

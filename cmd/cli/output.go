@@ -208,6 +208,18 @@ func (pr *printer) printError(e *cliError) {
 	if pr.json {
 		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: pr.run(e.hint), Setup: e.setup,
 			RetryAfterSeconds: courier.WholeSeconds(e.retryAfter)}})
+		if pr.outErr() == nil {
+			return
+		}
+		// stdout is gone (a closed pipe): the error document never reached
+		// the caller, so it gets one line on stderr instead.
+		line := e.message
+		if e.hint != "" {
+			line += " (" + pr.run(e.hint) + ")"
+		}
+		pr.mu.Lock()
+		defer pr.mu.Unlock()
+		fmt.Fprintf(pr.err, "a2a-courier: %s\n", termui.Text(line))
 		return
 	}
 	pr.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -88,10 +89,10 @@ func TestClosedStreamLosesNoSend(t *testing.T) {
 					}
 				} else {
 					// The reply did not reach the caller: not exit 0, and
-					// (in text mode, where errors go to stderr) stderr
-					// says where it is.
+					// stderr says where it is, in --json mode too (the
+					// error document would go to the closed stdout).
 					said := afterStarted(errb.String())
-					if code != ExitUnexpected || closed == "stdout" && (!strings.Contains(said, "could not be written to stdout") || !strings.Contains(said, "a2a-courier result "+rec.ContextID+"` prints it again")) {
+					if code != ExitUnexpected || !strings.Contains(said, "could not be written to stdout") || !strings.Contains(said, "a2a-courier result "+rec.ContextID+"` prints it again") {
 						t.Fatalf("exit %d, stderr %q", code, errb.String())
 					}
 					r := p.run("result", rec.ContextID)
@@ -107,6 +108,56 @@ func TestClosedStreamLosesNoSend(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSendAsyncToAClosedStdout: send-async whose caller closed its stdout
+// pipe cannot hand over the contextId there: it exits 1 (code output) with
+// one line on stderr, in --json mode too, that says the task is recorded
+// and how to find it; the task goes on (a worker sends it once). It used
+// to exit 0 (the contextId only in the started line on stderr), and 1 in
+// --json mode with nothing said.
+func TestSendAsyncToAClosedStdout(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []string{"text", "json"} {
+		t.Run(mode, func(t *testing.T) {
+			t.Parallel()
+			sim := startSim(t, nil)
+			p := newProc(t, sim)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			args := []string{"send-async", "elastic-ai-agent", "nobody reads my id"}
+			if mode == "json" {
+				args = append(args, "--json")
+			}
+			c := p.cmd(ctx, "", args...)
+			rd, wr, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			rd.Close()
+			var errb bytes.Buffer
+			c.Stdout, c.Stderr = wr, &errb
+			err = c.Start()
+			wr.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.Wait()
+			ws := c.ProcessState.Sys().(syscall.WaitStatus)
+			rec := onlyRecord(t, p)
+			said := strings.TrimSpace(afterStarted(errb.String()))
+			if ws.Signaled() || ws.ExitStatus() != ExitUnexpected || strings.Count(said, "\n") != 0 && mode == "json" ||
+				!strings.Contains(said, "task "+rec.ContextID+" is recorded") || !strings.Contains(said, "could not be written to stdout") ||
+				!strings.Contains(said, "`a2a-courier tasks") || !strings.Contains(said, "a2a-courier result "+rec.ContextID) {
+				t.Fatalf("exit %d (signaled %v), stderr %q", ws.ExitStatus(), ws.Signaled(), errb.String())
+			}
+			r := p.run("result", rec.ContextID, "--wait", "--timeout", "30s")
+			r.expect(t, ExitOK)
+			if strings.TrimSpace(r.stdout) != "Echo: nobody reads my id" || sim.Runs(rec.ContextID) != 1 {
+				t.Fatalf("result %q, %d runs", r.stdout, sim.Runs(rec.ContextID))
+			}
+		})
 	}
 }
 
@@ -240,5 +291,32 @@ func TestSendKilledBeforeItsRequestLeftIsSentOnce(t *testing.T) {
 			}
 			p.waitWorkersExit()
 		})
+	}
+}
+
+// TestStartedLineRunsAsTheCaller: the started line's command runs as the
+// caller ran send or send-async (--json, --timeout, as resume does), so
+// that a caller that reads it gets what it parses. It used to name
+// `result <ctx> --wait` without --json.
+func TestStartedLineRunsAsTheCaller(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	p := newProc(t, sim)
+	for _, tc := range []struct {
+		args []string
+		tail string
+	}{
+		{[]string{"send", "elastic-ai-agent", "plain"}, " --wait"},
+		{[]string{"send", "elastic-ai-agent", "in json", "--json"}, " --wait --json"},
+		{[]string{"send", "elastic-ai-agent", "with a wait", "--json", "--timeout", "45s"}, " --wait --timeout 45s --json"},
+		{[]string{"send-async", "elastic-ai-agent", "later", "--json"}, " --wait --json"},
+	} {
+		r := p.run(tc.args...)
+		r.expect(t, ExitOK)
+		first, _, _ := strings.Cut(r.stderr, "\n")
+		id := mcpserver.StartedContext(first)
+		if want := "task " + id + " started; its reply: a2a-courier result " + id + tc.tail; id == "" || first != want {
+			t.Errorf("%v: started line %q, want %q", tc.args, first, want)
+		}
 	}
 }

@@ -5,9 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 )
 
 // TestRecordFilesThatAreNotRecords: a FIFO named <uuid>.json in
@@ -24,7 +25,7 @@ func TestRecordFilesThatAreNotRecords(t *testing.T) {
 	good := decodeTask(t, r.stdout).ContextID
 	tasks := filepath.Join(p.env["A2A_COURIER_STATE_DIR"], "tasks")
 	const fifoID, zeroID = "0f8c3a52-2b7e-4f7d-9a1c-5e6f7a8b9c0d", "1f8c3a52-2b7e-4f7d-9a1c-5e6f7a8b9c0d"
-	if err := syscall.Mkfifo(filepath.Join(tasks, fifoID+".json"), 0o600); err != nil {
+	if err := fifotest.Make(filepath.Join(tasks, fifoID+".json")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("/dev/zero", filepath.Join(tasks, zeroID+".json")); err != nil {

@@ -6,13 +6,13 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/doctor"
+	"github.com/a2a-courier/a2a-courier/internal/proctest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -215,7 +215,7 @@ func releaseWorkerKilled(t *testing.T, m releaseMode, times *recoveryTimes) {
 	if len(pids) != 1 {
 		t.Fatalf("workers %v", pids)
 	}
-	syscall.Kill(pids[0], syscall.SIGKILL)
+	proctest.Kill(pids[0])
 	waitUntil(t, "the lock to be freed", 5*time.Second, func() bool { return !st.Locked(ctxID) })
 	r = p.run("result", ctxID, "--wait", "--timeout", "30s", "--json")
 	r.expect(t, ExitOK)
@@ -547,10 +547,8 @@ func fetchAfterWorkerDies(t *testing.T, agent string, faults []agentbuildertest.
 	killWorkersAtCleanup(t, stateDir)
 	// The worker that took over is killed before the run fails (1.5 s):
 	// fetch, not a worker, must tell.
-	waitUntil(t, "the worker to start", 5*time.Second, func() bool { return len(workerPIDs(t, stateDir)) > 0 })
-	for _, pid := range workerPIDs(t, stateDir) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
+	waitUntil(t, "the worker to start", 5*time.Second, func() bool { return len(proctest.Workers(stateDir)) > 0 })
+	killWorkers(stateDir)
 	st, _ := store.Open(stateDir)
 	waitUntil(t, "the lock to be freed", 5*time.Second, func() bool { return !st.Locked(d.ContextID) })
 	waitUntil(t, "the run to fail", 10*time.Second, func() bool { return sim.ActiveRuns() == 0 })

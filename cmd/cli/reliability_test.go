@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -136,9 +135,7 @@ func TestReliability(t *testing.T) {
 			// From at once (before the POST) to after the round completes
 			// (while polling or writing the record).
 			time.Sleep(time.Duration(rand.IntN(1200)) * time.Millisecond)
-			for _, pid := range workerPIDs(t, state) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+			killWorkers(state)
 		}
 		p.collect(t, sim.Runs, ids, &row, "Report for task %d: 14 escalations.")
 		reliability.add(row)

@@ -693,7 +693,7 @@ func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
 	case store.Sending:
 		// Stopped between writing "sending" and the answer: the request
 		// may not have left; it leaves (once) when the worker goes on.
-		sent = "the message may not have left yet; it leaves, once, when that worker goes on (kill -CONT)"
+		sent = "the message may not have left yet; it leaves, once, when that worker goes on (" + courier.ContinueWorker(0) + ")"
 	default:
 		sent = "the message was sent, and is never sent again"
 	}
@@ -716,7 +716,7 @@ func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
 		return exitWith(ExitStillRunning)
 	}
 	pr.warn("%s", doc.Note)
-	pr.info("it goes on if the worker is continued (kill -CONT %d); ended (kill %d), it frees the task for a new worker: %s", w.PID, w.PID, doc.Resume)
+	pr.info("it goes on if the worker is continued (%s); ended (%s), it frees the task for a new worker: %s", courier.ContinueWorker(w.PID), courier.EndWorker(w.PID), doc.Resume)
 	return exitWith(ExitStillRunning)
 }
 

@@ -17,6 +17,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+	"github.com/a2a-courier/a2a-courier/internal/proctest"
 )
 
 // leakChecker collects everything a secret must never reach.
@@ -50,9 +51,12 @@ func (l *leakChecker) checkWorkers(stateDir string) int {
 	l.t.Helper()
 	pids := workerPIDs(l.t, stateDir)
 	for _, pid := range pids {
-		for _, f := range []string{"cmdline", "environ"} {
-			b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/%s", pid, f))
-			l.check(fmt.Sprintf("the worker's /proc/%d/%s", pid, f), string(b))
+		for what, read := range map[string]func(int) (string, error){"command line": proctest.CommandLine, "environment": proctest.Environment} {
+			text, err := read(pid)
+			if err != nil && proctest.Alive(pid) {
+				l.t.Errorf("the worker's %s: %v", what, err)
+			}
+			l.check(fmt.Sprintf("worker %d's %s", pid, what), text)
 		}
 	}
 	return len(pids)

@@ -121,7 +121,9 @@ func newSendAsyncCmd(app *App) *cobra.Command {
 		Short: "Send a message in the background and print its contextId at once",
 		Long: `Send a message to an agent through a detached background worker and return
 at once, exit 0: stdout carries the contextId (--json: the task document in
-state "queued", with the command that waits for the reply). Get the reply
+state "queued", with the command that waits for the reply); when stdout
+cannot take it (a closed pipe), exit 1 (code output) with stderr saying the
+task is recorded and how to find it. Get the reply
 with "a2a-courier result <contextId> --wait". The worker survives the
 caller leaving; if it dies, result revives it.
 
@@ -221,7 +223,9 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	// Said before anything leaves, in every mode: a caller that its own
 	// timeout stops still has the contextId (internal/mcpserver reads this
 	// line for its progress: StartedContext).
-	a.printer().logf("%s", a.asRun("task "+rec.ContextID+" started; its reply: a2a-courier result "+rec.ContextID+" --wait"))
+	// The command in it runs as the caller ran this one (asCaller: --json,
+	// --timeout, the connection flags), as resume does.
+	a.printer().logf("%s", "task "+rec.ContextID+" started; its reply: "+a.asCaller("a2a-courier result "+rec.ContextID+" --wait"))
 	if !opts.async {
 		return a.runForeground(ctx, c, h, rec, m, opts)
 	}
@@ -233,9 +237,17 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	doc := recordDoc(rec)
 	if pr.json {
 		doc.Resume = a.asCaller(doc.Resume)
-		return pr.writeJSON(doc)
+		pr.writeJSON(doc)
+	} else {
+		pr.payload(rec.ContextID)
 	}
-	pr.payload(rec.ContextID)
+	if werr := pr.outErr(); werr != nil {
+		// The caller closed stdout: the task goes on, recorded; it is
+		// found by what the caller can still run.
+		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
+			message: fmt.Sprintf("task %s is recorded and goes on in the background, but its contextId could not be written to stdout: %v", rec.ContextID, werr),
+			hint:    "`a2a-courier tasks` lists it; `a2a-courier result " + rec.ContextID + " --wait` waits for its reply"}
+	}
 	return nil
 }
 

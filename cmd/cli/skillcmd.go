@@ -3,10 +3,13 @@ package cli
 import (
 	"errors"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 	"github.com/a2a-courier/a2a-courier/skill"
 )
 
@@ -44,20 +47,22 @@ The skill is the SKILL.md of the repository, embedded in the binary.`,
 	show := &cobra.Command{
 		Use:   "show",
 		Short: "Print the skill (SKILL.md) on stdout",
-		Long: `Print SKILL.md on stdout. --json prints {"name","description",
-"compatibility","body","content"}: the front matter's fields, the text
-after it, and the whole file.`,
+		Long: `Print SKILL.md on stdout, as skill install writes it: naming this
+binary's full path, for an assistant whose PATH lacks it. --json prints
+{"name","description","compatibility","body","content"}: the front
+matter's fields, the text after it, and the whole file.`,
 		Example: "  a2a-courier skill show > SKILL.md\n  a2a-courier skill show --json",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			exe, _ := app.binaryPath()
 			if app.jsonOut {
-				d, err := skill.Parse()
+				d, err := skill.Parse(exe)
 				if err != nil {
 					return err
 				}
 				return app.printer().writeJSON(d)
 			}
-			_, err := app.p.Stdout.Write(skill.Content())
+			_, err := app.p.Stdout.Write(skill.Content(exe))
 			return err
 		},
 	}
@@ -74,13 +79,20 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 		return usageErr("e.g. --target claude, or --dir ~/.claude/skills", "skill install needs --dir or --target")
 	case opts.target != "":
 		cwd, _ := os.Getwd()
-		d, err := skill.TargetDir(opts.target, a.p.getenv("HOME"), cwd)
-		if err != nil {
+		d, err := skill.TargetDir(opts.target, userdirs.Host(a.p.getenv), cwd)
+		switch _, known := skill.Targets[opts.target]; {
+		case err != nil && !known:
 			return usageErr("targets: claude, workbuddy, agents", "%v", err)
+		case err != nil:
+			return configErr("give the skills folder with --dir", "cannot find the home folder: %v", err)
 		}
 		dir = d
 	}
-	path, action, err := skill.Install(dir, opts.dryRun)
+	exe, err := a.binaryPath()
+	if err != nil {
+		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
+	}
+	path, action, err := skill.Install(dir, exe, opts.dryRun)
 	if err != nil {
 		if ce := config.UnreadableFileError("the installed skill", err, "move it away, or choose another folder with --dir"); ce != nil {
 			return ce
@@ -92,8 +104,15 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 		return err
 	}
 	pr := a.printer()
+	var warnings []string
+	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
+		warnings = append(warnings, exe+" is a temporary build of go run, gone when it exits: install the binary (go install) and run skill install with it")
+	}
 	if pr.json {
-		return pr.writeJSON(map[string]any{"path": path, "action": action, "dry_run": opts.dryRun})
+		return pr.writeJSON(map[string]any{"path": path, "action": action, "dry_run": opts.dryRun, "binary": exe, "warnings": append([]string{}, warnings...)})
+	}
+	for _, w := range warnings {
+		pr.warn("%s", w)
 	}
 	if opts.dryRun {
 		pr.payload("would be " + action + ": " + path)

@@ -199,7 +199,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 	protocol, binding, noStream := af.protocol, af.binding, af.noStream
 	if p != nil {
 		if p.CACert != "" {
-			st.CAFile = config.ExpandHome(p.CACert, a.p.getenv("HOME"))
+			st.CAFile = config.ExpandHome(p.CACert, a.p.getenv)
 		}
 		st.Insecure = st.Insecure || p.Insecure
 		protocol, binding = nonEmptyStr(protocol, p.Protocol), nonEmptyStr(binding, p.Binding)

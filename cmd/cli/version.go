@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +17,7 @@ func newVersionCmd(app *App) *cobra.Command {
   a2a-courier version --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			info := buildinfo.Read(Version)
+			info := buildinfo.Read(Version, Commit)
 			pr := app.printer()
 			if pr.json {
 				return pr.writeJSON(info)
@@ -24,7 +25,7 @@ func newVersionCmd(app *App) *cobra.Command {
 			s := fmt.Sprintf("a2a-courier %s (%s, %s)", info.Version, info.Go, info.Platform)
 			switch {
 			case info.Commit != "":
-				s += fmt.Sprintf("\ncommit %s %s", info.Commit, info.CommitTime)
+				s += strings.TrimRight(fmt.Sprintf("\ncommit %s %s", info.Commit, info.CommitTime), " ")
 				if info.Modified {
 					s += " (modified)"
 				}

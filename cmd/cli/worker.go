@@ -22,6 +22,9 @@ type workerOptions struct {
 	linger   time.Duration
 	rescan   time.Duration
 	probe    string
+	// credential is the descriptor (Unix) or handle (Windows) the
+	// credential comes on: a number, never the credential.
+	credential uint64
 }
 
 func newWorkerCmd(app *App) *cobra.Command {
@@ -40,6 +43,7 @@ func newWorkerCmd(app *App) *cobra.Command {
 	cmd.Flags().DurationVar(&opts.linger, "linger", 2*time.Second, "how long an idle worker waits for new tasks before it exits")
 	cmd.Flags().DurationVar(&opts.rescan, "rescan", time.Second, "how often the worker looks for tasks it was not told about")
 	cmd.Flags().StringVar(&opts.probe, "probe", "", "report how it was started to workers/probe-<token> and exit (used by doctor)")
+	cmd.Flags().Uint64Var(&opts.credential, courier.CredentialFlag, courier.DefaultCredentialHandle, "descriptor or inherited handle the credential comes on (set by the spawner on Windows)")
 	return cmd
 }
 
@@ -65,7 +69,8 @@ func (a *App) workerTiming() (store.WorkerTiming, error) {
 }
 
 // runWorker is the worker a send-async (or a hand-off, or a revive)
-// started: it takes its credential from descriptor 3 and serves the tasks
+// started: it takes its credential from descriptor 3 (Unix) or the
+// inherited handle --credential-handle names (Windows), and serves the tasks
 // of its identity (courier.Serve), logging to stderr, the worker log.
 func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	logger := log.New(a.p.Stderr, fmt.Sprintf("worker[%d] ", os.Getpid()), log.LstdFlags|log.Lmicroseconds|log.LUTC)
@@ -75,9 +80,9 @@ func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 	if opts.stateDir == "" || opts.identity == "" {
 		return usageErr("the worker is started by a2a-courier itself", "worker needs --state-dir and --identity")
 	}
-	f := a.p.ExtraFile(courier.CredentialFD)
+	f := a.credentialFile(opts)
 	if f == nil {
-		return usageErr("the worker is started by a2a-courier itself", "worker needs its credential on descriptor 3")
+		return usageErr("the worker is started by a2a-courier itself", "worker needs its credential on "+courier.CredentialWhere)
 	}
 	key, err := courier.ReadCredential(f)
 	if err != nil {
@@ -117,5 +122,14 @@ func (a *App) workerProbe(opts *workerOptions) error {
 		return err
 	}
 	c := &courier.Courier{Store: st}
-	return c.WriteProbe(opts.probe, a.p.ExtraFile(courier.CredentialFD))
+	return c.WriteProbe(opts.probe, a.credentialFile(opts))
+}
+
+// credentialFile is the inherited file the worker's credential comes on,
+// nil when it was given none.
+func (a *App) credentialFile(opts *workerOptions) *os.File {
+	if opts.credential == 0 || uint64(uintptr(opts.credential)) != opts.credential {
+		return nil
+	}
+	return a.p.ExtraFile(uintptr(opts.credential))
 }

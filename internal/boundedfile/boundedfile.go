@@ -12,6 +12,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // NotRegularError reports a path that names something other than a
@@ -99,7 +101,9 @@ func open(path string, max int64, noLink bool) (*os.File, fs.FileInfo, error) {
 	if noLink {
 		flags |= noFollow
 	}
-	f, err := os.OpenFile(path, flags, 0)
+	// ownfile.OpenFile: on Windows, shared so that the file can be renamed
+	// over or removed while it is read (a record its worker replaces).
+	f, err := ownfile.OpenFile(path, flags)
 	if noLink && isLink(err) {
 		// A link put in its place since the look.
 		return nil, nil, &NotRegularError{Path: path, Mode: fs.ModeSymlink}

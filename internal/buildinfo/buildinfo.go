@@ -19,9 +19,11 @@ type Info struct {
 }
 
 // Read is this build's Info; set is the version set at build time
-// (-ldflags), if any.
-func Read(set string) Info {
-	info := Info{Version: Version(set), Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+// (-ldflags), if any, and commit the commit set then (scripts/release
+// sets both), which names the build when Go recorded none (a build from a
+// Git worktree or a source archive): Go's own record wins.
+func Read(set, commit string) Info {
+	info := Info{Version: Version(set), Commit: commit, Go: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		for _, s := range bi.Settings {
 			switch s.Key {

@@ -26,7 +26,26 @@ func TestVersionOf(t *testing.T) {
 	if got := versionOf("", nil); got != "dev" {
 		t.Errorf("no build info: %q", got)
 	}
-	if info := Read("v9.9.9"); info.Version != "v9.9.9" || info.Go != runtime.Version() || info.Platform != runtime.GOOS+"/"+runtime.GOARCH {
+	if info := Read("v9.9.9", ""); info.Version != "v9.9.9" || info.Go != runtime.Version() || info.Platform != runtime.GOOS+"/"+runtime.GOARCH {
 		t.Errorf("%+v", info)
 	}
+	// A commit set at build time names a build Go recorded none for; Go's
+	// record wins.
+	info := Read("v9.9.9", "0123456789abcdef0123456789abcdef01234567")
+	if bi, _ := debug.ReadBuildInfo(); revision(bi) == "" && info.Commit != "0123456789abcdef0123456789abcdef01234567" ||
+		revision(bi) != "" && info.Commit != revision(bi) {
+		t.Errorf("commit %q, Go's record %q", info.Commit, revision(bi))
+	}
+}
+
+// revision is the commit Go recorded in bi, if any.
+func revision(bi *debug.BuildInfo) string {
+	if bi != nil {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+	}
+	return ""
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 // Defaults of the timing settings.
@@ -125,20 +126,20 @@ type Peer struct {
 	Insecure bool   `mapstructure:"insecure" yaml:"insecure,omitempty"`
 }
 
-// Dir is the config directory: A2A_COURIER_CONFIG_DIR, else
-// $XDG_CONFIG_HOME/a2a-courier, else ~/.config/a2a-courier; "" when HOME is
-// not set either.
+// Dir is the config directory (userdirs.Env.ConfigDir:
+// A2A_COURIER_CONFIG_DIR, else $XDG_CONFIG_HOME/a2a-courier or
+// ~/.config/a2a-courier, on Windows %APPDATA%\a2a-courier); "" when there
+// is none (NoConfigDir says why).
 func Dir(getenv func(string) string) string {
-	if d := getenv("A2A_COURIER_CONFIG_DIR"); d != "" {
-		return d
-	}
-	if d := getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "a2a-courier")
-	}
-	if home := getenv("HOME"); home != "" {
-		return filepath.Join(home, ".config", "a2a-courier")
-	}
-	return ""
+	d, _ := userdirs.Host(getenv).ConfigDir()
+	return d
+}
+
+// NoConfigDir is why there is no config directory ("HOME is not set"),
+// nil when there is one.
+func NoConfigDir(getenv func(string) string) error {
+	_, err := userdirs.Host(getenv).ConfigDir()
+	return err
 }
 
 // Path is the config file, "" without a config directory.
@@ -150,20 +151,21 @@ func Path(getenv func(string) string) string {
 	return filepath.Join(d, "config.yaml")
 }
 
-// StateDir resolves the state directory, and says where from:
-// A2A_COURIER_STATE_DIR, else $XDG_STATE_HOME/a2a-courier, else
-// ~/.local/state/a2a-courier; "" when HOME is not set either.
+// StateDir resolves the state directory, and says where from
+// (userdirs.Env.StateDir: A2A_COURIER_STATE_DIR, else
+// $XDG_STATE_HOME/a2a-courier or ~/.local/state/a2a-courier, on Windows
+// %LOCALAPPDATA%\a2a-courier\state); "" when there is none (NoStateDir
+// says why).
 func StateDir(getenv func(string) string) (string, string) {
-	if d := getenv("A2A_COURIER_STATE_DIR"); d != "" {
-		return d, "env A2A_COURIER_STATE_DIR"
-	}
-	if d := getenv("XDG_STATE_HOME"); d != "" && filepath.IsAbs(d) {
-		return filepath.Join(d, "a2a-courier"), "env XDG_STATE_HOME"
-	}
-	if home := getenv("HOME"); home != "" {
-		return filepath.Join(home, ".local", "state", "a2a-courier"), "default"
-	}
-	return "", "default"
+	d, source, _ := userdirs.Host(getenv).StateDir()
+	return d, source
+}
+
+// NoStateDir is why there is no state directory ("HOME is not set"), nil
+// when there is one.
+func NoStateDir(getenv func(string) string) error {
+	_, _, err := userdirs.Host(getenv).StateDir()
+	return err
 }
 
 // ProfileName picks the profile: --profile, A2A_COURIER_PROFILE, the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 )
 
 // Caps on the files read by path. A real config file is a few KB, a key or
@@ -35,9 +36,11 @@ func ReadFile(path string) (*File, error) {
 	if err != nil {
 		return nil, FileError(path, err)
 	}
-	if mode := fi.Mode().Perm(); mode&0o077 != 0 {
+	// A secret in a file others can read (its mode on Unix, its ACL on
+	// Windows) is refused; a file without one may be shared.
+	if a := ownfile.File(path, fi); a.Open {
 		if what, where := secretIn(raw); what != "" {
-			return nil, configErr("run: chmod 600 "+path, "config file %s holds %s (%s) but other users can read it (mode %04o)", path, what, where, mode)
+			return nil, configErr("run: "+a.Hint, "config file %s holds %s (%s) but other users can read it (%s)", path, what, where, a.Detail)
 		}
 	}
 	v := viper.New()

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 )
 
 // yamlSecrets reports whether a YAML document holds a credential anywhere:
@@ -138,15 +140,17 @@ func FuzzReadConfigFile(f *testing.F) {
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, doc []byte, shared bool) {
 		path := filepath.Join(dir, "config.yaml")
-		mode := os.FileMode(0o600)
-		if shared {
-			mode = 0o644
-		}
-		if err := os.WriteFile(path, doc, mode); err != nil {
+		if err := os.WriteFile(path, doc, 0o600); err != nil {
 			t.Fatal(err)
 		}
 		defer os.Remove(path)
-		if err := os.Chmod(path, mode); err != nil {
+		// Others can read it (mode 0644; on Windows an ACL granting
+		// Everyone), or not (0600; an owner-only ACL).
+		share := ownfiletest.Protect
+		if shared {
+			share = ownfiletest.Expose
+		}
+		if err := share(path); err != nil {
 			t.Fatal(err)
 		}
 		cf, err := ReadFile(path)

@@ -114,7 +114,7 @@ func (l *loader) connection() {
 	if s.Space == "default" {
 		s.Space = ""
 	}
-	s.CAFile = l.str("ca_cert", "", "", "A2A_COURIER_CA_CERT", ExpandHome(l.prof.CACert, l.getenv("HOME")))
+	s.CAFile = l.str("ca_cert", "", "", "A2A_COURIER_CA_CERT", ExpandHome(l.prof.CACert, l.getenv))
 }
 
 // key resolves the API key. A key and its Kibana go together: a profile
@@ -150,7 +150,7 @@ func (l *loader) key() error {
 				s.Profile, client.KibanaOrigin(prof.KibanaURL), client.KibanaOrigin(s.URL), s.Sources["kibana_url"])
 		}
 	case prof.APIKeyFile != "":
-		key, err := readKeyFile(ExpandHome(prof.APIKeyFile, l.getenv("HOME")))
+		key, err := readKeyFile(ExpandHome(prof.APIKeyFile, l.getenv))
 		if err != nil {
 			return err
 		}

@@ -3,11 +3,12 @@ package config
 import (
 	"errors"
 	"net/url"
-	"path/filepath"
 	"strings"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 // readKeyFile reads an API key from a file that only its owner can read.
@@ -25,13 +26,14 @@ func readSecretFile(what, holds, path string) (client.Secret, error) {
 	oneLine := "the " + what + " holds " + holds + " on one line"
 	b, fi, err := boundedfile.Read(path, MaxSecretFileBytes)
 	if err != nil {
-		if ce := UnreadableFileError(what, err, "keep it in a regular file, mode 0600: "+oneLine); ce != nil {
+		if ce := UnreadableFileError(what, err, "keep it in a regular file, "+ownfile.PrivateWords+": "+oneLine); ce != nil {
 			return "", ce
 		}
 		return "", configErr(oneLine, "%s: %v", what, err)
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		return "", configErr("run: chmod 600 "+path, "%s %s can be read by other users (mode %04o)", what, path, fi.Mode().Perm())
+	// Others may not read it: its mode on Unix, its ACL on Windows.
+	if a := ownfile.File(path, fi); a.Open {
+		return "", configErr("run: "+a.Hint, "%s %s can be read by other users (%s)", what, path, a.Detail)
 	}
 	key := strings.TrimSpace(string(b))
 	if key == "" || strings.ContainsAny(key, "\n\r") {
@@ -66,11 +68,10 @@ func UnreadableFileError(what string, err error, hint string) *Error {
 	return nil
 }
 
-func ExpandHome(p, home string) string {
-	if home != "" && (p == "~" || strings.HasPrefix(p, "~/")) {
-		return filepath.Join(home, strings.TrimPrefix(p, "~"))
-	}
-	return p
+// ExpandHome expands a leading ~ of a configured path to the home folder
+// (HOME; on Windows USERPROFILE, and ~\ too).
+func ExpandHome(p string, getenv func(string) string) string {
+	return userdirs.Host(getenv).ExpandHome(p)
 }
 
 // PeerToken is the token of a peer of the config file: from its
@@ -78,7 +79,7 @@ func ExpandHome(p, home string) string {
 func PeerToken(name string, p Peer, getenv func(string) string) (client.Secret, error) {
 	switch {
 	case p.TokenFile != "":
-		return ReadTokenFile(ExpandHome(p.TokenFile, getenv("HOME")))
+		return ReadTokenFile(ExpandHome(p.TokenFile, getenv))
 	case p.TokenEnv != "":
 		v := strings.TrimSpace(getenv(p.TokenEnv))
 		if v == "" {

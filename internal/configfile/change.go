@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -196,7 +196,7 @@ func Apply(c Change) (*Done, error) {
 // error, and is never written.
 func read(path string) (*Doc, error) {
 	if path == "" {
-		return nil, configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME is not set")
+		return nil, configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: HOME (on Windows %%APPDATA%%) is not set")
 	}
 	b, _, err := boundedfile.Read(path, config.MaxFileBytes)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -239,13 +239,14 @@ func profileExists(d *Doc, path, profile, from string) error {
 	return configErr("profiles in "+path+": "+list, "no profile %q in the config file", profile)
 }
 
-// write writes an edited file atomically, 0600 in a 0700 directory.
+// write writes an edited file atomically, 0600 in a 0700 directory (on
+// Windows: owner-only ACLs).
 func write(path string, e *Edit) error {
 	if !e.Changed {
 		return nil
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := ownfile.MkdirAll(dir); err != nil {
 		return configErr("set A2A_COURIER_CONFIG_DIR to a directory you can write", "config directory: %v", err)
 	}
 	return store.WriteFileAtomic(dir, filepath.Base(path), e.Out)

@@ -29,7 +29,7 @@ var ErrCancelReplaced = errors.New("the task got a new message while it was bein
 // says the agent stopped the run, which the reason then says.
 func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (*store.Record, error) {
 	msgID := rec.MessageID
-	if err := c.Store.RequestCancel(rec.ContextID, rec.MessageID); err != nil {
+	if err := c.inPlace(c.Store.RequestCancel(rec.ContextID, rec.MessageID)); err != nil {
 		return nil, err
 	}
 	h, lerr := c.Store.Lock(rec.ContextID)
@@ -49,7 +49,7 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 			return nil
 		})
 		h.Release()
-		if err != nil {
+		if err = c.inPlace(err); err != nil {
 			// The marker stays: whoever holds the record next cancels it.
 			return nil, err
 		}
@@ -80,7 +80,7 @@ func (c *Courier) Cancel(ctx context.Context, rec *store.Record, stopped bool) (
 					}
 				}
 				return nil
-			}); err == nil {
+			}); c.inPlace(err) == nil {
 				rec = updated
 			} else {
 				// Canceled all the same; only who did it is not written.

@@ -83,6 +83,18 @@ func (c *Courier) logf(format string, args ...any) {
 	}
 }
 
+// inPlace takes a store write whose file is in place but whose directory
+// could not be synced (store.ErrNotDurable) as made, and says so in the
+// log: every reader sees the new file, and saying it was not written would
+// contradict the disk. Any other error comes back as it is.
+func (c *Courier) inPlace(err error) error {
+	if err != nil && store.InPlace(err) {
+		c.logf("%v; going on as written", err)
+		return nil
+	}
+	return err
+}
+
 func (c *Courier) now() time.Time {
 	if c.Now == nil {
 		return time.Now()

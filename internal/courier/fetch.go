@@ -49,6 +49,7 @@ func (c *Courier) writeFetched(local, fetched *store.Record) (bool, error) {
 	if errors.Is(err, errRecordMoved) {
 		return false, nil
 	}
+	err = c.inPlace(err) // in place, not synced: written all the same
 	return err == nil, err
 }
 

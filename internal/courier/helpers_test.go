@@ -7,14 +7,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/proctest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -29,12 +28,15 @@ func TestMain(m *testing.M) {
 }
 
 // workerMain is the test binary run as a worker: "worker --state-dir <dir>
-// --identity <id>", or "--probe <token>", its credential on descriptor 3.
+// --identity <id>", or "--probe <token>", its credential on descriptor 3
+// (Unix) or the handle --credential-handle names (Windows).
 func workerMain(args []string) int {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	dir := fs.String("state-dir", "", "")
 	ident := fs.String("identity", "", "")
 	probe := fs.String("probe", "", "")
+	handle := fs.Uint64(CredentialFlag, DefaultCredentialHandle, "")
+	linger := fs.Duration("linger", 300*time.Millisecond, "")
 	if len(args) == 0 || args[0] != "worker" || fs.Parse(args[1:]) != nil {
 		return 2
 	}
@@ -44,7 +46,10 @@ func workerMain(args []string) int {
 	}
 	c := testCourier(st)
 	c.Logf = log.New(os.Stderr, "test-worker ", log.Lmicroseconds).Printf
-	cred := os.NewFile(CredentialFD, "credential")
+	var cred *os.File
+	if *handle != 0 {
+		cred = os.NewFile(uintptr(*handle), "credential")
+	}
 	if *probe != "" {
 		if c.WriteProbe(*probe, cred) != nil {
 			return 1
@@ -55,7 +60,7 @@ func workerMain(args []string) int {
 	if err != nil {
 		return 1
 	}
-	c.Serve(context.Background(), *ident, key, 300*time.Millisecond, 100*time.Millisecond)
+	c.Serve(context.Background(), *ident, key, *linger, 100*time.Millisecond)
 	return 0
 }
 
@@ -129,20 +134,9 @@ func newEngine(t *testing.T) *Courier {
 	return c
 }
 
-// killWorkers ends the workers a test started: they run in their own
-// session and would outlive the test binary.
-func killWorkers(st *store.Store) {
-	entries, _ := os.ReadDir(filepath.Join(st.Dir(), "workers"))
-	for _, e := range entries {
-		if id, ok := strings.CutSuffix(e.Name(), ".lock"); ok && !strings.Contains(id, ".") {
-			for _, w := range st.Workers(id) {
-				if w.PID > 0 {
-					syscall.Kill(w.PID, syscall.SIGKILL)
-				}
-			}
-		}
-	}
-}
+// killWorkers ends the workers a test started: they run detached and
+// would outlive the test binary.
+func killWorkers(st *store.Store) { proctest.EndWorkers(st.Dir(), 10*time.Second) }
 
 // message is a new task for agent on the simulator.
 func message(sim *agentbuildertest.Server, agent, text string) Message {

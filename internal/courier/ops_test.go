@@ -200,13 +200,14 @@ func TestEnsureWorkerRefusesAnUnsoundTiming(t *testing.T) {
 	}
 }
 
-// Probe: the spawned worker reports it was started in its own session,
-// stdin /dev/null, with its credential on descriptor 3.
+// Probe: the spawned worker reports it was started detached (a session of
+// its own; on Windows, no console), stdin the null device, with its
+// credential on its descriptor or handle.
 func TestProbe(t *testing.T) {
 	t.Parallel()
 	c := newEngine(t)
 	rep, err := c.Probe(20 * time.Second)
-	if err != nil || !rep.SessionLeader || !rep.StdinDevNull || !rep.Credential {
+	if err != nil || !rep.Detached || rep.InJob || !rep.StdinDevNull || !rep.Credential {
 		t.Fatalf("%v %+v", err, rep)
 	}
 }

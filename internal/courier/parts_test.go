@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+	"github.com/a2a-courier/a2a-courier/internal/fifotest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -55,7 +56,7 @@ func TestRunRefusesASpoolThatChanged(t *testing.T) {
 				os.WriteFile(spool, []byte(strings.Replace(string(b), `"data":"eyJuIjoxfQ=="`, `"data":"eyJuIjoyfQ=="`, 1)), 0o600)
 			case "a FIFO":
 				os.Remove(spool)
-				if err := syscall.Mkfifo(spool, 0o600); err != nil {
+				if err := fifotest.Make(spool); err != nil {
 					t.Fatal(err)
 				}
 				// Should the worker open it for reading and wait, this

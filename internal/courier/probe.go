@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"golang.org/x/sys/unix"
 
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -17,10 +16,18 @@ import (
 // ProbeReport is what a probe worker found about how it was started: the
 // promises of spawn, checked from the inside (doctor).
 type ProbeReport struct {
-	PID           int  `json:"pid"`
-	SessionLeader bool `json:"session_leader"`
-	StdinDevNull  bool `json:"stdin_devnull"`
-	Credential    bool `json:"credential"`
+	PID int `json:"pid"`
+	// Detached: out of reach of the caller's terminal or console. On Unix,
+	// the leader of a session of its own (no controlling terminal: no
+	// SIGHUP when the caller's closes, no Ctrl-C of its process group); on
+	// Windows, attached to no console (no CTRL_C_EVENT, no
+	// CTRL_CLOSE_EVENT from the caller's console window).
+	Detached bool `json:"detached"`
+	// InJob (Windows): still in a job object after its start, so the job
+	// refused the breakaway and the worker ends when the caller's job does.
+	InJob        bool `json:"in_job,omitempty"`
+	StdinDevNull bool `json:"stdin_devnull"`
+	Credential   bool `json:"credential"`
 }
 
 // ErrNoProbeReport means a probe worker started but did not report back in
@@ -57,24 +64,17 @@ func (c *Courier) probePath(token string) string {
 }
 
 // WriteProbe is the probe worker's part: it writes how it was started for
-// Probe to read. cred is its descriptor CredentialFD, nil when it has none.
+// Probe to read. cred is its credential's descriptor or handle, nil when it
+// has none.
 func (c *Courier) WriteProbe(token string, cred *os.File) error {
 	if err := store.CheckContextID(token); err != nil {
 		return err
 	}
-	rep := ProbeReport{PID: os.Getpid()}
-	if sid, err := unix.Getsid(0); err == nil {
-		rep.SessionLeader = sid == os.Getpid()
-	}
-	if fi, err := os.Stdin.Stat(); err == nil {
-		if dn, err := os.Stat(os.DevNull); err == nil {
-			rep.StdinDevNull = os.SameFile(fi, dn)
-		}
-	}
+	rep := ProbeReport{PID: os.Getpid(), Detached: detached(), InJob: inJob(), StdinDevNull: stdinIsNull()}
 	if cred != nil {
 		key, err := ReadCredential(cred)
 		rep.Credential = err == nil && strings.TrimSpace(key.Reveal()) != ""
 	}
 	b, _ := json.Marshal(rep)
-	return store.WriteFileAtomic(filepath.Join(c.Store.Dir(), "workers"), "probe-"+token+".json", b)
+	return c.inPlace(store.WriteFileAtomic(filepath.Join(c.Store.Dir(), "workers"), "probe-"+token+".json", b))
 }

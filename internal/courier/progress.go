@@ -10,6 +10,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/internal/textcut"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -21,6 +22,29 @@ const progressEvery = 2 * time.Second
 
 // maxProgressText bounds the status text kept in the record.
 const maxProgressText = 1000
+
+// progressText is a status update's text at most maxProgressText bytes,
+// cut at a character's start and ended with "…" when cut: what the record
+// keeps, the log shows and a caller's OnEvent gets (send --progress).
+func progressText(text string) string {
+	if len(text) <= maxProgressText {
+		return text
+	}
+	return textcut.Prefix(text, maxProgressText-len("…")) + "…"
+}
+
+// logText is a text a server controls fit for one line of the worker's
+// log, which people read with cat: the terminal scrubber's (escape
+// sequences and controls out), its line breaks and tabs spaces, so that
+// it cannot redraw the terminal nor pass for another line of the log.
+func logText(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, termui.Text(s))
+}
 
 // progressWriter holds the status update waiting to be written; run.mu
 // guards it.
@@ -35,10 +59,7 @@ type progressWriter struct {
 // at once when none was for progressEvery, else at the end of that time
 // (the latest by then).
 func (r *run) noteProgress(e client.Event) {
-	text := e.Message
-	if len(text) > maxProgressText {
-		text = textcut.Prefix(text, maxProgressText-len("…")) + "…"
-	}
+	text := progressText(e.Message)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	p := &r.progress

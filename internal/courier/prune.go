@@ -161,9 +161,11 @@ func (c *Courier) pruneRecord(r *store.Record, dryRun bool, rep *PruneReport) bo
 		return false
 	}
 	if !dryRun {
-		if err := h.Remove(); err != nil {
+		if err := h.Remove(); !store.InPlace(err) {
 			rep.Errors = append(rep.Errors, err)
 			return false
+		} else if err != nil {
+			c.logf("%v", err) // removed all the same
 		}
 	}
 	rep.Records = append(rep.Records, prunedOf(cur, false))

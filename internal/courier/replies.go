@@ -37,8 +37,10 @@ func keepReply(st *store.Store, x *store.Record, reply string) error {
 		x.Reply = reply // shown once, kept nowhere
 		return nil
 	}
+	// In place but not synced (store.ErrNotDurable) is kept: the record
+	// names the file every reader finds.
 	file, err := st.WriteReply(ReplyName(x), reply)
-	if err != nil {
+	if !store.InPlace(err) {
 		return err
 	}
 	x.Reply, x.ReplyFile, x.ReplyBytes = "", file, len(reply)
@@ -81,8 +83,8 @@ func CutText(what, text string, maxChars int, name string, st *store.Store) (str
 	if st == nil {
 		return "", "", 0, fmt.Errorf("cannot save the whole %s: the state directory is not available", what)
 	}
-	file, err := st.WriteReply(name, text)
-	if err != nil {
+	file, err := st.WriteReply(name, text) // in place but not synced: saved
+	if !store.InPlace(err) {
 		return "", "", 0, fmt.Errorf("save the whole %s: %w", what, err)
 	}
 	marker := fmt.Sprintf("\n[… %s cut at %d of %d characters; the whole %s is in %s]", what, maxChars, total, what, file)

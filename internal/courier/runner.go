@@ -57,7 +57,8 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 	}
 	// A wait on this process's clock (Courier.Now), as every time the
 	// record holds.
-	deadline, cancel := context.WithTimeout(ctx, r.deadline().Sub(r.c.now()))
+	end := r.deadline()
+	deadline, cancel := context.WithTimeout(ctx, end.Sub(r.c.now()))
 	defer cancel()
 	dctx, giveUp := context.WithCancelCause(deadline)
 	defer giveUp(nil)
@@ -76,7 +77,7 @@ func (c *Courier) Run(ctx context.Context, h *store.Handle, w Work) (*store.Reco
 // follows it) and returns the outcome; on receives the progress, and
 // before is called once a connection is made, before the request is
 // written to it (client.DeliverOptions.BeforeSend).
-type deliverer func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome
+type deliverer func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error, until time.Time) client.Outcome
 
 // run is one task being worked on. It is the one writer of the record in
 // this process: every write goes through update, under mu, because the
@@ -99,12 +100,15 @@ type run struct {
 
 	mu  sync.Mutex
 	rec *store.Record
-	// written: the request reached the server, so the record is due to say
-	// working. Every write carries that change; on its own it is written
+	// written: the request was written whole (EventWritten), so the
+	// record is due to say working. Every write carries that change; on its own it is written
 	// after the working delay, so that an answer arriving sooner (a quick
 	// agent) makes one write, with its fsyncs, instead of two.
 	written      bool
 	workingTimer *time.Timer
+	// until is the task's deadline (run.deadline), which the delivery is
+	// told.
+	until time.Time
 	// giveUp ends the delivery before its maximum wait, with the cause;
 	// abortTimer does so abortGrace after the connection of a blocking
 	// send to a release that aborts such a run ended (errLikelyAborted).
@@ -155,7 +159,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 		if err != nil {
 			return nil, err
 		}
-		return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome {
+		return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error, until time.Time) client.Outcome {
 			contextID := x.ContextID
 			if x.LocalContext {
 				contextID = ""
@@ -163,7 +167,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 			return a.Deliver(ctx, client.A2ADeliverOptions{
 				Message:  client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: contextID, TaskID: x.AnswersTask},
 				Question: x.Question, Send: send, TaskID: x.TaskID, Streaming: t.Streaming,
-				PollInterval: time.Duration(x.PollInterval), OnEvent: on, BeforeSend: before,
+				PollInterval: time.Duration(x.PollInterval), OnEvent: on, BeforeSend: before, Deadline: until,
 			})
 		}, nil
 	}
@@ -171,7 +175,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 	if err != nil {
 		return nil, err
 	}
-	return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error) client.Outcome {
+	return func(ctx context.Context, x *store.Record, send bool, text string, parts []client.Part, on func(client.Event), before func() error, until time.Time) client.Outcome {
 		return k.Deliver(ctx, client.DeliverOptions{
 			AgentID:     x.Agent,
 			Message:     client.OutgoingMessage{Text: text, Parts: parts, MessageID: x.MessageID, ContextID: x.ContextID, Blocking: true},
@@ -179,7 +183,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 			InputSHA256: x.MessageSHA256, RoundsBefore: x.RoundsBefore, FreshContext: x.FreshContext,
 			PollInterval: time.Duration(x.PollInterval),
 			Stream:       x.Target.Streaming, NonBlocking: x.Target.NonBlocking, TaskID: x.TaskID,
-			OnEvent: on, BeforeSend: before,
+			OnEvent: on, BeforeSend: before, Deadline: until,
 		})
 	}, nil
 }
@@ -270,27 +274,51 @@ func (r *run) begin() error {
 // anyone. If the write fails, the delivery closes the connection with
 // nothing on it: the record, still queued with its text, is sent by the
 // next worker, once. A process killed before this write leaves the record
-// queued, and one killed after it a record that only ever is read.
+// queued, and one killed after it a record that only ever is read. A
+// caller that stops while it is made gets nothing sent (the delivery is
+// NotSent, and settle puts the record back: requeue, or canceled before
+// it was sent); one that stops after it gets the request written whole
+// first (client's sendGate), so that sending means the message goes out.
 func (r *run) leaving() error {
 	r.mu.Lock()
-	err := r.updateLocked(func(x *store.Record) {
+	undurable, err := r.writeLocked(func(x *store.Record) {
 		now := r.c.now().UTC()
 		x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
 		if !r.counted {
 			x.Workers++
 		}
 	})
-	if err != nil {
-		err = fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
-		r.leaveErr = err
-	}
 	r.counted = r.counted || err == nil
+	switch {
+	case err != nil:
+		err = fmt.Errorf("task %s not sent: cannot record that it is being sent: %w", r.id, err)
+	case undurable != nil:
+		err = r.unleaveLocked(undurable)
+	}
+	r.leaveErr = err
 	rec := r.rec
 	r.mu.Unlock()
 	if err == nil {
 		r.c.logf("%s: sending to agent %s (%d bytes)", r.id, rec.Agent, rec.MessageSize)
 	}
 	return err
+}
+
+// unleaveLocked answers a sending write that is in place but could not be
+// synced to disk (store.ErrNotDurable): the message does not leave on its
+// strength. Sent now, a crash of the machine could bring the record back
+// queued with its text, and the next worker would send it a second time;
+// so the record is written back queued with its text first (that write
+// in place suffices: undone by a crash, it leaves the record sending, which
+// nobody sends), and the send is refused. The error says what the record
+// holds: queued, for a worker to send once the state directory syncs
+// again, or, when even that write failed, sending without the text, which
+// nobody will send.
+func (r *run) unleaveLocked(undurable error) error {
+	if err := r.updateLocked(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil }); err != nil {
+		return fmt.Errorf("task %s not sent: its record could not be synced to disk (%v), and cannot be put back in the queue (%w): no worker will send it; send the message again", r.id, undurable, err)
+	}
+	return fmt.Errorf("task %s not sent: the state directory could not sync the record that says it is being sent (%w): it is queued again, and a worker sends it once the directory syncs; `a2a-courier result %s --wait` has one do so", r.id, undurable, r.id)
 }
 
 // leaveError is the error of a leaving write that failed.
@@ -302,19 +330,30 @@ func (r *run) leaveError() error {
 
 // deadline is when the task is given up as expired: its maximum wait from
 // the send (for a run that sends, from now: the record says when it left
-// once its connection is made). A task revived after its deadline still
-// gets one look.
+// once its connection is made), kept in r.until, which the delivery is
+// told: no read begins at or after it. It returns when the run's context
+// ends: r.until, or, for a run that only reads, at least oneLook from now,
+// so that a read begun just before r.until, and the one look a task
+// revived after its deadline gets (the delivery's first read), can finish.
+// (It used to be the deadline moved to now + the poll interval + 5 s
+// whenever less was left, so that a worker revived a few seconds before
+// the deadline went on reading 25 s past it.)
 func (r *run) deadline() time.Time {
 	rec := r.current()
 	if r.send {
-		return r.c.now().Add(time.Duration(rec.MaxWait))
+		r.until = r.c.now().Add(time.Duration(rec.MaxWait))
+		return r.until
 	}
-	deadline := rec.Deadline()
-	if minEnd := r.c.now().Add(min(time.Duration(rec.PollInterval), 30*time.Second) + 5*time.Second); deadline.Before(minEnd) {
-		deadline = minEnd
+	r.until = rec.Deadline()
+	if minEnd := r.c.now().Add(oneLook); r.until.Before(minEnd) {
+		return minEnd
 	}
-	return deadline
+	return r.until
 }
+
+// oneLook bounds the last read of a run that only reads: one begun just
+// before the deadline, or the one look of a task revived after it.
+const oneLook = 30 * time.Second
 
 // follow delivers the message (or follows the task) until the delivery
 // has an outcome or its context ends; a message the server refused before
@@ -328,7 +367,10 @@ func (r *run) follow(ctx, dctx context.Context) (client.Outcome, error) {
 		before = r.leaving
 	}
 	for {
-		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent, before)
+		// The delivery's deadline is on the machine's clock (time.Now), as
+		// its timers are; r.until is on this process's (Courier.Now).
+		until := time.Now().Add(r.until.Sub(r.c.now()))
+		out := r.deliver(dctx, r.current(), r.send, r.text, r.parts, r.onEvent, before, until)
 		r.stopWorkingTimer()
 		if err := r.leaveError(); err != nil {
 			// Nothing left: the record is as it was, queued.
@@ -365,7 +407,18 @@ func (r *run) update(fn func(*store.Record)) error {
 	return r.updateLocked(fn)
 }
 
+// updateLocked writes as update does. A write in place whose directory
+// could not be synced (store.ErrNotDurable) counts as made: the record is
+// what the disk says.
 func (r *run) updateLocked(fn func(*store.Record)) error {
+	_, err := r.writeLocked(fn)
+	return err
+}
+
+// writeLocked writes the record; undurable is the error of a write in
+// place whose directory could not be synced (err is nil then: it is made,
+// and logged).
+func (r *run) writeLocked(fn func(*store.Record)) (undurable, err error) {
 	write := r.c.write
 	if write == nil {
 		write = (*store.Handle).Update
@@ -377,12 +430,16 @@ func (r *run) updateLocked(fn func(*store.Record)) error {
 		fn(x)
 		return nil
 	})
-	if err != nil {
+	if err != nil && (nr == nil || !store.InPlace(err)) {
 		r.c.logf("%s: cannot write the record: %v", r.id, err)
-		return err
+		return nil, err
 	}
 	r.rec = nr
-	return nil
+	if err != nil {
+		r.c.logf("%s: %v; going on as written", r.id, err)
+		return err, nil
+	}
+	return nil, nil
 }
 
 // markWorking writes the working state if no other write carried it.
@@ -406,6 +463,11 @@ func (r *run) stopWorkingTimer() {
 // onEvent takes the delivery's progress into the record. It is called on
 // the HTTP client's goroutines; whatever it writes goes through update.
 func (r *run) onEvent(e client.Event) {
+	if e.Kind == client.EventProgress {
+		// An agent's status text may be megabytes on one line: it goes
+		// on as the record keeps it.
+		e.Message = progressText(e.Message)
+	}
 	switch e.Kind {
 	case client.EventTask:
 		r.update(func(x *store.Record) {
@@ -431,9 +493,9 @@ func (r *run) onEvent(e client.Event) {
 		r.noteProgress(e)
 	}
 	if e.Err != nil {
-		r.c.logf("%s: %s: %s: %v", r.id, e.Kind, e.Message, e.Err)
+		r.c.logf("%s: %s: %s: %s", r.id, e.Kind, logText(e.Message), logText(e.Err.Error()))
 	} else {
-		r.c.logf("%s: %s: %s", r.id, e.Kind, e.Message)
+		r.c.logf("%s: %s: %s", r.id, e.Kind, logText(e.Message))
 	}
 	if r.w.OnEvent != nil {
 		r.w.OnEvent(e)

@@ -93,10 +93,10 @@ func TestRunRecoversByReadingOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The sender hands off as soon as the server has the request. (Not
-	// at EventWritten: net/http reports the request written before it
-	// flushes its buffer, so a cancel then may close the connection with
-	// the request still in it: 1 run in about 300 sent nothing.)
+	// The sender hands off as soon as the server has the request. (A stop
+	// at EventWritten, before net/http flushed its buffer, used to close
+	// the connection with the request still in it, 1 run in about 300;
+	// the gate now holds the stop back: TestStopOnceTheMessageGoesOutSendsItWhole.)
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer cancel()

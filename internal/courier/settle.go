@@ -61,7 +61,7 @@ func (r *run) ending(ctx, dctx context.Context, out client.Outcome) ending {
 		return endGone
 	case errors.Is(context.Cause(dctx), errLikelyAborted):
 		return endAborted
-	case dctx.Err() != nil:
+	case dctx.Err() != nil || out.PastDeadline():
 		return endExpired
 	case client.IsKind(out.Err, client.KindAuth, client.KindForbidden):
 		return endRefused

@@ -5,25 +5,26 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
-	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// CredentialFD is the descriptor on which a spawned worker receives its
-// credential: never argv, never a file.
-const CredentialFD = 3
+// CredentialFlag is the worker's flag that names the descriptor (Unix) or
+// handle (Windows) its credential comes on: a number, never the credential.
+// On Unix it is not given, and the credential is on descriptor
+// DefaultCredentialHandle (3); on Windows spawn passes the handle's value,
+// which an inherited handle keeps in the child.
+const CredentialFlag = "credential-handle"
 
 // maxCredential bounds what a worker reads from its credential pipe.
 const maxCredential = 64 << 10
 
 // ReadCredential reads the credential a spawned worker was handed on its
-// descriptor CredentialFD (f), once, and closes it. It is empty for agents
+// descriptor or handle (f), once, and closes it. It is empty for agents
 // that need none.
 func ReadCredential(f *os.File) (client.Secret, error) {
 	b, err := io.ReadAll(io.LimitReader(f, maxCredential))
@@ -35,8 +36,9 @@ func ReadCredential(f *os.File) (client.Secret, error) {
 }
 
 // spawnWorker starts a detached worker for an identity: the same binary, in
-// its own session, stdin from /dev/null, output to the worker log, and the
-// credential through an inherited pipe.
+// a session of its own (Unix) or detached from the caller's console, process
+// group and job (Windows), stdin from the null device, output to the worker
+// log, and the credential through an inherited pipe.
 func (c *Courier) spawnWorker(ident string, key client.Secret) error {
 	return c.spawn([]string{"worker", "--state-dir", c.Store.Dir(), "--identity", ident}, key)
 }
@@ -61,19 +63,23 @@ func (c *Courier) spawn(args []string, key client.Secret) error {
 		return err
 	}
 	defer pr.Close()
-	cmd := exec.Command(exe, args...)
-	cmd.Stdin = devnull
-	cmd.Stdout = logf
-	cmd.Stderr = logf
-	cmd.ExtraFiles = []*os.File{pr}
-	cmd.Env = workerEnv(c.Environ())
-	cmd.Dir = "/"
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	markInheritedCloseOnExec()
-	if err := cmd.Start(); err != nil {
+	env := workerEnv(c.Environ())
+	command := func(extra ...string) *exec.Cmd {
+		cmd := exec.Command(exe, append(slices.Clip(args), extra...)...)
+		cmd.Stdin = devnull
+		cmd.Stdout = logf
+		cmd.Stderr = logf
+		cmd.Env = env
+		return cmd
+	}
+	cmd, note, err := startDetached(command, pr)
+	if err != nil {
 		pw.Close()
 		return fmt.Errorf("start worker: %w", err)
 	}
+	// The worker log names each worker as it starts, and who started it:
+	// the worker's own lines carry its pid only once it serves.
+	fmt.Fprintf(logf, "%s spawn[%d] started worker %d%s\n", c.now().UTC().Format(spawnTimeFormat), os.Getpid(), cmd.Process.Pid, note)
 	// The credential is small, so the pipe buffer takes it without waiting
 	// for the worker to read.
 	_, werr := io.WriteString(pw, key.Reveal()+"\n")
@@ -85,66 +91,28 @@ func (c *Courier) spawn(args []string, key client.Secret) error {
 	return nil
 }
 
-// markInheritedCloseOnExec makes sure a worker inherits nothing of this
-// process but what spawn hands it: stdin, stdout, stderr and the credential
-// pipe, which os/exec puts in place after the fork whatever their flags. Go
-// opens its own descriptors close-on-exec, but a descriptor this process
-// itself inherited without that flag (a script's `exec 9>lock; flock 9`, a
-// tool runner's pipe that it reads to EOF) would pass on to a worker that
-// lives for hours, holding the script's lock and keeping the runner waiting.
-//
-// The spawner is the place to fix it, not the worker. Marked here, those
-// descriptors close in the worker at exec, so it never holds them, not even
-// until its main runs; this process, about to exit, keeps its own. The
-// worker could only close them after its runtime has started and opened
-// descriptors of its own (the cgroup files Go reads GOMAXPROCS from, its
-// poller), which it would have to tell apart from the caller's.
-func markInheritedCloseOnExec() {
-	for _, dir := range []string{"/proc/self/fd", "/dev/fd"} { // Linux, macOS
-		d, err := os.Open(dir)
-		if err != nil {
-			continue
-		}
-		names, err := d.Readdirnames(-1)
-		d.Close()
-		if err != nil {
-			continue
-		}
-		for _, name := range names {
-			if fd, err := strconv.Atoi(name); err == nil && fd > 2 {
-				unix.CloseOnExec(fd)
-			}
-		}
-		return
-	}
-	// No descriptor directory (a chroot without /proc): every number the
-	// limit allows, within a bound.
-	limit := uint64(1 << 16)
-	var rl unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur < limit {
-		limit = rl.Cur
-	}
-	for fd := 3; uint64(fd) < limit; fd++ {
-		unix.CloseOnExec(fd)
-	}
-}
+// spawnTimeFormat is the time of a spawn line in the worker log, as the
+// worker's own lines have it (log.LstdFlags|log.Lmicroseconds, UTC).
+const spawnTimeFormat = "2006/01/02 15:04:05.000000"
 
 // workerEnv is the environment a worker inherits: an allowlist, so no
 // secret of the caller's environment reaches a long-lived process.
 func workerEnv(env []string) []string {
 	out := make([]string, 0, 16)
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(name)
+		raw, _, _ := strings.Cut(kv, "=")
+		// name as this system compares names: on Windows without case.
+		name, upper := envName(raw), strings.ToUpper(raw)
 		switch {
 		case name == "A2A_COURIER_TOKEN", secretName(upper) && name != "A2A_COURIER_TOKEN_ORIGIN":
-			// The worker's credential comes on descriptor 3; whatever else
+			// The worker's credential comes on its own pipe; whatever else
 			// is named like a secret stays behind.
 		case strings.HasPrefix(name, "A2A_COURIER_"),
 			name == "PATH", name == "HOME", name == "USER", name == "LOGNAME", name == "LANG", strings.HasPrefix(name, "LC_"),
 			name == "TZ", name == "TMPDIR", strings.HasPrefix(name, "XDG_"),
 			upper == "HTTP_PROXY", upper == "HTTPS_PROXY", upper == "NO_PROXY", upper == "ALL_PROXY",
-			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR", name == "GODEBUG", name == "GOCOVERDIR":
+			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR", name == "GODEBUG", name == "GOCOVERDIR",
+			platformVar(upper):
 			out = append(out, kv)
 		}
 	}
@@ -181,8 +149,8 @@ func (c *Courier) ensureWorker(ident string, key client.Secret) error {
 		pids = append(pids, strconv.Itoa(w.PID))
 	}
 	if len(workers) >= store.MaxWorkerSlots {
-		return fmt.Errorf("%d workers of this credential hold their locks but stopped responding (pids %s): continue them (kill -CONT) or end them (kill)",
-			len(workers), strings.Join(pids, ", "))
+		return fmt.Errorf("%d workers of this credential hold their locks but stopped responding (pids %s): continue them (%s) or end them (%s)",
+			len(workers), strings.Join(pids, ", "), ContinueWorker(0), EndWorker(0))
 	}
 	return c.spawnWorker(ident, key)
 }

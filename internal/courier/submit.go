@@ -329,7 +329,9 @@ func (c *Courier) contextOfTask(ctx context.Context, m Message) (string, string)
 // exchange is final, that exchange's record is archived first.
 func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 	c.Store.ClearCancel(rec.ContextID) // a marker of an earlier message never applies
-	err := c.Store.Create(rec)
+	// A record in place whose directory could not be synced is created:
+	// every reader sees it, a worker would send it (inPlace).
+	err := c.inPlace(c.Store.Create(rec))
 	if !errors.Is(err, store.ErrExists) {
 		return err
 	}
@@ -340,10 +342,10 @@ func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 	if !old.State.Terminal() {
 		return &InFlightError{ContextID: rec.ContextID, State: old.State}
 	}
-	if err := h.Archive(); err != nil {
+	if err := c.inPlace(h.Archive()); err != nil {
 		return err
 	}
-	return c.Store.Create(rec)
+	return c.inPlace(c.Store.Create(rec))
 }
 
 // HandOff gives a task this process holds to a worker: it lets the
@@ -357,7 +359,7 @@ func (c *Courier) HandOff(h *store.Handle, rec *store.Record, key client.Secret)
 // left: nothing ran, so there is nothing to hand over, and no worker sends
 // it. A record no longer queued is left as it is.
 func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
-	return h.Update(func(x *store.Record) error {
+	rec, err := h.Update(func(x *store.Record) error {
 		if x.State == store.Queued {
 			finish(x, c.now(), store.Canceled)
 			x.CanceledBy, x.SentAt = "interrupt", nil
@@ -365,4 +367,5 @@ func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
 		}
 		return nil
 	})
+	return rec, c.inPlace(err) // in place, not synced: canceled all the same
 }

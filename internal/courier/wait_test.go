@@ -2,11 +2,11 @@ package courier
 
 import (
 	"context"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/proctest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -21,7 +21,8 @@ func TestWaitRevivesADeadWorker(t *testing.T) {
 	if err := c.Revive(rec, testKey); err != nil {
 		t.Fatal(err)
 	}
-	// Once the message has left, the worker dies (SIGKILL: no hand-off).
+	// Once the message has left, the worker dies (SIGKILL, TerminateProcess:
+	// no hand-off).
 	deadline := time.Now().Add(20 * time.Second)
 	for load(t, c, rec.ContextID).State != store.Working && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
@@ -30,7 +31,7 @@ func TestWaitRevivesADeadWorker(t *testing.T) {
 	if len(workers) != 1 || load(t, c, rec.ContextID).State != store.Working {
 		t.Fatalf("workers %v, record %+v", workers, load(t, c, rec.ContextID))
 	}
-	if err := syscall.Kill(workers[0].PID, syscall.SIGKILL); err != nil {
+	if err := proctest.Kill(workers[0].PID); err != nil {
 		t.Fatal(err)
 	}
 	for c.Store.Locked(rec.ContextID) && time.Now().Before(deadline) {

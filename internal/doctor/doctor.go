@@ -24,6 +24,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -148,14 +149,25 @@ func (e *Env) configFile() Check {
 		c.Status, c.Detail = Pass, "none at "+path+" (environment only)"
 	case err != nil:
 		c.Status, c.Detail, c.Exit = Fail, err.Error(), exitUsage
-	case fi.Mode().Perm()&0o077 != 0:
-		if _, rerr := config.ReadFile(path); rerr != nil {
-			c.Status, c.Detail, c.Hint, c.Exit = Fail, e.Classify(rerr).Message, e.Classify(rerr).Hint, exitUsage
-		} else {
-			c.Status, c.Detail, c.Hint = Warn, fmt.Sprintf("%s is readable by others (mode %04o); it holds no key", path, fi.Mode().Perm()), "chmod 600 "+path
-		}
 	default:
-		c.Status, c.Detail = Pass, fmt.Sprintf("%s (mode %04o)", path, fi.Mode().Perm())
+		// Its mode on Unix, its ACL on Windows.
+		c = configFileAccess(path, ownfile.File(path, fi), e.Classify)
+	}
+	return c
+}
+
+// configFileAccess: a config file others can read fails when it holds a
+// key (ReadFile refuses it) and warns when it does not.
+func configFileAccess(path string, a ownfile.Access, classify func(error) Problem) Check {
+	c := Check{Name: "config file"}
+	if !a.Open {
+		c.Status, c.Detail = Pass, fmt.Sprintf("%s (%s)", path, a.Detail)
+		return c
+	}
+	if _, rerr := config.ReadFile(path); rerr != nil {
+		c.Status, c.Detail, c.Hint, c.Exit = Fail, classify(rerr).Message, classify(rerr).Hint, exitUsage
+	} else {
+		c.Status, c.Detail, c.Hint = Warn, fmt.Sprintf("%s is readable by others (%s); it holds no key", path, a.Detail), a.Hint
 	}
 	return c
 }
@@ -171,8 +183,12 @@ func (e *Env) stateDir() Check {
 		return c
 	}
 	fi, err := os.Stat(st.Dir())
-	if err != nil || fi.Mode().Perm() != 0o700 {
-		c.Status, c.Detail, c.Hint, c.Exit = Fail, fmt.Sprintf("%s is not private", st.Dir()), "chmod 700 "+st.Dir(), exitUsage
+	private := ownfile.Access{Open: true, Hint: ownfile.DirHint(st.Dir())}
+	if err == nil {
+		private = ownfile.Dir(st.Dir(), fi) // 0700 on Unix, an owner-only ACL on Windows
+	}
+	if private.Open {
+		c.Status, c.Detail, c.Hint, c.Exit = Fail, fmt.Sprintf("%s is not private", st.Dir())+private.Who, private.Hint, exitUsage
 		return c
 	}
 	probe := filepath.Join(st.Dir(), ".doctor-"+uuid.NewString())
@@ -182,7 +198,7 @@ func (e *Env) stateDir() Check {
 	}
 	os.Remove(probe)
 	recs, errs := st.List()
-	c.Status, c.Detail = Pass, fmt.Sprintf("%s (0700, writable, %d task records)", st.Dir(), len(recs))
+	c.Status, c.Detail = Pass, fmt.Sprintf("%s (%s, writable, %d task records)", st.Dir(), private.Detail, len(recs))
 	if len(errs) > 0 {
 		c.Status, c.Detail, c.Hint = Warn, fmt.Sprintf("%s: %d damaged task records", st.Dir(), len(errs)), e.Classify(errs[0]).Message
 	}
@@ -385,10 +401,14 @@ func (e *Env) worker(timeout time.Duration) Check {
 	case err != nil:
 		c.Status, c.Detail, c.Exit = Fail, err.Error(), exitUnexpected
 		c.Hint = "the binary must be able to run itself (os.Executable): " + err.Error()
-	case !rep.SessionLeader || !rep.StdinDevNull || !rep.Credential:
+	case !rep.Detached || !rep.StdinDevNull || !rep.Credential:
 		c.Status, c.Exit = Fail, exitUnexpected
-		c.Detail = fmt.Sprintf("started but: session leader %v, stdin /dev/null %v, credential received %v", rep.SessionLeader, rep.StdinDevNull, rep.Credential)
+		c.Detail = fmt.Sprintf("started but: detached (%s) %v, stdin %s %v, credential received %v", detachedMeans, rep.Detached, os.DevNull, rep.StdinDevNull, rep.Credential)
 		c.Hint = "see " + eng.Store.LogPath()
+	case rep.InJob:
+		c.Status = Warn
+		c.Detail = fmt.Sprintf("started detached and reported back in %s, but in the caller's job: the job refuses CREATE_BREAKAWAY_FROM_JOB, so a worker ends when its caller's job does", took)
+		c.Hint = "a task whose worker ended is not lost: `a2a-courier result <contextId> --wait` starts another, which reads the reply back without sending again"
 	default:
 		c.Status, c.Detail = Pass, fmt.Sprintf("started detached and reported back in %s", took)
 	}

@@ -32,6 +32,7 @@ func ExistingArgs(path string, t Target, name string) []string {
 	if err != nil || len(b) == 0 {
 		return nil
 	}
+	_, b = splitBOM(b)
 	v, err := parseConfig(b)
 	if err != nil {
 		return nil
@@ -109,18 +110,20 @@ func (s Setup) flags() config.Flags {
 }
 
 // Check compares this shell's settings with those the entry's process
-// will resolve (HOME and the entry's env alone, the entry's flags) and
+// will resolve (profile, the environment of the profile alone: HOME, or
+// on Windows USERPROFILE, APPDATA and LOCALAPPDATA; the entry's env and
+// flags) and
 // notes, for Warnings, what that process lacks: a setting this shell
 // takes from its environment that the entry's profile or config file does
 // not give (EnvOnly, EnvTLS), the Kibana URL or key it finds nowhere
 // (Missing), or why it cannot load its settings at all (Broken).
-func (s *Setup) Check(shell *config.Settings, home string) {
+func (s *Setup) Check(shell *config.Settings, profile func(string) string) {
 	e := s.Entry()
 	getenv := func(k string) string {
-		if k == "HOME" {
-			return home
+		if v, ok := e.Env[k]; ok {
+			return v
 		}
-		return e.Env[k]
+		return profile(k)
 	}
 	got, err := config.Load(getenv, s.flags())
 	if err != nil {

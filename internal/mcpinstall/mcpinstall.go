@@ -20,6 +20,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 // Target is an assistant whose MCP configuration Install knows.
@@ -59,54 +60,46 @@ type Entry struct {
 	Env     map[string]string
 }
 
-// Where says how to find a target's file on this machine.
-type Where struct {
-	// GOOS is the operating system ("linux", "darwin").
-	GOOS string
-	// Home is the user's home directory.
-	Home string
-	// Getenv reads the environment (XDG_CONFIG_HOME).
-	Getenv func(string) string
-}
-
 // Path returns the file an assistant reads its MCP servers from, for the
-// user (not a project): Claude Desktop's claude_desktop_config.json, Cursor's
-// ~/.cursor/mcp.json, VS Code's user-profile mcp.json, Gemini CLI's
-// ~/.gemini/settings.json.
-func Path(t Target, w Where) (string, error) {
-	if w.Home == "" {
-		return "", errors.New("cannot find the home directory (HOME is not set)")
-	}
-	config := filepath.Join(w.Home, ".config")
-	if w.Getenv != nil {
-		if x := w.Getenv("XDG_CONFIG_HOME"); filepath.IsAbs(x) {
-			config = x
-		}
-	}
-	appSupport := filepath.Join(w.Home, "Library", "Application Support")
+// user (not a project), on the system dirs describes (docs/windows.md
+// gives each path's source):
+//
+//	                Linux                                  macOS                                              Windows
+//	claude-desktop  $XDG_CONFIG_HOME/Claude/claude_desktop_config.json   ~/Library/Application Support/Claude/…  %APPDATA%\Claude\claude_desktop_config.json
+//	vscode          $XDG_CONFIG_HOME/Code/User/mcp.json     ~/Library/Application Support/Code/User/mcp.json   %APPDATA%\Code\User\mcp.json
+//	cursor          ~/.cursor/mcp.json                      the same                                           %USERPROFILE%\.cursor\mcp.json
+//	gemini          ~/.gemini/settings.json                 the same                                           %USERPROFILE%\.gemini\settings.json
+//
+// ($XDG_CONFIG_HOME defaults to ~/.config.) Gemini CLI reads
+// $GEMINI_CLI_HOME/.gemini/settings.json instead when GEMINI_CLI_HOME is
+// set. Claude Desktop has no Linux build; the Linux path is the one the
+// community builds read.
+func Path(t Target, dirs userdirs.Env) (string, error) {
+	var base string
+	var err error
+	var elems []string
 	switch t {
 	case ClaudeDesktop:
-		switch w.GOOS {
-		case "darwin":
-			return filepath.Join(appSupport, "Claude", "claude_desktop_config.json"), nil
-		case "linux":
-			return filepath.Join(config, "Claude", "claude_desktop_config.json"), nil
-		}
+		base, err = dirs.AppConfig()
+		elems = []string{"Claude", "claude_desktop_config.json"}
 	case VSCode:
-		switch w.GOOS {
-		case "darwin":
-			return filepath.Join(appSupport, "Code", "User", "mcp.json"), nil
-		case "linux":
-			return filepath.Join(config, "Code", "User", "mcp.json"), nil
-		}
+		base, err = dirs.AppConfig()
+		elems = []string{"Code", "User", "mcp.json"}
 	case Cursor:
-		return filepath.Join(w.Home, ".cursor", "mcp.json"), nil
+		base, err = dirs.Home()
+		elems = []string{".cursor", "mcp.json"}
 	case Gemini:
-		return filepath.Join(w.Home, ".gemini", "settings.json"), nil
+		if base = dirs.Var("GEMINI_CLI_HOME"); base == "" {
+			base, err = dirs.Home()
+		}
+		elems = []string{".gemini", "settings.json"}
 	default:
 		return "", fmt.Errorf("unknown target %q", t)
 	}
-	return "", fmt.Errorf("%s on %s: a2a-courier knows its configuration file on Linux and macOS only", t, w.GOOS)
+	if err != nil {
+		return "", fmt.Errorf("cannot find %s's configuration file: %w", t, err)
+	}
+	return dirs.Join(append([]string{base}, elems...)...), nil
 }
 
 // serversKey is the top-level object that holds the servers: VS Code calls
@@ -185,7 +178,7 @@ func (r Result) Action() string {
 
 // Setup is what `mcp install` knows of this machine: the binary, the
 // connection settings chosen for this shell, the directories as the
-// command line resolves them and as HOME alone would give them, and which
+// command line resolves them and as the profile alone would give them, and which
 // settings come from the environment only.
 type Setup struct {
 	Executable string
@@ -198,8 +191,9 @@ type Setup struct {
 	// paths (a path, never a secret), --kibana-url, --space.
 	Flags []string
 	// ConfigDir and StateDir are the directories in use; HomeConfigDir and
-	// HomeStateDir those the assistant's process would find with HOME
-	// alone.
+	// HomeStateDir those the assistant's process would find with the
+	// profile's variables alone (userdirs.Env.ProfileOnly: HOME, on
+	// Windows USERPROFILE, APPDATA and LOCALAPPDATA).
 	ConfigDir, StateDir, HomeConfigDir, HomeStateDir string
 	// EnvOnly names the Kibana settings given by the environment only
 	// (KIBANA_URL, KIBANA_API_KEY, KIBANA_SPACE_ID).
@@ -251,9 +245,14 @@ func (s Setup) Warnings(t Target) []string {
 	w := s.configWarnings(t)
 	lacks := fmt.Sprintf("from this shell's environment only, which %s's process will not have", t)
 	if len(s.EnvOnly) > 0 {
-		w = append(w, fmt.Sprintf("%s %s: keep them in the config file "+
-			"(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file; a2a-courier config set space <id>), "+
-			"then check with a2a-courier doctor", names("setting", s.EnvOnly), lacks))
+		var sets []string
+		for _, v := range s.EnvOnly {
+			if envSetting[v] != "" {
+				sets = append(sets, "a2a-courier config set "+envSetting[v])
+			}
+		}
+		w = append(w, fmt.Sprintf("%s %s: keep %s in the config file (%s), then check with a2a-courier doctor",
+			names("setting", s.EnvOnly), lacks, map[bool]string{true: "it", false: "them"}[len(s.EnvOnly) == 1], strings.Join(sets, "; ")))
 	}
 	if len(s.EnvTLS) > 0 {
 		w = append(w, fmt.Sprintf("%s %s: keep it in the config file (a2a-courier config set ca-cert <pem-file>, or config set insecure true)", names("setting", s.EnvTLS), lacks))
@@ -276,6 +275,10 @@ func (s Setup) Warnings(t Target) []string {
 	return w
 }
 
+// envSetting is the config set line (after "config set") that keeps in
+// the config file what a Kibana variable gives.
+var envSetting = map[string]string{"KIBANA_URL": "kibana-url <url>", "KIBANA_API_KEY": "api-key < key-file", "KIBANA_SPACE_ID": "space <id>"}
+
 // names is "the setting X comes" or "the settings X, Y and Z come".
 func names(what string, n []string) string {
 	if len(n) == 1 {
@@ -284,23 +287,52 @@ func names(what string, n []string) string {
 	return "the " + what + "s " + strings.Join(n[:len(n)-1], ", ") + " and " + n[len(n)-1] + " come"
 }
 
-// Plan adds the entry to a target's file content (nil or empty: a file not
-// there yet), or replaces an entry of the same name that differs. The rest
-// of the file is kept byte for byte: other keys and servers, their order
-// and layout, comments and trailing commas (VS Code's format is JSON with
-// comments); the entry is written in the file's own indentation.
+// Plan adds the entry to a target's file content (nil: a file not there
+// yet; empty: a file with nothing in it), or replaces an entry of the same
+// name that differs. The rest of the file is kept byte for byte: other
+// keys and servers, their order and layout, comments and trailing commas
+// (VS Code's format is JSON with comments), a UTF-8 byte order mark; the
+// entry is written in the file's own indentation.
 func Plan(t Target, existing []byte, e Entry) (Result, error) {
 	if e.Name == "" || e.Command == "" {
 		return Result{}, errors.New("the entry needs a name and a command")
 	}
 	key := serversKey(t)
-	if len(bytes.TrimSpace(existing)) == 0 {
+	bom, body := splitBOM(existing)
+	if len(bytes.TrimSpace(body)) == 0 {
 		out, err := json.MarshalIndent(map[string]any{key: map[string]any{e.Name: e.value(t)}}, "", "  ")
 		if err != nil {
 			return Result{}, err
 		}
-		return Result{Content: append(out, '\n'), Changed: true, Created: true}, nil
+		return Result{Content: append(append(bom, out...), '\n'), Changed: true, Created: existing == nil}, nil
 	}
+	res, err := plan(t, key, body, e)
+	switch {
+	case err != nil:
+		return Result{}, err
+	case !res.Changed:
+		return Result{Content: existing}, nil
+	}
+	res.Content = append(bom, res.Content...)
+	return res, nil
+}
+
+// utf8BOM is the byte order mark some editors (Notepad) begin a UTF-8 file
+// with; JSON parsers refuse it, the assistants' readers skip it.
+var utf8BOM = []byte("\ufeff")
+
+// splitBOM returns a file's byte order mark (nil when it has none) and
+// what follows it.
+func splitBOM(b []byte) (bom, body []byte) {
+	if bytes.HasPrefix(b, utf8BOM) {
+		return append([]byte{}, utf8BOM...), b[len(utf8BOM):]
+	}
+	return nil, b
+}
+
+// plan is Plan of a file that holds something, without its byte order
+// mark.
+func plan(t Target, key string, existing []byte, e Entry) (Result, error) {
 	doc, err := parseConfig(existing)
 	if err != nil {
 		return Result{}, err
@@ -448,15 +480,11 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 		multiline, head, closing = true, obj.AfterExtra, parentIndent
 	}
 	trailing := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
-	prefix := indent
-	if !multiline {
-		prefix = ""
-	}
-	nv, err := formatted(v, prefix, unit)
+	_, spaced := lineStyle(obj)
+	nv, err := formatted(v, indent, unit)
 	if err != nil || !multiline {
-		// One line: compact, as the rest is.
-		b, _ := json.Marshal(v)
-		nv, _ = hujson.Parse(b)
+		// One line, as the rest is, spaced as it is.
+		nv = oneLine(v, spaced)
 	}
 	quoted, _ := json.Marshal(name)
 	var before hujson.Extra
@@ -469,10 +497,13 @@ func addMember(obj *hujson.Object, name string, v any, parentIndent, unit string
 		}
 		before = append(append(hujson.Extra{}, head...), indent...)
 		obj.AfterExtra = hujson.Extra("\n" + closing)
-	case len(obj.Members) > 0:
+	case len(obj.Members) > 0 && spaced:
 		before = hujson.Extra(" ") // after the comma, as in `{"a": 1, "b": 2}`
 	}
-	nv.BeforeExtra = hujson.Extra(" ")
+	nv.BeforeExtra = nil
+	if multiline || spaced {
+		nv.BeforeExtra = hujson.Extra(" ")
+	}
 	nv.AfterExtra = nil
 	if trailing {
 		nv.AfterExtra = hujson.Extra{}
@@ -596,12 +627,57 @@ func setMember(obj *hujson.Object, key string, v any, parent, unit string) (bool
 	if same, err := sameJSON(m, b); err != nil || same {
 		return false, err
 	}
+	// In the layout of what it replaces: on one line in an object written
+	// on one line, or where the old value was on one line.
+	oneLined, spaced := lineStyle(obj)
+	if oneLined || !bytes.Contains(hujson.Value{Value: m.Value}.Pack(), []byte("\n")) {
+		m.Value = oneLine(v, spaced).Value
+		return true, nil
+	}
 	nv, err := formatted(v, memberIndent(obj, parent+unit), unit)
 	if err != nil {
 		return false, err
 	}
 	m.Value = nv.Value
 	return true, nil
+}
+
+// lineStyle says how an object is written: its members on one line (no
+// line break before the first), and spaced (a space after the first
+// member's colon: `{"a": 1, "b": 2}`, not `{"a":1,"b":2}`). An empty
+// object is neither one line nor compact.
+func lineStyle(obj *hujson.Object) (oneLined, spaced bool) {
+	if len(obj.Members) == 0 {
+		return false, true
+	}
+	_, multi := lineIndent(obj.Members[0].Name.BeforeExtra)
+	return !multi, len(obj.Members[0].Value.BeforeExtra) > 0
+}
+
+// oneLine is v as JSON on one line, compact or spaced (`["a", "b"]`,
+// `{"k": "v"}`).
+func oneLine(v any, spaced bool) hujson.Value {
+	b, _ := json.Marshal(v)
+	if spaced {
+		var out []byte
+		inString := false
+		for i := 0; i < len(b); i++ {
+			c := b[i]
+			out = append(out, c)
+			switch {
+			case inString && c == '\\':
+				i++
+				out = append(out, b[i])
+			case c == '"':
+				inString = !inString
+			case !inString && (c == ',' || c == ':'):
+				out = append(out, ' ')
+			}
+		}
+		b = out
+	}
+	nv, _ := hujson.Parse(b)
+	return nv
 }
 
 // removeMember removes obj's member key, keeping a trailing comma where
@@ -728,6 +804,9 @@ func readConfig(path string) ([]byte, os.FileMode, owner, error) {
 		return nil, 0, owner{}, fmt.Errorf("%d bytes: larger than an MCP configuration can be (at most %d MiB)", tl.Size, maxFileSize>>20)
 	case err != nil:
 		return nil, 0, owner{}, err
+	}
+	if b == nil {
+		b = []byte{} // a file, empty: not one to create
 	}
 	return b, fi.Mode().Perm(), ownerOf(fi), nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/a2a-courier/a2a-courier/internal/fifotest"
+	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -134,8 +135,10 @@ func TestPlanRefusesWhatItCannotEdit(t *testing.T) {
 	}
 }
 
+// Each target's file on each system (docs/windows.md gives the sources).
 func TestPath(t *testing.T) {
-	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	win := map[string]string{"USERPROFILE": `C:\Users\Ada L`, "APPDATA": `C:\Users\Ada L\AppData\Roaming`,
+		"LOCALAPPDATA": `C:\Users\Ada L\AppData\Local`, "HOME": "/c/Users/ada", "XDG_CONFIG_HOME": "/xdg"}
 	for _, tc := range []struct {
 		target Target
 		goos   string
@@ -145,21 +148,36 @@ func TestPath(t *testing.T) {
 		{ClaudeDesktop, "darwin", nil, "/Users/ada/Library/Application Support/Claude/claude_desktop_config.json"},
 		{ClaudeDesktop, "linux", nil, "/Users/ada/.config/Claude/claude_desktop_config.json"},
 		{ClaudeDesktop, "linux", map[string]string{"XDG_CONFIG_HOME": "/xdg"}, "/xdg/Claude/claude_desktop_config.json"},
+		{ClaudeDesktop, "windows", win, `C:\Users\Ada L\AppData\Roaming\Claude\claude_desktop_config.json`},
 		{VSCode, "darwin", nil, "/Users/ada/Library/Application Support/Code/User/mcp.json"},
+		{VSCode, "darwin", map[string]string{"XDG_CONFIG_HOME": "/xdg"}, "/Users/ada/Library/Application Support/Code/User/mcp.json"},
 		{VSCode, "linux", map[string]string{"XDG_CONFIG_HOME": "relative"}, "/Users/ada/.config/Code/User/mcp.json"},
+		{VSCode, "windows", win, `C:\Users\Ada L\AppData\Roaming\Code\User\mcp.json`},
 		{Cursor, "linux", nil, "/Users/ada/.cursor/mcp.json"},
+		{Cursor, "windows", win, `C:\Users\Ada L\.cursor\mcp.json`},
 		{Gemini, "darwin", nil, "/Users/ada/.gemini/settings.json"},
+		{Gemini, "linux", map[string]string{"GEMINI_CLI_HOME": "/g"}, "/g/.gemini/settings.json"},
+		{Gemini, "windows", win, `C:\Users\Ada L\.gemini\settings.json`},
 	} {
-		got, err := Path(tc.target, Where{GOOS: tc.goos, Home: "/Users/ada", Getenv: env(tc.env)})
+		vars := map[string]string{"HOME": "/Users/ada"}
+		if tc.goos == "windows" {
+			vars = map[string]string{}
+		}
+		for k, v := range tc.env {
+			vars[k] = v
+		}
+		got, err := Path(tc.target, userdirs.Env{GOOS: tc.goos, Getenv: func(k string) string { return vars[k] }})
 		if err != nil || got != tc.want {
 			t.Errorf("%s on %s: %q %v", tc.target, tc.goos, got, err)
 		}
 	}
-	if _, err := Path(ClaudeDesktop, Where{GOOS: "windows", Home: "C:/Users/ada"}); err == nil {
-		t.Error("windows")
+	for goos, want := range map[string]string{"linux": "HOME is not set", "windows": "%USERPROFILE% is not set"} {
+		if _, err := Path(Cursor, userdirs.Env{GOOS: goos}); err == nil || err.Error() != "cannot find cursor's configuration file: "+want {
+			t.Errorf("no home on %s: %v", goos, err)
+		}
 	}
-	if _, err := Path(Cursor, Where{GOOS: "linux"}); err == nil {
-		t.Error("no home")
+	if _, err := Path(VSCode, userdirs.Env{GOOS: "windows"}); err == nil || !strings.Contains(err.Error(), "%APPDATA% is not set") {
+		t.Errorf("no APPDATA: %v", err)
 	}
 }
 

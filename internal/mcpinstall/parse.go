@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/tailscale/hujson"
+
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
 
 // maxNesting bounds how many arrays and objects a configuration file may
@@ -76,29 +76,9 @@ func parseConfig(b []byte) (hujson.Value, error) {
 	}
 	v, err := hujson.Parse(b)
 	if err != nil {
-		return hujson.Value{}, cannotEdit(err, "the file is not JSON (or JSON with comments): %s", printable(err.Error(), 160))
+		return hujson.Value{}, cannotEdit(err, "the file is not JSON (or JSON with comments): %s", termui.Escaped(err.Error(), 160))
 	}
 	return v, nil
-}
-
-// printable is a text of the file (hujson quotes the literal it could not
-// read) fit for one line of a terminal: what is not printable escaped
-// (\n, \x1b), cut at max runes.
-func printable(s string, max int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n++; n > max {
-			b.WriteString("…")
-			break
-		}
-		if unicode.IsPrint(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
-		}
-	}
-	return b.String()
 }
 
 // memberName is the name of an object's member, decoded ("\u006d" is m),

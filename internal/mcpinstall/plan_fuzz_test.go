@@ -16,7 +16,8 @@ import (
 // with an entry whose command is fuzzed too. For every input it checks:
 //
 //   - Plan never panics, and it refuses only with an error of ours
-//     (ErrCannotEdit), on one line;
+//     (ErrCannotEdit), on one line, never for a byte order mark (the
+//     file without it is refused too; two marks are refused);
 //   - the file it writes is JSON with comments that hujson.Standardize
 //     makes standard JSON, and standard JSON when the input was (Claude
 //     Desktop and Cursor read it with JSON.parse);
@@ -26,6 +27,9 @@ import (
 //     output, read with encoding/json, are the same once the members of
 //     ours (the entry's command, args, type, and our env variables) are
 //     taken out of both, and the objects left empty;
+//   - a UTF-8 byte order mark that starts the input starts the output,
+//     once, and the rest is checked without it; none is added;
+//   - it reports a file created only when there was none (nil);
 //   - it is idempotent: a second Plan of its output changes nothing.
 func FuzzPlan(f *testing.F) {
 	seeds := []string{
@@ -41,6 +45,10 @@ func FuzzPlan(f *testing.F) {
 	for _, e := range existing {
 		seeds = append(seeds, e)
 	}
+	for _, s := range seeds[:12] {
+		seeds = append(seeds, "\ufeff"+s) // a byte order mark (Notepad's)
+	}
+	seeds = append(seeds, "\ufeff\ufeff{}", "{}\ufeff", "\ufeff"+existing[VSCode])
 	for _, s := range seeds {
 		for target := range uint8(8) {
 			f.Add([]byte(s), target, "/usr/local/bin/a2a-courier")
@@ -61,6 +69,11 @@ func FuzzPlan(f *testing.F) {
 			if !errors.Is(err, ErrCannotEdit) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("an error not of ours, or not one line: %q", err)
 			}
+			if rest, ok := bytes.CutPrefix(file, []byte("\ufeff")); ok && !bytes.HasPrefix(rest, []byte("\ufeff")) {
+				if _, err := Plan(target, rest, e); err == nil {
+					t.Fatalf("refused for its byte order mark alone: %q", file)
+				}
+			}
 			return
 		}
 		checkPlan(t, target, file, e, res)
@@ -70,7 +83,16 @@ func FuzzPlan(f *testing.F) {
 // checkPlan checks what Plan made of file (see FuzzPlan).
 func checkPlan(t *testing.T, target Target, file []byte, e Entry, res Result) {
 	t.Helper()
-	out := res.Content
+	if res.Created != (file == nil) {
+		t.Fatalf("created %v of a file %q", res.Created, file)
+	}
+	bom := []byte("\ufeff")
+	if bytes.HasPrefix(res.Content, bom) != bytes.HasPrefix(file, bom) {
+		t.Fatalf("the byte order mark was not kept as it was:\n%q\n---\n%q", file, res.Content)
+	}
+	whole := res.Content
+	out := bytes.TrimPrefix(res.Content, bom)
+	file = bytes.TrimPrefix(file, bom)
 	std, err := hujson.Standardize(bytes.Clone(out))
 	if err != nil || !json.Valid(std) {
 		t.Fatalf("the output is not JSON once standardized (%v):\n%s", err, out)
@@ -107,9 +129,9 @@ func checkPlan(t *testing.T, target Target, file []byte, e Entry, res Result) {
 	if !reflect.DeepEqual(before, doc) {
 		t.Fatalf("the other members changed:\nbefore %v\nafter  %v\n%s", before, doc, out)
 	}
-	again, err := Plan(target, out, e)
-	if err != nil || again.Changed || !bytes.Equal(again.Content, out) {
-		t.Fatalf("a second install changed the file (%v, %+v):\n%s\n---\n%s", err, again.Changed, out, again.Content)
+	again, err := Plan(target, whole, e)
+	if err != nil || again.Changed || !bytes.Equal(again.Content, whole) {
+		t.Fatalf("a second install changed the file (%v, %+v):\n%s\n---\n%s", err, again.Changed, whole, again.Content)
 	}
 }
 

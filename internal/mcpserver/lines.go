@@ -9,10 +9,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unicode"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
 
 // The SDK's stdio transport reads its input with one json.Decoder and ends
@@ -130,18 +132,13 @@ func screen(line []byte, tooLong bool, out, log io.Writer) []byte {
 			why = "an empty batch"
 		}
 	default:
-		_, err := jsonrpc.DecodeMessage(msg)
-		if err == nil {
+		why, id, response := judge(msg)
+		switch {
+		case why == "":
 			return append(msg, '\n')
-		}
-		id, response := probe(msg)
-		if response {
-			fmt.Fprintf(log, "a2a-courier mcp: dropped an invalid JSON-RPC response (%d bytes): %s\n", len(msg), quoted(err.Error(), 200))
+		case response:
+			fmt.Fprintf(log, "a2a-courier mcp: dropped an invalid JSON-RPC response (%d bytes): %s\n", len(msg), why)
 			return nil
-		}
-		why := quoted(err.Error(), 200)
-		if badID(msg) {
-			why = "its id must be a string or a number" // not the SDK's "invalid ID type map[string]interface {}"
 		}
 		answer(out, log, id, codeInvalidRequest, "not a JSON-RPC 2.0 request: "+why, len(msg))
 		return nil
@@ -150,52 +147,144 @@ func screen(line []byte, tooLong bool, out, log io.Writer) []byte {
 	return nil
 }
 
-// probe reads what it can of a message the SDK cannot: its id, when it is
-// a string or a number (nil: null), and whether it is a response (no
-// method, a result or an error).
-func probe(msg []byte) (json.RawMessage, bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return nil, false
+// judge reads a JSON message as the SDK does, and says why it is not one
+// to hand the SDK ("" when it is), with what of it the answer can say:
+// its id as written (nil: null, when it has none or it cannot be said),
+// and whether it is a response (no method, a result or an error: never
+// answered).
+//
+// A message the SDK reads is refused all the same when the SDK would not
+// answer it with its id: the SDK reads an id as a float64 and answers with
+// an int64 (1.5 is answered 1, 99999999999999999999 -9223372036854775808),
+// and a string as Go does (a lone UTF-16 surrogate, or a byte that is not
+// UTF-8, becomes U+FFFD). Such a request is answered here with its id as
+// it was written, which is the request's id exactly: the client can tell
+// which request was refused, and no answer names an id it did not send.
+func judge(msg []byte) (why string, id json.RawMessage, response bool) {
+	m, err := jsonrpc.DecodeMessage(msg)
+	if err == nil && !idChanged(m) {
+		return "", nil, false
 	}
-	_, method := m["method"]
-	_, result := m["result"]
-	_, failed := m["error"]
-	id := m["id"]
-	if len(id) == 0 || id[0] != '"' && id[0] != '-' && (id[0] < '0' || id[0] > '9') {
-		id = nil
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(msg, &fields) != nil {
+		return "a JSON-RPC message is a JSON object", nil, false
 	}
-	return id, !method && (result || failed)
+	method, hasMethod := fields["method"]
+	_, result := fields["result"]
+	_, failed := fields["error"]
+	response = !hasMethod && (result || failed)
+	id, why = idOf(fields["id"])
+	var version string
+	json.Unmarshal(fields["jsonrpc"], &version)
+	switch {
+	case why != "":
+	case err == nil:
+		return "", nil, false // the id was looked at, and is kept
+	case version != "2.0":
+		why = `the version must be "jsonrpc": "2.0"`
+	case hasMethod && (len(method) == 0 || method[0] != '"'):
+		why = "the method must be a string"
+	case !hasMethod && !response:
+		why = "a request needs a method"
+	default:
+		why = termui.Escaped(err.Error(), 200)
+	}
+	return why, id, response
 }
 
-// badID tells a message whose id is there but neither a string, a number
-// nor null (an object, an array, a boolean).
-func badID(msg []byte) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return false
+// idChanged reports whether the SDK's id of a message it read may not be
+// the id as written: a number (read as a float64), or a string that holds
+// U+FFFD or what is not UTF-8 (what a lone surrogate or a bad byte
+// becomes).
+func idChanged(m jsonrpc.Message) bool {
+	var id jsonrpc.ID
+	switch m := m.(type) {
+	case *jsonrpc.Request:
+		id = m.ID
+	case *jsonrpc.Response:
+		id = m.ID
 	}
-	id, ok := m["id"]
-	return ok && len(id) > 0 && (id[0] == '{' || id[0] == '[' || id[0] == 't' || id[0] == 'f')
+	switch v := id.Raw().(type) {
+	case int64:
+		return true
+	case string:
+		return strings.ContainsRune(v, utf8.RuneError)
+	}
+	return false
 }
 
-// quoted is a text of the SDK's that may quote the message (its version
-// tag, its id): what is not printable escaped, at most max runes, so that
-// the server's log stays one line a message.
-func quoted(s string, max int) string {
-	var b strings.Builder
-	for i, r := range []rune(s) {
-		if i == max {
-			b.WriteString("…")
-			break
+// maxSafeInteger is the largest integer a float64 (the SDK's reading of a
+// number id, and JavaScript's of any number) holds exactly, with its
+// neighbours: 2^53 - 1.
+const maxSafeInteger = 1<<53 - 1
+
+// The rules an id is held to, as the answers say them.
+const (
+	idTypeRule    = "the id must be a string or an integer"
+	idIntegerRule = "the id must be a string or an integer written in digits, from -9007199254740991 to 9007199254740991"
+	idStringRule  = "the id must be a string of UTF-8 text, without a lone UTF-16 surrogate (\\ud800 alone)"
+)
+
+// idOf judges a message's id (its JSON text; nil when it has none): it
+// returns what an answer may carry as the id (nil: null), and why the id
+// is refused ("" when it is kept). A string or a number is answered as
+// written, even when refused, but for a string that is not UTF-8 (the
+// answer would not be either).
+func idOf(raw json.RawMessage) (json.RawMessage, string) {
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return nil, ""
+	case raw[0] == '"':
+		if !utf8.Valid(raw) {
+			return nil, idStringRule
 		}
-		if unicode.IsPrint(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteString(strings.Trim(strconv.QuoteRune(r), "'"))
+		if loneSurrogate(raw) {
+			return raw, idStringRule
 		}
+		return raw, ""
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		n, err := strconv.ParseInt(string(raw), 10, 64)
+		if err != nil || n > maxSafeInteger || n < -maxSafeInteger {
+			return raw, idIntegerRule
+		}
+		return raw, ""
 	}
-	return b.String()
+	return nil, idTypeRule
+}
+
+// loneSurrogate reports whether a JSON string (valid JSON) escapes a UTF-16
+// surrogate that is not one of a pair: \ud800 alone, or \udc00 first.
+func loneSurrogate(s []byte) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' {
+			continue
+		}
+		if s[i+1] != 'u' {
+			i++
+			continue
+		}
+		u := hex4(s[i+2 : i+6])
+		switch {
+		case u >= 0xdc00 && u <= 0xdfff:
+			return true
+		case u >= 0xd800 && u <= 0xdbff:
+			if i+12 > len(s) || s[i+6] != '\\' || s[i+7] != 'u' {
+				return true
+			}
+			if low := hex4(s[i+8 : i+12]); low < 0xdc00 || low > 0xdfff {
+				return true
+			}
+			i += 6
+		}
+		i += 5
+	}
+	return false
+}
+
+// hex4 reads the four hex digits of a \u escape.
+func hex4(h []byte) rune {
+	n, _ := strconv.ParseUint(string(h), 16, 32)
+	return rune(n)
 }
 
 // answer writes a JSON-RPC error answer, id null when id is nil, and notes

@@ -6,10 +6,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/big"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // FuzzServeLines feeds Serve, the real server over its real line reader,
@@ -28,7 +32,13 @@ import (
 //     null, and nothing else does; each that is JSON but not an object
 //     gets an invalid request (-32600) with id null;
 //   - no line gets more than one answer: the answers to ids other than
-//     the test's number at most the lines given.
+//     the test's number at most the lines given;
+//   - every answer's id is its request's exactly: each answer with an id
+//     other than null and the test's takes one of the ids the lines
+//     carry, compared as a JavaScript client compares them (a string as
+//     its UTF-16 code units, so that a lone surrogate answered as U+FFFD
+//     differs; an integer as its value; any other number as its text, so
+//     that 1.5 answered 1 differs).
 func FuzzServeLines(f *testing.F) {
 	for _, s := range []string{
 		"not json", "[]", `{"jsonrpc":"2.0"}`, `{"jsonrpc":"1.0","id":1,"method":"ping"}`, `{"jsonrpc":"2.0","id":{},"method":"ping"}`,
@@ -40,6 +50,9 @@ func FuzzServeLines(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":7,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":7,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":8,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{"roots":{}},"clientInfo":{"name":"x","version":"1"}}}`,
 		`{"jsonrpc":"2.0","id":9,"method":"logging/setLevel","params":{"level":"debug"}}`, strings.Repeat("[", 2000) + strings.Repeat("]", 2000),
+		`{"jsonrpc":"2.0","id":99999999999999999999,"method":"ping"}`, `{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `{"jsonrpc":"2.0","id":1e2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"\ud800","method":"ping"}`, `{"jsonrpc":"2.0","id":-0,"method":"ping"}`, `{"jsonrpc":"2.0","id":"\u00e9\ud83d\ude00","method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"a","id":1.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":2.5,"result":{}}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -67,6 +80,7 @@ func FuzzServeLines(f *testing.F) {
 		in.WriteString(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n")
 		probes["init-"+nonce] = true
 		notJSON, notObject, given := 0, 0, 0
+		sentIDs := idsOf(lines)
 		for i, l := range lines {
 			in.Write(l)
 			in.WriteByte('\n')
@@ -113,6 +127,13 @@ func FuzzServeLines(f *testing.F) {
 				continue
 			}
 			others++
+			if string(m.ID) != "null" {
+				k, ok := jsID(m.ID)
+				if !ok || sentIDs[k] == 0 {
+					t.Fatalf("an answer with an id no line sent (as a JavaScript client reads ids): %q\nthe ids sent: %v", l, sentIDs)
+				}
+				sentIDs[k]--
+			}
 			if string(m.ID) == "null" && m.Error != nil {
 				switch m.Error.Code {
 				case codeParseError:
@@ -132,6 +153,70 @@ func FuzzServeLines(f *testing.F) {
 				nullParse, notJSON, nullInvalid, notObject, others, given, out)
 		}
 	})
+}
+
+// idsOf counts the ids the lines carry (jsID), those of the JSON objects.
+func idsOf(lines [][]byte) map[string]int {
+	ids := map[string]int{}
+	for _, l := range lines {
+		var fields map[string]json.RawMessage
+		if json.Unmarshal(bytes.Trim(l, " \t\r\n"), &fields) == nil {
+			if k, ok := jsID(fields["id"]); ok {
+				ids[k]++
+			}
+		}
+	}
+	return ids
+}
+
+// jsID is an id (its JSON text) as a JavaScript client tells ids apart: a
+// string by its UTF-16 code units (a lone surrogate kept), an integer
+// written in digits by its value, any other number by its text; false for
+// what is no string or number, or a string that is not UTF-8.
+func jsID(raw json.RawMessage) (string, bool) {
+	switch {
+	case len(raw) == 0:
+		return "", false
+	case raw[0] == '"':
+		units, ok := utf16Units(raw[1 : len(raw)-1])
+		return fmt.Sprintf("string %x", units), ok
+	case raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9':
+		if n, ok := new(big.Int).SetString(string(raw), 10); ok {
+			return "integer " + n.String(), true
+		}
+		return "number " + string(raw), true
+	}
+	return "", false
+}
+
+// jsonEscapes are JSON's escapes of one character, but \u.
+var jsonEscapes = map[byte]uint16{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// utf16Units decodes the inside of a JSON string (valid JSON) to UTF-16
+// code units, as JavaScript's JSON.parse does: \ud800 alone stays a unit.
+func utf16Units(s []byte) ([]uint16, bool) {
+	var units []uint16
+	for len(s) > 0 {
+		if s[0] == '\\' {
+			switch c := s[1]; c {
+			case 'u':
+				n, _ := strconv.ParseUint(string(s[2:6]), 16, 16)
+				units = append(units, uint16(n))
+				s = s[6:]
+			default:
+				units = append(units, jsonEscapes[c])
+				s = s[2:]
+			}
+			continue
+		}
+		r, size := utf8.DecodeRune(s)
+		if r == utf8.RuneError && size <= 1 {
+			return nil, false
+		}
+		units = append(units, utf16.Encode([]rune{r})...)
+		s = s[size:]
+	}
+	return units, true
 }
 
 const initLineForFuzz = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`

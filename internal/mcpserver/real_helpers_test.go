@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	cli "github.com/a2a-courier/a2a-courier/cmd/cli"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/proctest"
 	"github.com/a2a-courier/a2a-courier/internal/simulator/agentbuilder"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -198,38 +197,10 @@ func (c *courier) ledger() map[string]string {
 }
 
 // killWorkers kills the detached workers of the state directory when the
-// test ends (they run in a session of their own), and waits for them.
+// test ends (they run detached and would outlive the test binary), and
+// waits for them: found by the pids the store and the spawner record.
 func (c *courier) killWorkers() {
-	deadline := time.Now().Add(10 * time.Second)
-	for pids := c.workers(); len(pids) > 0 && time.Now().Before(deadline); pids = c.workers() {
-		for _, pid := range pids {
-			syscall.Kill(pid, syscall.SIGKILL)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-func (c *courier) workers() []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err != nil {
-			continue
-		}
-		args := strings.Split(string(b), "\x00")
-		if len(args) > 3 && args[1] == "worker" && strings.Contains(string(b), c.env["A2A_COURIER_STATE_DIR"]) {
-			if st, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && strings.Contains(string(st), ") Z ") {
-				continue // a zombie: dead already
-			}
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	proctest.EndWorkers(c.env["A2A_COURIER_STATE_DIR"], 10*time.Second)
 }
 
 // session is a client connected to a server over the SDK's in-memory

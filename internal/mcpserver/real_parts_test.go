@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -31,8 +33,10 @@ func TestFilesAndDataThroughTools(t *testing.T) {
 	t.Parallel()
 	js := interoptest.StartJS(t)
 	c := newCourier(t, startSim(t))
-	s := connect(t, c.options())
 	dir := t.TempDir()
+	o := c.options()
+	o.FileDirs = []string{dir}
+	s := connect(t, o)
 	pngBytes, _ := base64.StdEncoding.DecodeString(interoptest.FilesPNG)
 	csvBytes := []byte("name,n\nada,1\n")
 	csv, png := filepath.Join(dir, "table.csv"), filepath.Join(dir, "dot.png")
@@ -89,5 +93,102 @@ func TestFilesAndDataThroughTools(t *testing.T) {
 	}
 	if l := c.ledger(); len(l) != 2 {
 		t.Errorf("tasks of the refused sends: %v", l)
+	}
+}
+
+// The tools send files only from the directories FilesEnv names, and
+// never a2a-courier's own (its config, keys, tokens, state), however the
+// path reaches them: a symbolic link or a hard link inside an allowed
+// directory, a file of the state directory when "/" is allowed. Without
+// FilesEnv no file is sent. What is refused never runs; what is allowed
+// reaches the agent (a2a-js's parts agent names it).
+func TestFilesOnlyFromAllowedDirectories(t *testing.T) {
+	t.Parallel()
+	js := interoptest.StartJS(t)
+	c := newCourier(t, startSim(t))
+	url := js.URL(interoptest.MountV1, interoptest.AgentParts)
+	allowed, outside := t.TempDir(), t.TempDir()
+	write := func(path, content string) string {
+		os.MkdirAll(filepath.Dir(path), 0o700)
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	ok := write(filepath.Join(allowed, "ok.csv"), "a,b\n")
+	out := write(filepath.Join(outside, "secret.txt"), "not for agents")
+	confDir := filepath.Join(allowed, "conf")
+	write(filepath.Join(confDir, "config.yaml"), "profiles: {}\n")
+	key := write(filepath.Join(allowed, "keys", "kibana.key"), "a key")
+	state := write(filepath.Join(c.env["A2A_COURIER_STATE_DIR"], "tasks", "x.json"), "{}")
+	links := map[string]string{"to-outside": out, "to-key": key}
+	for name, target := range links {
+		if err := os.Symlink(target, filepath.Join(allowed, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Link(key, filepath.Join(allowed, "key-again")); err != nil {
+		t.Fatal(err)
+	}
+	protected := func() []string {
+		return []string{confDir, filepath.Join(confDir, "config.yaml"), key, c.env["A2A_COURIER_STATE_DIR"]}
+	}
+	session := func(dirs ...string) *session {
+		o := c.options()
+		o.FileDirs, o.Protected = dirs, protected
+		return connect(t, o)
+	}
+	const own = "is a2a-courier's own"
+	const elsewhere = "is not in a directory the tools may send files from"
+	for _, tc := range []struct {
+		dirs       []string
+		file, want string
+	}{
+		{nil, ok, "files: the MCP server sends no file: A2A_COURIER_MCP_FILES names no directory files may be sent from\nhint: to let the tools send files, list the directories"},
+		{[]string{allowed}, out, `files: "` + out + `" ` + elsewhere},
+		{[]string{allowed}, filepath.Join(allowed, "to-outside"), elsewhere},
+		{[]string{allowed}, filepath.Join(allowed, "..", filepath.Base(outside), "secret.txt"), elsewhere},
+		{[]string{allowed}, key, `files: "` + key + `" ` + own + ` (` + key + `): no tool sends it` + "\nhint: a tool never sends a2a-courier's configuration, keys, tokens or state: nothing was sent"},
+		{[]string{allowed}, filepath.Join(allowed, "to-key"), own},
+		{[]string{allowed}, filepath.Join(allowed, "key-again"), own + " (" + key + ")"},
+		{[]string{allowed}, filepath.Join(confDir, "config.yaml"), own + " (" + confDir + ")"},
+		{[]string{allowed}, filepath.Join(allowed, "conf", ".", "config.yaml"), own},
+		{[]string{"/"}, state, own + " (" + c.env["A2A_COURIER_STATE_DIR"] + ")"},
+		{[]string{"/"}, key, own},
+	} {
+		s := session(tc.dirs...)
+		for _, tool := range []string{"send", "send_async"} {
+			ran := c.ranCount()
+			res, doc, text := s.call(tool, map[string]any{"url": url, "message": "look", "files": []string{tc.file}})
+			errDoc, _ := doc["error"].(map[string]any)
+			if !res.IsError || !strings.Contains(text, tc.want) || errDoc["code"] != "usage" || c.ranCount() != ran {
+				t.Errorf("%s %s (allowed %v): %v %q; %d command lines ran", tool, tc.file, tc.dirs, res.IsError, text, c.ranCount()-ran)
+			}
+		}
+	}
+	if l := c.ledger(); len(l) != 0 {
+		t.Errorf("tasks of refused sends: %v", l)
+	}
+	for _, dirs := range [][]string{{allowed}, {"/"}} {
+		res, doc, text := session(dirs...).call("send", map[string]any{"url": url, "message": "look", "files": []string{ok}})
+		if r, _ := doc["reply"].(string); res.IsError || doc["state"] != "completed" || !strings.Contains(r, "ok.csv") {
+			t.Errorf("an allowed file (allowed %v): %v %v %q", dirs, res.IsError, doc, text)
+		}
+	}
+}
+
+// FileDirs reads A2A_COURIER_MCP_FILES as PATH is read: absolute
+// directories kept (~/ the home directory), the others ignored and named.
+func TestFileDirsOfTheEnvironment(t *testing.T) {
+	value, home, want, wantIgnored := " /srv/for-agents/ :~/out::relative/dir:~", "/home/ada", "[/srv/for-agents /home/ada/out /home/ada]", "[relative/dir]"
+	if runtime.GOOS == "windows" {
+		// Windows' list separator is ';' (a path has a drive's colon), and
+		// ~\ is the home folder as ~/ is.
+		value, home = ` C:\srv\for-agents\ ;~\out;;relative\dir;~/docs;~`, `C:\Users\ada`
+		want, wantIgnored = `[C:\srv\for-agents C:\Users\ada\out C:\Users\ada\docs C:\Users\ada]`, `[relative\dir]`
+	}
+	dirs, ignored := mcpserver.FileDirs(value, home)
+	if fmt.Sprint(dirs) != want || fmt.Sprint(ignored) != wantIgnored {
+		t.Errorf("%q %q", dirs, ignored)
 	}
 }

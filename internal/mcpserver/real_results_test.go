@@ -47,3 +47,21 @@ func TestResultOfSeveralNamesEachTaskOnce(t *testing.T) {
 		}
 	}
 }
+
+// An id the store cannot hold is refused by the command itself, and its
+// hint is in tool terms: the context_id a tool returned, not "the
+// contextId printed by send-async".
+func TestBadIDHintInToolTerms(t *testing.T) {
+	t.Parallel()
+	c := newCourier(t, startSim(t))
+	s := connect(t, c.options())
+	for tool, want := range map[string]string{
+		"result": "invalid contextId \"a b\": use letters, digits and . _ ~ : @ + - (at most 200, not starting with '.')\nhint: pass the context_id that the send or send_async tool returned",
+		"cancel": "\nhint: pass the context_id that the send or send_async tool returned, or a task id",
+	} {
+		res, _, text := s.call(tool, map[string]any{"context_id": "a b"})
+		if !res.IsError || !strings.Contains(text, want) || strings.Contains(text, "printed by send-async") {
+			t.Errorf("%s: %v %q", tool, res.IsError, text)
+		}
+	}
+}

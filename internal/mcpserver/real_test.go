@@ -1,6 +1,7 @@
 package mcpserver_test
 
 import (
+	"encoding/json"
 	"os"
 	"slices"
 	"strings"
@@ -231,11 +232,12 @@ func TestExitCodesBecomeResults(t *testing.T) {
 		"\", the user's answer as message."; res.IsError || doc["state"] != "input_required" || text != want {
 		t.Errorf("exit 7: %v %v %q", res.IsError, doc, text)
 	}
-	// The default wait (1 s here) of a 30 s run.
+	// The default wait (1 s here) of a 30 s run ("Call the result tool"
+	// after the note a 9.5 run has, a sentence of its own).
 	res, doc, text = s.call("send", map[string]any{"agent": "slow-agent", "message": "q"})
 	id, _ = doc["context_id"].(string)
 	if res.IsError || doc["state"] != "working" || id == "" || !strings.HasPrefix(text, "still running (context "+id+", state working)") ||
-		!strings.Contains(text, `call the result tool with context_id "`+id+`" later; do not send the message again`) || c.ledger()[id] != "working" {
+		!strings.Contains(strings.ToLower(text), `call the result tool with context_id "`+id+`" later; do not send the message again`) || c.ledger()[id] != "working" {
 		t.Errorf("exit 8: %v %v %q", res.IsError, doc, text)
 	}
 	const unknown = "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd"
@@ -355,15 +357,59 @@ func TestBadArgumentsAreRefused(t *testing.T) {
 		{"result", "give context_id (or context_ids)", nil},
 		{"show", "give conversation", map[string]any{"conversation": ""}},
 		{"cancel", "give context_id", map[string]any{"context_id": ""}},
-		{"discover", "unknown argument bogus", map[string]any{"bogus": 1}},
-		{"tasks", "unknown arguments bogus, other", map[string]any{"bogus": 1, "other": 2}},
-		{"tasks", "bad arguments: limit", map[string]any{"limit": "ten"}},
+		{"discover", `unknown argument "bogus"`, map[string]any{"bogus": 1}},
+		{"tasks", `unknown arguments "bogus", "other"`, map[string]any{"bogus": 1, "other": 2}},
+		{"tasks", `argument "limit" must be an integer`, map[string]any{"limit": "ten"}},
 	} {
 		res, doc, text := s.call(bad.tool, bad.args)
 		lines := strings.Split(text, "\n")
 		errDoc, _ := doc["error"].(map[string]any)
 		if !res.IsError || len(lines) != 2 || !strings.Contains(lines[0], bad.want) || !strings.HasPrefix(lines[1], "hint: ") || errDoc["code"] != "usage" {
 			t.Errorf("%s %v: %v %q %v", bad.tool, bad.args, res.IsError, lines, doc)
+		}
+	}
+	if n := c.ranCount(); n != 0 || sim.TotalRuns() != 0 || len(c.ledger()) != 0 {
+		t.Errorf("a refused call ran: %d command lines, %d runs, ledger %v", n, sim.TotalRuns(), c.ledger())
+	}
+}
+
+// An argument outside the tool's input schema (one it does not take, one
+// missing, one of another type) is refused in the tool's terms, naming the
+// argument and what the tool takes, not in the SDK's (`validating
+// "arguments": validating root: unexpected additional properties
+// ["bogus"]`, a Go decoder's "cannot unmarshal"); nothing runs.
+func TestArgumentsOutsideTheSchemaRefusedInWords(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t)
+	c := newCourier(t, sim)
+	s := connect(t, c.options())
+	const sendTakes = "the send tool takes agent, url, files, data, message, context_id, task_id, wait_seconds and max_chars"
+	const historyTakes = "the history tool takes agent and limit"
+	for _, bad := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"send", map[string]any{"agent": "audit-agent", "message": "q", "bogus": 1},
+			`unknown argument "bogus"; ` + sendTakes + "\nhint: leave it out: each argument is described in the tool's input schema (tools/list)"},
+		{"send", map[string]any{"agent": "audit-agent", "message": "q", "timeout": 5, "wait": true},
+			`unknown arguments "timeout", "wait"; ` + sendTakes + "\nhint: leave it out: each argument is described in the tool's input schema (tools/list)"},
+		{"send", map[string]any{"agent": "audit-agent"}, `missing argument "message": the send tool needs it` + "\nhint: " + sendTakes},
+		{"send", map[string]any{"agent": "audit-agent", "message": 5}, `argument "message" must be a string, not 5` + "\nhint: " + sendTakes},
+		{"send", map[string]any{"agent": "audit-agent", "message": "q", "files": "/tmp/x"}, `argument "files" must be an array, not a string` + "\nhint: " + sendTakes},
+		{"history", map[string]any{"limit": "x"}, `argument "limit" must be an integer (in digits), not a string` + "\nhint: " + historyTakes},
+		{"history", map[string]any{"limit": 3.5}, `argument "limit" must be an integer (in digits), not 3.5` + "\nhint: " + historyTakes},
+		{"history", map[string]any{"limit": 1e30}, `argument "limit" must be an integer (in digits), not 1e+30` + "\nhint: " + historyTakes},
+		{"send", map[string]any{"agent": "audit-agent", "message": "q", "wait_seconds": json.RawMessage("-1e400")},
+			`argument "wait_seconds" must be a number within ±1.8e308, not -1e400` + "\nhint: " + sendTakes},
+		{"result", map[string]any{"context_ids": []any{"c-1", 2}}, `argument "context_ids": item 2 must be a string, not 2` + "\nhint: the result tool takes context_id, context_ids, any, wait_seconds and max_chars"},
+		{"cancel", map[string]any{}, `missing argument "context_id": the cancel tool needs it` + "\nhint: the cancel tool takes context_id and url"},
+		{"discover", map[string]any{"agent": "x"}, `unknown argument "agent"; the discover tool takes url` + "\nhint: leave it out: each argument is described in the tool's input schema (tools/list)"},
+	} {
+		res, doc, text := s.call(bad.tool, bad.args)
+		errDoc, _ := doc["error"].(map[string]any)
+		if !res.IsError || text != bad.want || errDoc["code"] != "usage" || errDoc["message"] != strings.Split(bad.want, "\nhint: ")[0] {
+			t.Errorf("%s %v:\n got %v %q %v\nwant %q", bad.tool, bad.args, res.IsError, text, doc, bad.want)
 		}
 	}
 	if n := c.ranCount(); n != 0 || sim.TotalRuns() != 0 || len(c.ledger()) != 0 {

@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -57,6 +58,14 @@ type Options struct {
 	// end of its input, waits for the requests read to be answered
 	// (default 10 s).
 	StopGrace time.Duration
+	// FileDirs are the directories send and send_async may send files
+	// from (FilesEnv, read by FileDirs); none: they send no file.
+	FileDirs []string
+	// Protected lists, when a call names files, a2a-courier's own files
+	// and directories, which no tool sends, nor anything under them: the
+	// config file and directory, the state directory, the key and token
+	// files of the config file and of the server's flags (see files.go).
+	Protected func() []string
 }
 
 // Exit codes of the command line (cmd/cli's table; never renumbered).
@@ -92,7 +101,7 @@ func newServer(o Options, stopping, forced context.Context) *mcp.Server {
 		&mcp.ServerOptions{Instructions: instructions})
 	t := &tools{o: o, stopping: stopping, forced: forced}
 	t.add(s)
-	s.AddReceivingMiddleware(argumentErrors)
+	s.AddReceivingMiddleware(t.checkCalls)
 	return s
 }
 
@@ -271,6 +280,8 @@ type tools struct {
 	// with it, but that of a send or send-async that has not recorded
 	// its task yet, which ends once it has, or with forced.
 	stopping, forced context.Context
+	// schemas are the tools' input schemas, by name (checkCalls).
+	schemas map[string]*jsonschema.Schema
 }
 
 // callContext is the context a command runs with: the request's values,

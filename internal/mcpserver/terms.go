@@ -77,7 +77,7 @@ var proseFlag = regexp.MustCompile(`--(context|task|url|max-chars|wait|timeout|l
 // toolTerms rewrites the command lines and flags of a message or hint of
 // the CLI into tool terms.
 func toolTerms(s string) string {
-	if !strings.Contains(s, "a2a-courier ") && !strings.Contains(s, "--") && !strings.Contains(s, "on stdin") {
+	if !strings.Contains(s, "a2a-courier ") && !strings.Contains(s, "--") && !strings.Contains(s, "on stdin") && !strings.Contains(s, "send-async") {
 		return s
 	}
 	var b strings.Builder
@@ -125,9 +125,49 @@ func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '/'
 }
 
+// proseTerms are the phrases of the commands' texts that say what a tool
+// says otherwise.
+var proseTerms = strings.NewReplacer(
+	"(the answer on stdin)", "(the answer as message)",
+	"the contextId printed by send-async", "the context_id that the send or send_async tool returned",
+)
+
+// A task's maximum wait is --max-wait on the command line, which no tool
+// takes: the texts that name it say what it is and where it is set.
+var (
+	maxWaitOf    = regexp.MustCompile(`\(--max-wait ([^()\s]+)\)`)     // (--max-wait 40s)
+	itsMaxWait   = regexp.MustCompile(`\bits --max-wait \(([^()]+)\)`) // its --max-wait (40s)
+	maxWaitFlag  = regexp.MustCompile(`maximum wait \(--max-wait\)`)
+	otherMaxWait = regexp.MustCompile(`(the task's |its )?--max-wait\b(-?)`)
+)
+
+// maxWaitSet stands, while the rules above apply, for where a task's
+// maximum wait is set (which names the flag itself).
+const maxWaitSet = "\x00"
+
+func maxWaitTerms(s string) string {
+	if !strings.Contains(s, "--max-wait") {
+		return s
+	}
+	s = maxWaitOf.ReplaceAllString(s, "(its maximum wait of $1, "+maxWaitSet+")")
+	s = itsMaxWait.ReplaceAllString(s, "its maximum wait ($1, "+maxWaitSet+")")
+	s = maxWaitFlag.ReplaceAllString(s, "maximum wait ("+maxWaitSet+")")
+	s = otherMaxWait.ReplaceAllStringFunc(s, func(m string) string {
+		if strings.HasSuffix(m, "-") {
+			return m // a longer flag
+		}
+		owner, _, _ := strings.Cut(m, "--max-wait")
+		if owner == "" {
+			owner = "the "
+		}
+		return owner + "maximum wait (" + maxWaitSet + ")"
+	})
+	return strings.ReplaceAll(s, maxWaitSet, "set on the command line (--max-wait) or in the config file (max_wait)")
+}
+
 // prose rewrites what a sentence says of flags and stdin.
 func prose(s string) string {
-	s = strings.ReplaceAll(s, "(the answer on stdin)", "(the answer as message)")
+	s = maxWaitTerms(proseTerms.Replace(s))
 	return proseFlag.ReplaceAllStringFunc(s, func(f string) string {
 		if strings.HasSuffix(f, "-") {
 			return f // a longer flag: --wait-timeout

@@ -43,6 +43,18 @@ func TestToolTerms(t *testing.T) {
 		{"a finished task cannot be canceled; `a2a-courier result c-1` shows it", `a finished task cannot be canceled; the result tool with context_id "c-1" shows it`},
 		{"Agent Builder agents take text only: --file and --data cannot be sent to them; nothing was sent",
 			"Agent Builder agents take text only: files and data cannot be sent to them; nothing was sent"},
+		{"no reply yet; on this release a failed run leaves no trace (Kibana 9.5.1 stores no failed run, and the connection that would have carried its failure ended): it is followed for 38.5s more (--max-wait 40s), then it ends expired",
+			"no reply yet; on this release a failed run leaves no trace (Kibana 9.5.1 stores no failed run, and the connection that would have carried its failure ended): it is followed for 38.5s more " +
+				"(its maximum wait of 40s, set on the command line (--max-wait) or in the config file (max_wait)), then it ends expired"},
+		{"its --max-wait (2h) has run out: it ends expired at the next look",
+			"its maximum wait (2h, set on the command line (--max-wait) or in the config file (max_wait)) has run out: it ends expired at the next look"},
+		{"refused 3 times; past the task's maximum wait (--max-wait)", "refused 3 times; past the task's maximum wait (set on the command line (--max-wait) or in the config file (max_wait))"},
+		{"less than 5s of the task's --max-wait; then the task ends rejected",
+			"less than 5s of the task's maximum wait (set on the command line (--max-wait) or in the config file (max_wait)); then the task ends rejected"},
+		{"--poll-interval, --max-wait and --timeout must be positive",
+			"--poll-interval, the maximum wait (set on the command line (--max-wait) or in the config file (max_wait)) and wait_seconds must be positive"},
+		{"pass the contextId printed by send-async", "pass the context_id that the send or send_async tool returned"},
+		{"pass the contextId printed by send-async, or a task id", "pass the context_id that the send or send_async tool returned, or a task id"},
 		{"no command here: 14 escalations", "no command here: 14 escalations"},
 	} {
 		if got := toolTerms(tc.in); got != tc.want {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
@@ -74,15 +76,26 @@ func (t *tools) stillRunningText(d taskSummary, tool string) string {
 		return s
 	}
 	s := fmt.Sprintf("still running (context %s, state %s): the task goes on in a background worker. ", d.ContextID, d.State)
+	next := fmt.Sprintf("call the result tool with context_id %q later; do not send the message again. With wait_seconds, result waits for the reply.", d.ContextID)
 	switch {
 	case d.Note != "":
 		// What the record says of it (a failure that would leave no
 		// trace, a worker that stopped): not "nothing is lost".
-		s += toolTerms(d.Note) + ". "
+		return s + sentence(toolTerms(d.Note)) + ". " + sentence(next)
 	case local:
-		s += "Nothing is lost: "
+		return s + "Nothing is lost: " + next
 	}
-	return s + fmt.Sprintf("call the result tool with context_id %q later; do not send the message again. With wait_seconds, result waits for the reply.", d.ContextID)
+	return s + sentence(next)
+}
+
+// sentence is s as the start of a sentence: its first letter a capital
+// ("no reply yet; …" after a full stop is "No reply yet; …").
+func sentence(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 || !unicode.IsLower(r) {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // hasRecord reports whether this machine holds a task's record: asked of

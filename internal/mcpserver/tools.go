@@ -119,7 +119,7 @@ type getCardIn struct{ agentRef }
 // parts are the files and data a message carries beside its text, as
 // --file and --data give them.
 type parts struct {
-	Files []string          `json:"files,omitempty" jsonschema:"files of this machine to send beside the message, by absolute path (as --file: at most 10 MiB each; generic A2A agents only, not Kibana's)"`
+	Files []string          `json:"files,omitempty" jsonschema:"files of this machine to send beside the message, by absolute path (as --file: at most 10 MiB each; generic A2A agents only, not Kibana's); only from the directories the user listed in A2A_COURIER_MCP_FILES (no file without it), never a2a-courier's own configuration, keys or state"`
 	Data  []json.RawMessage `json:"data,omitempty" jsonschema:"JSON values to send beside the message as data parts, one part each (as --data); generic A2A agents only"`
 }
 
@@ -240,7 +240,7 @@ func readOnly(title string) *mcp.ToolAnnotations {
 }
 
 func (t *tools) add(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "discover", Annotations: readOnly("List agents"),
+	addTool(t, s, &mcp.Tool{Name: "discover", Annotations: readOnly("List agents"),
 		Description: "List the agents one can hand work to: id, name, one-line description. Start here to choose an agent."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in discoverIn) (*mcp.CallToolResult, any, error) {
 			args := []string{"discover", "--json"}
@@ -249,7 +249,7 @@ func (t *tools) add(s *mcp.Server) {
 			}
 			return t.call(ctx, req, args, "", "discover")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "get_card", Annotations: readOnly("Agent card"),
+	addTool(t, s, &mcp.Tool{Name: "get_card", Annotations: readOnly("Agent card"),
 		Description: "An agent's card: what it does, its skills (tools), its capabilities. Use it to judge whether a task suits the agent, and whether it is tool-heavy (then use send_async)."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in getCardIn) (*mcp.CallToolResult, any, error) {
 			a, aerr := in.args()
@@ -283,13 +283,16 @@ func sendArgs(command string, ref agentRef, p parts, message, contextID, taskID 
 
 // addTasks adds the tools that start and stop tasks.
 func (t *tools) addTasks(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "send", InputSchema: schemaOf[sendIn](),
+	addTool(t, s, &mcp.Tool{Name: "send", InputSchema: schemaOf[sendIn](),
 		Description: "Send a message and wait for the final reply, at most wait_seconds (default 45). For light chat agents that answer in seconds. " +
 			"If the wait runs out the result has state \"working\" and the context_id: the task goes on in the background; call result with that context_id later. " +
 			"Never call send again for the same request: that runs it twice. State input_required: the agent asks a question; answer with send, the same agent, its context_id (Kibana) or task_id (other agents) and the user's answer. " +
 			"The reply is cut at max_chars (default 20000 characters); the whole reply is in the file reply_file names."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in sendIn) (*mcp.CallToolResult, any, error) {
 			args, aerr := sendArgs("send", in.agentRef, in.parts.asSent(req), in.Message, in.ContextID, in.TaskID)
+			if aerr == nil {
+				aerr = t.checkFiles(in.Files)
+			}
 			if aerr == nil {
 				aerr = counts(0, in.MaxChars)
 			}
@@ -303,17 +306,20 @@ func (t *tools) addTasks(s *mcp.Server) {
 			args = appendInt(args, "--max-chars", maxChars(in.MaxChars))
 			return t.call(ctx, req, args, in.Message, "send")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "send_async", InputSchema: schemaOf[sendAsyncIn](),
+	addTool(t, s, &mcp.Tool{Name: "send_async", InputSchema: schemaOf[sendAsyncIn](),
 		Description: "Send a message in the background and return its context_id at once (state queued). For agents that use tools heavily (search, ES|QL, analysis: minutes even for a one-line question), and when unsure. " +
 			"Then call result with the context_id and wait_seconds, repeated while the state is not final. The task survives this conversation, a closed assistant and a dropped connection."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in sendAsyncIn) (*mcp.CallToolResult, any, error) {
 			args, aerr := sendArgs("send-async", in.agentRef, in.parts.asSent(req), in.Message, in.ContextID, in.TaskID)
+			if aerr == nil {
+				aerr = t.checkFiles(in.Files)
+			}
 			if aerr != nil {
 				return aerr.result()
 			}
 			return t.call(ctx, req, args, in.Message, "send-async")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "cancel",
+	addTool(t, s, &mcp.Tool{Name: "cancel",
 		Description: "Cancel a task: ask the agent to stop it and stop following it. Kibana's agents cannot be stopped over A2A: the run may still finish, and fetch can read it."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in cancelIn) (*mcp.CallToolResult, any, error) {
 			if in.ID == "" {
@@ -329,7 +335,7 @@ func (t *tools) addTasks(s *mcp.Server) {
 
 // addResult adds the tool that follows tasks started here.
 func (t *tools) addResult(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "result",
+	addTool(t, s, &mcp.Tool{Name: "result",
 		Description: "The outcome of a task started here (send or send_async), by context_id: the reply once completed; with wait_seconds, wait for it (at most 600 s), then return state working if it is still running (it is still followed and nothing is sent again: call again later; a note says when a failed run would leave no trace). " +
 			"With context_ids and any: wait for the first of several tasks to finish. The reply is cut at max_chars (default 20000 characters); the whole reply is in the file reply_file names."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, any, error) {
@@ -399,7 +405,7 @@ func fetchArgs(in fetchIn) ([]string, *argError) {
 // addReads adds the tools that only read: the server's conversations and
 // tasks, and the local ledger.
 func (t *tools) addReads(s *mcp.Server) {
-	mcp.AddTool(s, &mcp.Tool{Name: "fetch", Annotations: readOnly("Fetch a reply"),
+	addTool(t, s, &mcp.Tool{Name: "fetch", Annotations: readOnly("Fetch a reply"),
 		Description: "Read a task's reply from the server by context_id alone: on another machine, after local state was lost, or after a task expired. It never sends anything. State working means the server has no reply yet (look again later, a few times, then tell the user). " +
 			"The reply is cut at max_chars (default 20000 characters); the whole reply is in the file reply_file names."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in fetchIn) (*mcp.CallToolResult, any, error) {
@@ -409,7 +415,7 @@ func (t *tools) addReads(s *mcp.Server) {
 			}
 			return t.call(ctx, req, args, "", "fetch")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "history", Annotations: readOnly("Past conversations"),
+	addTool(t, s, &mcp.Tool{Name: "history", Annotations: readOnly("Past conversations"),
 		Description: "Past conversations: id, title, agent, time, newest first; no content. Cheap: look here first, then show the one you need."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in historyIn) (*mcp.CallToolResult, any, error) {
 			if aerr := counts(in.Limit, 0); aerr != nil {
@@ -419,7 +425,7 @@ func (t *tools) addReads(s *mcp.Server) {
 			args = appendOpt(args, "--agent", in.Agent)
 			return t.call(ctx, req, args, "", "history")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "show", Annotations: readOnly("Show a reply"),
+	addTool(t, s, &mcp.Tool{Name: "show", Annotations: readOnly("Show a reply"),
 		Description: "The final reply of one past conversation (the last round by default); never reasoning or tool output. all_rounds gives every round's question and reply. " +
 			"Each text is cut at max_chars (default 20000 characters); the whole text is in the file the cut names."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in showIn) (*mcp.CallToolResult, any, error) {
@@ -441,7 +447,7 @@ func (t *tools) addReads(s *mcp.Server) {
 			args = appendInt(args, "--max-chars", maxChars(in.MaxChars))
 			return t.call(ctx, req, args, "", "show")
 		})
-	mcp.AddTool(s, &mcp.Tool{Name: "tasks", Annotations: readOnly("Local tasks"),
+	addTool(t, s, &mcp.Tool{Name: "tasks", Annotations: readOnly("Local tasks"),
 		Description: "The tasks started from this machine, newest first: context_id, agent, state, age and the first line of the reply or reason. Use it to find a context_id you lost. With url, a generic A2A 1.0 agent's own tasks instead."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in tasksIn) (*mcp.CallToolResult, any, error) {
 			if aerr := counts(in.Limit, 0); aerr != nil {
