@@ -16,10 +16,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/tidwall/gjson"
+
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // A2AConfig says how to reach one A2A agent (see ResolveAgent).
@@ -453,13 +454,7 @@ func taskInfo(t gjson.Result, f TaskFilter, wantState string, withHistory bool) 
 	ti.ID, ti.ContextID, ti.State = strings.Clone(id), strings.Clone(ti.ContextID), strings.Clone(ti.State)
 	ti.Timestamp = strings.Clone(oneLine(t.Get("status.timestamp").String(), 64))
 	text := textOf(parseParts(t.Get("status.message.parts")), "\n")
-	if len(text) > maxStatusText {
-		cut := maxStatusText
-		for cut > 0 && !utf8.RuneStart(text[cut]) {
-			cut--
-		}
-		text = text[:cut]
-	}
+	text = textcut.Prefix(text, maxStatusText)
 	ti.StatusText = strings.Clone(text)
 	if withHistory {
 		t.Get("history").ForEach(func(_, m gjson.Result) bool {

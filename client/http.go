@@ -28,6 +28,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // Secret holds a credential. It prints as [redacted] through every fmt verb
@@ -913,13 +914,7 @@ const maxProgressState = 64
 // text and the state redacted, the state's name at most maxProgressState
 // bytes (cut at a character).
 func (t *transport) progressEvent(state, text, taskID string) Event {
-	if len(state) > maxProgressState {
-		cut := maxProgressState
-		for cut > 0 && !utf8.RuneStart(state[cut]) {
-			cut--
-		}
-		state = state[:cut]
-	}
+	state = textcut.Prefix(state, maxProgressState)
 	return Event{Kind: EventProgress, Message: t.redactText(text), TaskID: taskID, State: t.redactText(state)}
 }
 

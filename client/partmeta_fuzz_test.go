@@ -18,7 +18,8 @@ import (
 //     else a prefix of it cut at a rune's start, ending "…", valid UTF-8
 //     when the name sent was;
 //   - the media type is "" or the one sent, then at most MaxMediaType
-//     bytes, a type and a subtype of RFC 6838's characters;
+//     bytes, a type and a subtype of RFC 6838's characters, and no control
+//     byte (below 0x20, or DEL);
 //   - the URL is the one sent when it is at most MaxPartURL bytes, else ""
 //     with a Problem saying so;
 //   - an artifact's name keeps the name's bounds, its id at most
@@ -30,6 +31,7 @@ func FuzzPartMetadata(f *testing.F) {
 	f.Add("a\xffb", "TEXT/X.Y+Z", "\x00", true, 255)
 	f.Add("", "text/"+strings.Repeat("x", 127), "u", false, 1)
 	f.Add("x", "text/plain;", "u", true, 0)
+	f.Add("x", "text/plain; a=\"\x1b]52;c;aGk=\x07\"", "u", false, 0)
 	f.Fuzz(func(t *testing.T, name, mediaType, url string, v10 bool, idLen int) {
 		var raw []byte
 		if v10 {
@@ -50,7 +52,8 @@ func FuzzPartMetadata(f *testing.F) {
 			sentName = "" // a blank v0.3 name is none (then v1.0's filename, absent here)
 		}
 		checkName(t, sentName, p.Name)
-		if p.MediaType != "" && (p.MediaType != sentType || len(p.MediaType) > MaxMediaType || !validMediaType(p.MediaType)) {
+		if p.MediaType != "" && (p.MediaType != sentType || len(p.MediaType) > MaxMediaType || !validMediaType(p.MediaType) ||
+			strings.ContainsFunc(p.MediaType, func(r rune) bool { return r < 0x20 || r == 0x7f })) {
 			t.Fatalf("media type %q kept of %q", p.MediaType, sentType)
 		}
 		if sentType == "text/csv" && p.MediaType != "text/csv" {

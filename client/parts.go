@@ -18,6 +18,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // Part kinds.
@@ -395,19 +396,22 @@ func BoundName(s string) string {
 	if len(s) <= MaxPartName {
 		return s
 	}
-	cut := MaxPartName - len(cutMarker)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return strings.ToValidUTF8(s[:cut], "") + cutMarker
+	return strings.ToValidUTF8(textcut.Prefix(s, MaxPartName-len(cutMarker)), "") + cutMarker
 }
 
 // validMediaType reports whether s is a media type worth keeping: at most
 // MaxMediaType bytes, type/subtype as RFC 6838 names them (restricted
-// names of at most 127 characters), and parameters mime reads.
+// names of at most 127 characters), and parameters mime reads, with no
+// control byte (below 0x20, or DEL): mime.ParseMediaType takes ESC, BEL
+// and tabs inside a quoted value, and a media type is shown on terminals.
 func validMediaType(s string) bool {
 	if s == "" || len(s) > MaxMediaType {
 		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] == 0x7f {
+			return false
+		}
 	}
 	full, _, _ := strings.Cut(s, ";")
 	typ, sub, ok := strings.Cut(strings.TrimSpace(full), "/")

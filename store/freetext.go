@@ -2,7 +2,8 @@ package store
 
 import (
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // MaxFreeText bounds each text a server controls that a record keeps
@@ -28,10 +29,7 @@ func CutText(s string, max int) string {
 	if cut < 0 {
 		return marker
 	}
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + marker
+	return textcut.Prefix(s, cut) + marker
 }
 
 // BoundFreeText cuts the texts of MaxFreeText in r. Create and Update do

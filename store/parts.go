@@ -16,6 +16,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/ownfile"
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
 // Part is what a record keeps of a file or data part its message carries
@@ -192,13 +193,12 @@ func SaveFile(dir, name string, content []byte) (string, error) {
 const maxSameName = 100
 
 // holds reports whether path is a regular file (not a link) whose content
-// is content.
+// is content. The file read is the one looked at (boundedfile.ReadNoLink):
+// a link put in its place is not followed, a FIFO not waited on (out_dir
+// is the user's, and others may write in it), and no more than content's
+// length is read.
 func holds(path string, content []byte) bool {
-	fi, err := os.Lstat(path)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(content)) {
-		return false
-	}
-	got, err := ownfile.ReadFile(path)
+	got, _, err := boundedfile.ReadNoLink(path, int64(len(content)))
 	return err == nil && bytes.Equal(got, content)
 }
 
@@ -236,11 +236,7 @@ func SafeFileName(name string) string {
 		if len(ext) > 16 {
 			ext = ""
 		}
-		cut := maxFileName - len(ext)
-		for cut > 0 && !utf8.RuneStart(name[cut]) {
-			cut--
-		}
-		name = name[:cut] + ext
+		name = textcut.Prefix(name, maxFileName-len(ext)) + ext
 	}
 	return name
 }

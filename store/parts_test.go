@@ -91,3 +91,52 @@ func TestSaveFileKeepsWhatIsSavedAlready(t *testing.T) {
 		t.Errorf("%d entries, want a.txt, a-2.txt, b.txt and b-2.txt", len(entries))
 	}
 }
+
+// TestHoldsFollowsNoLinkPutInPlace: whether a file of a saved name holds
+// the content already is read from that file itself, never through a link
+// put in its place after the look (nor from a FIFO: the open does not
+// wait). A goroutine swaps, by rename, a regular file of the same size
+// but other content and a link to a file that holds the content: holds
+// must never say yes, as it did when it read with os.ReadFile after
+// os.Lstat.
+func TestHoldsFollowsNoLinkPutInPlace(t *testing.T) {
+	dir := t.TempDir()
+	content := []byte("the reply's file")
+	target := filepath.Join(dir, "outside")
+	if err := os.WriteFile(target, content, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "report.txt")
+	regular, link := filepath.Join(dir, "regular"), filepath.Join(dir, "link")
+	other := []byte(strings.Repeat("x", len(content)))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i%2 == 0 {
+				_ = os.WriteFile(regular, other, 0o600)
+				_ = os.Rename(regular, path)
+			} else {
+				_ = os.Symlink(target, link)
+				_ = os.Rename(link, path)
+			}
+		}
+	}()
+	yes := 0
+	for i := 0; i < 20000 && yes == 0; i++ {
+		if holds(path, content) {
+			yes++
+		}
+	}
+	close(stop)
+	<-done
+	if yes != 0 {
+		t.Fatalf("holds read the content through a link put in place of %s", path)
+	}
+}

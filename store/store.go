@@ -134,6 +134,12 @@ type Target struct {
 	AuthPrefix string `json:"auth_prefix,omitempty"`
 	// Peer names the config file's peer the agent was addressed by.
 	Peer string `json:"peer,omitempty"`
+	// Profile names the config file's profile a Kibana task was sent with,
+	// when the Kibana URL came from it (not a secret: the key stays in the
+	// config file). A later command whose configured Kibana is another
+	// reads the task with this profile when it still names the task's
+	// Kibana.
+	Profile string `json:"profile,omitempty"`
 	// NonBlocking sends Kibana configuration.blocking:false (9.6+ tasks).
 	NonBlocking bool `json:"non_blocking,omitempty"`
 	// KibanaVersion and KibanaFlavor are what Kibana's status said when the

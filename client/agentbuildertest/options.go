@@ -11,8 +11,10 @@
 package agentbuildertest
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -313,12 +315,43 @@ func LoadOptions(r io.Reader) (Options, error) {
 	dec := yaml.NewDecoder(r)
 	dec.KnownFields(true)
 	if err := dec.Decode(&o); err != nil && err != io.EOF {
-		return Options{}, fmt.Errorf("simulator config: %w", err)
+		return Options{}, fmt.Errorf("simulator config: %w", configError(err))
 	}
 	if err := o.Validate(); err != nil {
 		return Options{}, fmt.Errorf("simulator config: %w", err)
 	}
 	return o, nil
+}
+
+// unknownField is yaml's "line 3: field bogus_key not found in type
+// agentbuildertest.Agent".
+var unknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type [\w.]*?(\w+)$`)
+
+// fieldPlaces says where in the file each options type is.
+var fieldPlaces = map[string]string{"Options": "at the top level", "Agent": "in an agent", "Key": "in a key",
+	"Faults": "in faults", "StatusFault": "in a status fault", "SeedConversation": "in a seeded conversation"}
+
+// configError is a decoding error of the config in the file's terms: an
+// unknown key named with its line and where it is ("line 3: unknown key
+// bogus_key in an agent"), not as a field of a Go type; yaml's errors of
+// one decoding on one line, separated by "; ".
+func configError(err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, e := range te.Errors {
+		msgs[i] = e
+		if m := unknownField.FindStringSubmatch(e); m != nil {
+			place, ok := fieldPlaces[m[3]]
+			if !ok {
+				place = "in " + m[3]
+			}
+			msgs[i] = fmt.Sprintf("line %s: unknown key %s %s", m[1], m[2], place)
+		}
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // DemoAPIKey is the key DemoOptions accepts (base64 of "demo:courier-demo-secret").

@@ -500,4 +500,15 @@ faults:
 			t.Errorf("accepted %q", bad)
 		}
 	}
+	// An unknown key is named with where it is, in the file's terms, not
+	// as a field of a Go type.
+	for bad, want := range map[string]string{
+		"agents:\n  - {id: a1, name: A, bogus_key: 1}\n": "simulator config: line 2: unknown key bogus_key in an agent",
+		"versionn: 9.2\n": "simulator config: line 1: unknown key versionn at the top level",
+		"faults: {statuses: [{route: conversation, status: 503, nope: 1}]}\n": "simulator config: line 1: unknown key nope in a status fault",
+	} {
+		if _, err := LoadOptions(strings.NewReader(bad)); err == nil || err.Error() != want {
+			t.Errorf("%q: %v, want %q", bad, err, want)
+		}
+	}
 }

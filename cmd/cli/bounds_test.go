@@ -356,3 +356,33 @@ func TestRemoteListingPastItsBound(t *testing.T) {
 		t.Errorf("stderr %q", r.stderr)
 	}
 }
+
+// TestMediaTypeWithControlsIsDropped: a media type whose quoted parameter
+// carries ESC, BEL, DEL or a tab (mime.ParseMediaType takes them) is no
+// media type worth keeping: the record keeps none and the line about the
+// file says "unknown type", so no terminal sequence rides on it.
+func TestMediaTypeWithControlsIsDropped(t *testing.T) {
+	t.Parallel()
+	for _, mt := range []string{"text/plain; a=\"\x1b]52;c;aGk=\x07\"", "text/plain; a=\"x\x7fy\"", "text/plain; a=\"x\ty\""} {
+		a := newBoundAgent(t, func(a *boundAgent) {
+			a.send = func(w io.Writer, id, ctx string) {
+				quoted, _ := json.Marshal(mt)
+				rpcOf(w, id, messageOf(ctx, fmt.Sprintf(`{"kind":"file","file":{"name":"a.txt","mimeType":%s,"bytes":"aGk="}}`, quoted)))
+			}
+		})
+		h := newHarness(t, nil)
+		r := h.run("send", "--url", a.srv.URL, "hi", "--out", t.TempDir())
+		r.expect(t, ExitOK)
+		if !strings.Contains(r.stderr, "file a.txt (unknown type, 2 bytes) saved to ") {
+			t.Errorf("media type %q: stderr %q", mt, r.stderr)
+		}
+		recs, _ := filepath.Glob(filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", "*.json"))
+		if len(recs) != 1 {
+			t.Fatalf("records %v", recs)
+		}
+		rec := loadRecord(t, h, strings.TrimSuffix(filepath.Base(recs[0]), ".json"))
+		if len(rec.ReplyParts) != 1 || rec.ReplyParts[0].MediaType != "" {
+			t.Errorf("media type %q: parts %+v", mt, rec.ReplyParts)
+		}
+	}
+}

@@ -165,7 +165,7 @@ func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Re
 	switch courier.StopWayOf(rec) {
 	case courier.StopNothing:
 	case courier.StopAgent:
-		cred, err := a.credentialFor(rec.Target)
+		cred, err := a.recordCredential(rec)
 		if err != nil {
 			return false, err
 		}
@@ -173,6 +173,11 @@ func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Re
 			return false, cancelError(err)
 		}
 	case courier.StopTaskManager:
+		if _, err := a.recordSettings(rec); err != nil {
+			// Another Kibana than the task's, or none: nothing is canceled
+			// before the command reaches the one that runs it.
+			return false, err
+		}
 		return a.cancelKibanaTask(ctx, rec), nil
 	case courier.StopKibanaUnnamed:
 		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)

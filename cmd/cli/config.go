@@ -9,6 +9,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/oshint"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -90,21 +91,20 @@ func (a *App) httpClient(s *config.Settings) (*http.Client, error) {
 func userAgent() string { return "a2a-courier/" + versionString() }
 
 // kibanaForRecord is the Agent Builder client that reads a task's
-// conversation: in the space the local record says it was sent in, when
-// the configured Kibana is the record's (the task was sent with this
-// Kibana's key), else in the configured space. space names the space read,
-// for messages ("default" for the default one).
-// sameKibana is true when the client is the record's Kibana, in its space
-// (false without a record, or for another Kibana).
+// conversation: the record's Kibana (recordSettings: the configured one,
+// or the profile the task was sent with), in the space the local record
+// says it was sent in. space names the space read, for messages
+// ("default" for the default one). sameKibana is true when the client is
+// the record's Kibana, in its space (false without a record). A task of
+// another Kibana that no profile reaches is refused (exit 2): reading
+// another Kibana would say "no reply yet" of a reply that is elsewhere.
 func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space string, sameKibana bool, err error) {
-	s, err := a.kibanaSettings()
+	s, err := a.recordSettings(local)
 	if err != nil {
 		return nil, "", false, err
 	}
 	if local != nil && local.Target.Kind == store.TargetKibana {
 		switch {
-		case client.KibanaOrigin(local.Target.URL) != client.KibanaOrigin(s.URL):
-			a.printer().warn("task %s was sent to another Kibana (%s); reading the configured one", local.ContextID, client.RedactURL(local.Target.URL))
 		case local.Target.Space != s.Space:
 			cp := *s
 			cp.Space = local.Target.Space
@@ -116,6 +116,120 @@ func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space stri
 	}
 	k, err = a.kibana(s)
 	return k, spaceName(s.Space), sameKibana, err
+}
+
+// recordSettings are the settings that reach recorded task rec's Kibana,
+// its URL and key required (kibanaSettings): the configured ones when they
+// name the record's Kibana (or rec is none, or no Kibana task); else those
+// of the profile the task was sent with (its record names it), when the
+// caller named no profile or Kibana of their own and that profile still
+// names the record's Kibana: the command then runs as with --profile
+// (the commands it prints carry it), and says so on stderr and in --json's
+// note. Otherwise it is an error (exit 2) whose hint names how to reach
+// that Kibana: a profile of the config file that names it, or
+// --kibana-url and --space.
+func (a *App) recordSettings(rec *store.Record) (*config.Settings, error) {
+	s, err := a.loadSettings()
+	if err != nil {
+		return nil, err
+	}
+	if rec == nil || rec.Target.Kind != store.TargetKibana || sameKibana(s, rec) {
+		return a.kibanaSettings()
+	}
+	given, flags := s, a.flags
+	if a.given != nil {
+		// Switched to another task's profile already: this one is compared
+		// with what the caller configured.
+		given, flags = a.given, a.givenFlags
+		if sameKibana(given, rec) {
+			return given, config.RequireKibana(given)
+		}
+	}
+	if p := rec.Target.Profile; p != "" && flags.Profile == "" && flags.KibanaURL == "" {
+		if ps, ok := a.profileReaching(p, rec.Target.URL); ok {
+			note := fmt.Sprintf("task %s was sent with profile %s, which names its Kibana (%s): using that profile, not the configured Kibana (%s)",
+				rec.ContextID, p, client.RedactURL(rec.Target.URL), configuredKibana(given))
+			a.printer().info("%s", note)
+			if a.recordNotes == nil {
+				a.recordNotes = map[string]string{}
+			}
+			a.recordNotes[rec.ContextID] = note
+			if a.given == nil {
+				a.given, a.givenFlags = given, flags
+			}
+			a.flags.Profile, a.cached = p, ps
+			return ps, nil
+		}
+	}
+	return nil, a.otherKibanaErr(rec, given)
+}
+
+// sameKibana reports whether s names the Kibana of recorded task rec.
+func sameKibana(s *config.Settings, rec *store.Record) bool {
+	return s.URL != "" && client.KibanaOrigin(s.URL) == client.KibanaOrigin(rec.Target.URL)
+}
+
+// recordCredential is the credential that reaches recorded task rec's
+// server: for a Kibana task, recordSettings' key.
+func (a *App) recordCredential(rec *store.Record) (client.Secret, error) {
+	if rec.Target.Kind != store.TargetKibana {
+		return a.credentialFor(rec.Target)
+	}
+	s, err := a.recordSettings(rec)
+	if err != nil {
+		return "", err
+	}
+	return s.APIKey, nil
+}
+
+// profileReaching is the settings of profile p of the config file, with
+// the caller's other flags, when they name url's Kibana and its key.
+func (a *App) profileReaching(p, url string) (*config.Settings, bool) {
+	flags := a.flags
+	if a.given != nil {
+		flags = a.givenFlags
+	}
+	flags.Profile = p
+	ps, err := config.Load(a.p.getenv, flags)
+	if err != nil || ps.URL == "" || client.KibanaOrigin(ps.URL) != client.KibanaOrigin(url) || config.RequireKibana(ps) != nil {
+		return nil, false
+	}
+	return ps, true
+}
+
+// otherKibanaErr refuses to read recorded task rec at the configured
+// Kibana, which is not its own: the hint names a profile that reaches the
+// record's Kibana (the one it was sent with first), else its URL and
+// space.
+func (a *App) otherKibanaErr(rec *store.Record, s *config.Settings) *cliError {
+	t := rec.Target
+	hint := "run the command again with --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(spaceName(t.Space)) +
+		" and that Kibana's API key (KIBANA_API_KEY, --api-key-file, or a profile with its own kibana-url and api-key)"
+	names := []string{t.Profile}
+	for _, p := range s.Profiles {
+		names = append(names, p.Name)
+	}
+	for _, p := range names {
+		if _, ok := a.profileReaching(p, t.URL); p != "" && ok {
+			hint = "run the command again with --profile " + shellcmd.Quote(p) + ", which names that Kibana"
+			break
+		}
+	}
+	sent := ""
+	if t.Profile != "" {
+		sent = ", with profile " + t.Profile
+	}
+	return &cliError{exit: ExitUsage, code: "config", hint: hint,
+		message: fmt.Sprintf("task %s was sent to another Kibana (%s, space %s%s) than the configured one (%s); it is not read there",
+			rec.ContextID, client.RedactURL(t.URL), spaceName(t.Space), sent, configuredKibana(s))}
+}
+
+// configuredKibana names the configured Kibana and where it came from.
+func configuredKibana(s *config.Settings) string {
+	if s.URL == "" {
+		return "none"
+	}
+	return client.RedactURL(s.URL) + ", " + s.Sources["kibana_url"]
 }
 
 // inTaskSpace names, in a hint about recorded task rec (config.Sourced's

@@ -139,8 +139,14 @@ func TestConfigPrecedence(t *testing.T) {
 		if !strings.HasPrefix(d.Settings["api_key"].Value, "set (identity ") || d.Settings["api_key"].Source != "file (profile default) api_key_file" {
 			t.Errorf("%+v", d.Settings["api_key"])
 		}
+		// The text names the source in one pair of parentheses.
+		r := h.run("config", "show")
+		r.expect(t, ExitOK)
+		if !strings.Contains(r.stdout, "https://x.example.com (file, profile default)\n") || strings.Contains(r.stdout, "((") || strings.Contains(r.stdout, "))") {
+			t.Errorf("config show:\n%s", r.stdout)
+		}
 		os.Chmod(keyFile, 0o644)
-		r := h.run("discover")
+		r = h.run("discover")
 		r.expect(t, ExitUsage)
 		if !strings.Contains(r.stderr, "chmod 600 "+keyFile) {
 			t.Errorf("stderr %q", r.stderr)

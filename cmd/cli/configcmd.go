@@ -128,10 +128,30 @@ func (a *App) runConfigShow() error {
 		if v == "" {
 			v = "-"
 		}
-		fmt.Fprintf(&b, "%-14s %s (%s)\n", r.name, v, s.Sources[r.name])
+		fmt.Fprintf(&b, "%-14s %s (%s)\n", r.name, v, sourceText(s.Sources[r.name]))
 	}
 	pr.payload(b.String())
 	return nil
+}
+
+// sourceText is a setting's source as config show's text puts it in
+// parentheses: "file (profile lab) api_key_file" is "file, profile lab,
+// api_key_file", not "(file (profile lab) api_key_file)".
+func sourceText(src string) string {
+	const file = "file (profile "
+	i := strings.Index(src, file)
+	if i < 0 {
+		return src
+	}
+	rest := src[i+len(file):]
+	name, after, ok := strings.Cut(rest, ")")
+	if !ok {
+		return src
+	}
+	if after = strings.TrimSpace(after); after != "" {
+		after = ", " + after
+	}
+	return src[:i] + "file, profile " + name + after
 }
 
 // wrapText breaks text at spaces into lines of at most width columns, each

@@ -10,6 +10,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -66,6 +67,7 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 	defer cancel()
 	pr := a.printer()
 	var list []discovered
+	hint := "" // a space with no agents: where the space came from
 	if s.URL != "" || s.APIKey != "" || len(s.Peers) == 0 {
 		ks, err := a.kibanaSettings()
 		if err != nil {
@@ -83,7 +85,8 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 			list = append(list, discovered{ID: ag.ID, Name: ag.Name, Description: ag.Description, Kind: "kibana"})
 		}
 		if len(agents) == 0 {
-			pr.info("no agents in %s", describeTarget(ks))
+			hint = a.hint("the space has no agents, or the key sees none there; check KIBANA_SPACE_ID")
+			pr.info("no agents in %s\nhint: %s", describeTarget(ks), hint)
 		}
 	}
 	list = append(list, a.discoverPeers(ctx, s)...)
@@ -91,16 +94,28 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 		if list == nil {
 			list = []discovered{}
 		}
-		return pr.writeJSON(map[string]any{"agents": list})
+		doc := map[string]any{"agents": list}
+		if hint != "" {
+			doc["hint"] = hint
+		}
+		return pr.writeJSON(doc)
 	}
 	if len(list) == 0 {
 		return nil
 	}
 	rows := make([][]string, len(list))
+	var hidden []string // ids with controls, shown quoted
 	for i, ag := range list {
-		rows[i] = []string{ag.ID, ag.Name, ag.Description}
+		id, ok := termui.ID(ag.ID)
+		if !ok {
+			hidden = append(hidden, id)
+		}
+		rows[i] = []string{id, termui.Name(ag.Name), ag.Description}
 	}
 	pr.table([]string{"ID", "NAME", "DESCRIPTION"}, rows, 2)
+	for _, id := range hidden {
+		pr.warn("the agent id %s holds control or invisible characters, shown as escapes: it cannot be used as shown (a shell's $'…' quoting passes the characters)", id)
+	}
 	return nil
 }
 

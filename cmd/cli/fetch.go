@@ -465,7 +465,7 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 	}
 	if a.printer().json {
 		doc := recordDoc(&shown)
-		doc.Resume = a.asCaller("a2a-courier fetch " + opts.contextID)
+		doc.Resume, doc.Note = a.asCaller("a2a-courier fetch "+opts.contextID), a.withRecordNote(rec, "")
 		a.printer().writeJSON(doc)
 		return exitWith(ExitStillRunning)
 	}

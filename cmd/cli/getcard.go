@@ -10,6 +10,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -83,7 +84,7 @@ func renderCard(c client.Card) string {
 			fmt.Fprintf(&b, "%-13s %s\n", k+":", v)
 		}
 	}
-	line("Name", c.Get("name").String())
+	line("Name", termui.Name(c.Get("name").String()))
 	line("Description", c.Get("description").String())
 	line("Version", c.Get("version").String())
 	proto := c.Get("protocolVersion").String()
@@ -120,7 +121,7 @@ func renderCard(c client.Card) string {
 	skills := c.Get("skills").Array()
 	fmt.Fprintf(&b, "Skills (%d):\n", len(skills))
 	for _, s := range skills {
-		id := singleLine(s.Get("id").String())
+		id := termui.Name(s.Get("id").String())
 		desc := singleLine(s.Get("description").String())
 		if desc != "" && desc != id {
 			fmt.Fprintf(&b, "  - %s: %s\n", id, desc)

@@ -169,3 +169,34 @@ func TestDurationWithoutAUnit(t *testing.T) {
 		})
 	}
 }
+
+// discover in a space with no agents says where the space came from and
+// how to name another: from the variable, the flag or the default; in
+// --json as the document's hint.
+func TestDiscoverInAnEmptySpaceNamesWhereTheSpaceCameFrom(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	h.env["KIBANA_SPACE_ID"] = "nospace"
+	r := h.run("discover")
+	r.expect(t, ExitOK)
+	if !strings.Contains(r.stderr, "no agents in ") || !strings.Contains(r.stderr, "hint: ") ||
+		!strings.Contains(r.stderr, "the space is nospace, from KIBANA_SPACE_ID: if the agents live in another, set KIBANA_SPACE_ID to its id, or give --space <id>") {
+		t.Errorf("from the variable: %s", r.stderr)
+	}
+	r = h.run("discover", "--space", "other", "--json")
+	r.expect(t, ExitOK)
+	var doc struct {
+		Agents []discovered
+		Hint   string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.Agents == nil || len(doc.Agents) != 0 ||
+		!strings.Contains(doc.Hint, "the space is other, from --space: if the agents live in another, give its id with --space") {
+		t.Errorf("--json, from the flag: %v %s", err, r.stdout)
+	}
+	delete(h.env, "KIBANA_SPACE_ID")
+	r = h.run("discover", "--json")
+	if doc := r.stdout; !strings.Contains(doc, "elastic-ai-agent") || strings.Contains(doc, `"hint"`) {
+		t.Errorf("a space with agents has a hint: %s", doc)
+	}
+}

@@ -307,6 +307,12 @@ func TestResultAnyStillRunning(t *testing.T) {
 	if r.stdout != "" || !strings.Contains(r.stderr, "still running: "+a+", "+b+"; wait for them with: a2a-courier result "+a+" "+b+" --wait --any --timeout 1s") {
 		t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
 	}
+	// One left: "it".
+	r = h.run("result", a, "--any")
+	r.expect(t, ExitStillRunning)
+	if !strings.Contains(r.stderr, "still running: "+a+"; wait for it with: a2a-courier result "+a+" --wait --any") {
+		t.Errorf("one left: stderr %q", r.stderr)
+	}
 }
 
 // tasks --url with a state no agent knows is refused before the agent is
@@ -337,5 +343,43 @@ func TestResultWaitFlagsWithoutWait(t *testing.T) {
 	}
 	if r := h.run("result", id, "--wait", "--timeout", "5s", "--progress"); strings.Contains(r.stderr, "warning") {
 		t.Errorf("with --wait: %q", r.stderr)
+	}
+}
+
+// An id with no local record that is no UUID (a2a-courier's contextIds
+// are) is a mistyped handle: its hint says so, not to fetch it (fetch
+// would not find it either), alone or beside a known task. A contextId
+// given twice is one task, reported once, in the order first given.
+func TestResultOfAMistypedAndARepeatedID(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	quick := decodeTask(t, h.run("send", "elastic-ai-agent", "the short one", "--json").stdout).ContextID
+
+	r := h.run("result", quick, "garbage", "--wait", "--any", "--json")
+	var doc resultsDoc
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Tasks) != 2 || doc.Tasks[1].Error == nil {
+		t.Fatalf("%v %s", err, r.stdout)
+	}
+	if hint := doc.Tasks[1].Error.Hint; strings.Contains(hint, "fetch") || !strings.Contains(hint, "UUIDs") {
+		t.Errorf("the hint of garbage: %q", hint)
+	}
+	r = h.run("result", "garbage")
+	r.expect(t, ExitNotFound)
+	if strings.Contains(r.stderr, "fetch") || !strings.Contains(r.stderr, "UUIDs") {
+		t.Errorf("result garbage: %s", r.stderr)
+	}
+
+	r = h.run("result", quick, quick)
+	r.expect(t, ExitOK)
+	if r.stdout != "Echo: the short one\n" {
+		t.Errorf("result A A:\n%s", r.stdout)
+	}
+	const unknown = "3f6c2e1a-0000-4000-8000-000000000000"
+	r = h.run("result", unknown, quick, unknown, "--json")
+	r.expect(t, ExitNotFound)
+	doc = resultsDoc{}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || len(doc.Tasks) != 2 || doc.Tasks[0].ContextID != unknown || doc.Tasks[1].ContextID != quick {
+		t.Errorf("result U A U: %v %s", err, r.stdout)
 	}
 }

@@ -246,6 +246,14 @@ type App struct {
 	// readsTask is the recorded task whose space the command reads
 	// (kibanaForRecord): hints name that space.
 	readsTask *store.Record
+	// recordNotes say, by contextId, that the command reads a recorded
+	// task with the profile it was sent with, not the configured one
+	// (recordSettings): --json documents carry them as their note. given
+	// and givenFlags are the settings and flags the caller's command line
+	// gave, before the first such switch.
+	recordNotes map[string]string
+	given       *config.Settings
+	givenFlags  config.Flags
 
 	// remote is set once the command deals with a generic A2A agent, so
 	// that hints speak of it, not of Kibana.

@@ -25,7 +25,8 @@ import (
 // server's text reaches the terminal; its own styling is added after), and
 // so does the text written on a terminal's stdout, where a reply keeps its
 // colours (termui.Reply); a pipe gets stdout's text byte for byte, and
-// --json is JSON.
+// --json is JSON (on a terminal with DEL, C1 and format characters as \u
+// escapes: termui.JSON).
 type printer struct {
 	out, err       io.Writer
 	json           bool
@@ -103,18 +104,31 @@ func (pr *printer) writeJSON(v any) error {
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	_, err := pr.out.Write(b.Bytes())
+	_, err := pr.out.Write(pr.jsonOut(b.Bytes()))
 	return err
 }
 
+// jsonOut is a document as stdout gets it: on a terminal, what it would
+// act on and encoding/json leaves raw (DEL, C1 controls, format
+// characters) as \u escapes, the same JSON value (termui.JSON); piped,
+// unchanged.
+func (pr *printer) jsonOut(b []byte) []byte {
+	if pr.outTTY {
+		return termui.JSON(b)
+	}
+	return b
+}
+
 // writeRawJSON prints a JSON document as received, indented like every
-// other document, with a newline.
+// other document, with a newline; on a terminal through termui.JSON, even
+// when it is not JSON.
 func (pr *printer) writeRawJSON(raw []byte) error {
 	var ind bytes.Buffer
 	b := raw
 	if json.Indent(&ind, raw, "", "  ") == nil {
 		b = ind.Bytes()
 	}
+	b = pr.jsonOut(b)
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	if _, err := pr.out.Write(b); err != nil {

@@ -29,7 +29,7 @@ const (
 	ExitNotFound      = 5 // not found (agent, conversation, context)
 	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled, or is lost
 	ExitInputRequired = 7 // the remote task needs input
-	ExitStillRunning  = 8 // still running: the wait ran out, nothing is lost
+	ExitStillRunning  = 8 // still running: the wait ran out; nothing is sent again
 	ExitBusy          = 9 // server busy or rate-limited after bounded retries
 )
 
@@ -51,8 +51,9 @@ const exitCodeTable = `Exit codes:
      when the server failed or its answer was not understood)
   7  the remote task needs input (input-required, auth-required, awaiting
      prompt)
-  8  still running: the wait ran out, nothing is lost, resume with the
-     printed command
+  8  still running: the wait ran out; the task is still followed and nothing
+     is sent again; resume with the printed command (a note says when a
+     failed run would leave no trace)
   9  server busy or rate-limited (429, 503) after bounded retries (a refused
      send is sent again at most 3 times, after the server's Retry-After,
      never after a wait that would leave less than 1s of --timeout); the
@@ -512,7 +513,7 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 // with this credential, that error.
 func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
 	doc := recordDoc(rec)
-	doc.Note = extra.note
+	doc.Note = a.withRecordNote(rec, extra.note)
 	if doc.Note == "" && courier.FailureLeavesNoTrace(rec) {
 		// Not "nothing is lost": a failure of this run would never show.
 		doc.Note = courier.NoTraceNote(rec, a.p.Now())
@@ -564,6 +565,19 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		return doc, ce.exit, ce, nil
 	}
 	return doc, exitCodeFor(rec), nil, nil
+}
+
+// withRecordNote is note after the one that says that rec is read with
+// the profile it was sent with (recordSettings), when it is.
+func (a *App) withRecordNote(rec *store.Record, note string) string {
+	switch rn := a.recordNotes[rec.ContextID]; {
+	case rn == "":
+		return note
+	case note == "":
+		return rn
+	default:
+		return rn + "; " + note
+	}
 }
 
 // asCaller is a command printed for the caller to run next, with what of
@@ -716,7 +730,7 @@ func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
 	if pr.json {
 		// What was asked for happened: no error object beside exit 0.
 		d := recordDoc(rec)
-		d.Error = nil
+		d.Error, d.Note = nil, a.withRecordNote(rec, "")
 		return pr.writeJSON(d)
 	}
 	pr.info("task %s canceled", nonEmptyStr(rec.ContextID, rec.TaskID))

@@ -94,6 +94,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	}
 	var recs []*store.Record
 	keys := courier.Keys{}
+	opts.contextIDs = distinct(opts.contextIDs)
 	for _, id := range opts.contextIDs {
 		if err := store.CheckContextID(id); err != nil {
 			return usageErr("pass the contextId printed by send-async", "%s", err.Error())
@@ -151,8 +152,22 @@ func noLocalRecord(id string) *cliError {
 	hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
 	if rest, ok := courier.ContextOfConversationID(id); ok {
 		hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+	} else if !courier.IsUUID(id) {
+		hint = "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
 	}
 	return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
+}
+
+// distinct is ids without repeats, in the order first given: a task named
+// twice is one task, reported once.
+func distinct(ids []string) []string {
+	seen, out := make(map[string]bool, len(ids)), ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id], out = true, append(out, id)
+		}
+	}
+	return out
 }
 
 // resultsDoc is the --json document of result with several contextIds (or
@@ -296,7 +311,7 @@ func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyD
 		pr.info("%s: %s", e.Message, e.Hint)
 	}
 	if doc.Pending != nil {
-		pr.info("still running: %s; wait for them with: %s", strings.Join(doc.Pending, ", "), doc.Resume)
+		pr.info("still running: %s; wait for %s with: %s", strings.Join(doc.Pending, ", "), map[bool]string{true: "it", false: "them"}[len(doc.Pending) == 1], doc.Resume)
 	}
 	return exitWith(code)
 }
@@ -322,7 +337,7 @@ func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
 	if rec.State.Terminal() {
 		return
 	}
-	cred, err := a.credentialFor(rec.Target)
+	cred, err := a.recordCredential(rec)
 	if err == nil {
 		keys[rec.ContextID] = cred
 	}
@@ -330,7 +345,11 @@ func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
 		return
 	}
 	if err != nil {
-		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, classify(err).message)
+		ce := classify(err)
+		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, ce.message)
+		if ce.code == "config" && ce.hint != "" {
+			a.printer().info("hint: %s", ce.hint)
+		}
 		return
 	}
 	switch err := c.Revive(rec, cred); {

@@ -217,7 +217,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	}
 	rec, h, err := c.Submit(ctx, *m, command)
 	if err != nil {
-		return submitError(err)
+		return a.submitError(err)
 	}
 	defer h.Release()
 	// Said before anything leaves, in every mode: a caller that its own
@@ -312,7 +312,7 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 }
 
 // submitError reports a message the engine would not submit.
-func submitError(err error) error {
+func (a *App) submitError(err error) error {
 	var inFlight *courier.InFlightError
 	var finished *courier.FinishedTaskError
 	var unknown *courier.NoConversationError
@@ -329,8 +329,13 @@ func submitError(err error) error {
 	case errors.As(err, &other):
 		cmd := "a2a-courier send " + sendTarget(other.ConversationAgent, other.ConversationTarget) + " --context " + other.ContextID
 		if t := other.ConversationTarget; t.Kind == store.TargetKibana && strings.EqualFold(other.Agent, other.ConversationAgent) {
-			// The same agent of another Kibana or space: name that one.
-			cmd += " --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(nonEmptyStr(t.Space, "default"))
+			// The same agent of another Kibana or space: name that one, by
+			// the profile the task was sent with while it still names it.
+			if _, ok := a.profileReaching(t.Profile, t.URL); t.Profile != "" && ok {
+				cmd = "a2a-courier send --profile " + shellcmd.Quote(t.Profile) + " " + sendTarget(other.ConversationAgent, t) + " --context " + other.ContextID
+			} else {
+				cmd += " --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(nonEmptyStr(t.Space, "default"))
+			}
 		}
 		return usageErr("`"+cmd+"` goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
 	case errors.As(err, &inFlight):

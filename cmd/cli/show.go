@@ -94,6 +94,8 @@ type showDoc struct {
 	RoundCount     int     `json:"round_count"`
 	Reason         string  `json:"reason,omitempty"`
 	Resume         string  `json:"resume,omitempty"`
+	// Note says that the task is read with the profile it was sent with.
+	Note string `json:"note,omitempty"`
 }
 
 // showAllDoc is the --json document of show --all-rounds.
@@ -103,6 +105,7 @@ type showAllDoc struct {
 	Title          string         `json:"title,omitempty"`
 	RoundCount     int            `json:"round_count"`
 	Rounds         []showRoundDoc `json:"rounds"`
+	Note           string         `json:"note,omitempty"`
 }
 
 type showRoundDoc struct {
@@ -198,6 +201,7 @@ func (a *App) showNotYetStored(rec *store.Record) error {
 	}
 	pr := a.printer()
 	if pr.json {
+		doc.Note = a.readNote()
 		pr.writeJSON(doc)
 	} else {
 		pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
@@ -326,7 +330,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	if !ok {
 		reason := noRoundYet(convID)
 		if pr.json {
-			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason, Resume: a.asCaller(showCommand(convID, 0))})
+			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason, Resume: a.asCaller(showCommand(convID, 0)), Note: a.readNote()})
 			return exitWith(ExitStillRunning)
 		}
 		pr.info("%s; look again later: %s", reason, showCommand(convID, 0))
@@ -352,6 +356,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		doc.Reason = fmt.Sprintf("round %d of conversation %s is still in progress: no reply yet", number, convID)
 		doc.Resume = a.asCaller(showCommand(convID, resumeRound))
 		if pr.json {
+			doc.Note = a.readNote()
 			pr.writeJSON(doc)
 		} else {
 			pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
@@ -375,6 +380,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		doc.Reason = fmt.Sprintf("the agent asked this, and round %d answered it", number+1)
 	}
 	if pr.json {
+		doc.Note = a.readNote()
 		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}
@@ -450,6 +456,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 		code = ExitStillRunning
 	}
 	if pr.json {
+		doc.Note = a.readNote()
 		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}
@@ -511,4 +518,13 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
+}
+
+// readNote is the note of the recorded task the command reads with the
+// profile it was sent with (recordSettings), if any.
+func (a *App) readNote() string {
+	for _, n := range a.recordNotes {
+		return n
+	}
+	return ""
 }

@@ -143,6 +143,9 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	path := courier.DecidePath(sv.info, sv.known, s.NonBlocking, s.Sources["non_blocking"], card.Get("capabilities.streaming").Bool() && !af.noStream)
 	st := store.Target{Kind: store.TargetKibana, URL: s.URL, Space: s.Space, CAFile: s.CAFile, Insecure: s.Insecure,
 		Streaming: path.Stream, NonBlocking: path.NonBlocking}
+	if strings.HasPrefix(s.Sources["kibana_url"], "file (profile ") {
+		st.Profile = s.Profile // the Kibana is the profile's: recordSettings
+	}
 	if sv.known {
 		st.KibanaVersion, st.KibanaFlavor = sv.info.Number, sv.info.Flavor
 	}

@@ -187,15 +187,13 @@ func TestFetchNeverOverwritesAnUnsentAnswer(t *testing.T) {
 		t.Parallel()
 		sim := startSim(t, nil)
 		h := newHarness(t, sim)
-		r := h.run("send", "elastic-ai-agent", "hello", "--json")
-		r.expect(t, ExitOK)
-		ctxID := decodeTask(t, r.stdout).ContextID
-		editRecord(t, h, ctxID, func(x *store.Record) { x.State, x.Reply, x.FinishedAt = store.Expired, "", nil })
+		// The task is sent through the proxy, so that fetch reads its own
+		// Kibana there (a record is read only at its own Kibana).
 		origin, _ := url.Parse(sim.URL)
 		rp := httputil.NewSingleHostReverseProxy(origin)
 		var mid atomic.Value
 		var armed atomic.Bool
-		armed.Store(true)
+		var ctxID string
 		proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/conversations/") && armed.CompareAndSwap(true, false) {
 				mid.Store(queueAnswer(t, h, ctxID, "", ""))
@@ -204,6 +202,11 @@ func TestFetchNeverOverwritesAnUnsentAnswer(t *testing.T) {
 		}))
 		t.Cleanup(proxy.Close)
 		h.env["KIBANA_URL"] = proxy.URL
+		r := h.run("send", "elastic-ai-agent", "hello", "--json")
+		r.expect(t, ExitOK)
+		ctxID = decodeTask(t, r.stdout).ContextID
+		editRecord(t, h, ctxID, func(x *store.Record) { x.State, x.Reply, x.FinishedAt = store.Expired, "", nil })
+		armed.Store(true)
 		r = h.run("fetch", ctxID, "--json")
 		r.expect(t, ExitOK)
 		if armed.Load() {

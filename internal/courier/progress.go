@@ -6,12 +6,12 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/termui"
+	"github.com/a2a-courier/a2a-courier/internal/textcut"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -30,11 +30,7 @@ func progressText(text string) string {
 	if len(text) <= maxProgressText {
 		return text
 	}
-	cut := maxProgressText - len("…")
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
-	return text[:cut] + "…"
+	return textcut.Prefix(text, maxProgressText-len("…")) + "…"
 }
 
 // logText is a text a server controls fit for one line of the worker's

@@ -172,6 +172,10 @@ func TestBadMessagesAnsweredAndServed(t *testing.T) {
 	if m, ok := <-cl.answers; ok {
 		t.Errorf("an answer after the end: %v", m)
 	}
+	// An object id is named as what it is, not as Go's type of it.
+	if l := log.String(); strings.Contains(l, "map[") || !strings.Contains(l, "error -32600: not a JSON-RPC 2.0 request: the id must be a string or an integer") {
+		t.Errorf("the object id's answer: log %q", l)
+	}
 	if l := log.String(); strings.Count(l, "a2a-courier mcp: answered a message of ") != len(bad) || !strings.Contains(l, "dropped an invalid JSON-RPC response") ||
 		strings.Contains(l, "not json at all") || strings.ContainsAny(l, "\x1b\x07") || strings.Contains(l, strings.Repeat("x", 201)) {
 		t.Errorf("log %q", l)

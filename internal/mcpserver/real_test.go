@@ -357,6 +357,9 @@ func TestBadArgumentsAreRefused(t *testing.T) {
 		{"result", "give context_id (or context_ids)", nil},
 		{"show", "give conversation", map[string]any{"conversation": ""}},
 		{"cancel", "give context_id", map[string]any{"context_id": ""}},
+		{"discover", `unknown argument "bogus"`, map[string]any{"bogus": 1}},
+		{"tasks", `unknown arguments "bogus", "other"`, map[string]any{"bogus": 1, "other": 2}},
+		{"tasks", `argument "limit" must be an integer`, map[string]any{"limit": "ten"}},
 	} {
 		res, doc, text := s.call(bad.tool, bad.args)
 		lines := strings.Split(text, "\n")

@@ -336,7 +336,7 @@ func (t *tools) addTasks(s *mcp.Server) {
 // addResult adds the tool that follows tasks started here.
 func (t *tools) addResult(s *mcp.Server) {
 	addTool(t, s, &mcp.Tool{Name: "result",
-		Description: "The outcome of a task started here (send or send_async), by context_id: the reply once completed; with wait_seconds, wait for it (at most 600 s), then return state working if it is still running (nothing is lost: call again later). " +
+		Description: "The outcome of a task started here (send or send_async), by context_id: the reply once completed; with wait_seconds, wait for it (at most 600 s), then return state working if it is still running (it is still followed and nothing is sent again: call again later; a note says when a failed run would leave no trace). " +
 			"With context_ids and any: wait for the first of several tasks to finish. The reply is cut at max_chars (default 20000 characters); the whole reply is in the file reply_file names."},
 		func(ctx context.Context, req *mcp.CallToolRequest, in resultIn) (*mcp.CallToolResult, any, error) {
 			ids := in.ContextIDs

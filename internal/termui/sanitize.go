@@ -2,6 +2,7 @@ package termui
 
 import (
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -23,9 +24,16 @@ import (
 //   - the other C0 controls and DEL; a carriage return (which would let
 //     what follows overwrite the line) becomes a line break, and a CR LF
 //     one line break;
-//   - the bidirectional controls (U+061C, U+200E, U+200F, U+202A–U+202E,
-//     U+2066–U+2069: a right-to-left override shows "exe.txt" for
-//     "\u202etxt.exe");
+//   - Unicode's format characters (category Cf), as SafeFileName drops
+//     them: the bidirectional controls (U+061C, U+200E, U+200F,
+//     U+202A–U+202E, U+2066–U+2069: a right-to-left override shows
+//     "exe.txt" for "\u202etxt.exe"), the zero-width ones (U+200B–U+200D,
+//     U+2060–U+2064, U+FEFF), the tag characters (U+E0000–U+E007F), the
+//     soft hyphen: invisible, they make two names or ids that differ look
+//     the same. Reply alone keeps the zero-width joiner and non-joiner
+//     (U+200D, U+200C): a reply is prose, where they join emoji sequences
+//     (a family, a flag) and shape Persian and Indic script, and no one
+//     types a reply back; a name, an id, a cell or a label drops them too;
 //   - Unicode's line and paragraph separators (U+2028, U+2029), which
 //     become line breaks;
 //   - bytes that are not UTF-8 (a lone 0x9B is a CSI to a terminal in an
@@ -92,7 +100,7 @@ func scrub(s string, keepSGR bool) string {
 			b.WriteByte('\n')
 		case r == '\t' || r == '\n':
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || r >= c1 && r < 0xa0 || bidiControl(r):
+		case r < 0x20 || r == 0x7f || r >= c1 && r < 0xa0 || formatChar(r, keepSGR):
 			// dropped
 		default:
 			b.WriteString(s[i : i+n])
@@ -190,7 +198,11 @@ func stringEnd(s string, i int, noEnd *bool) int {
 	return i
 }
 
-// bidiControl reports the bidirectional controls (Unicode's Bidi_Control).
-func bidiControl(r rune) bool {
-	return r == '\u061c' || r == '\u200e' || r == '\u200f' || r >= '\u202a' && r <= '\u202e' || r >= '\u2066' && r <= '\u2069'
+// formatChar reports Unicode's format characters (Cf), which the scrubber
+// drops; in a reply (prose) the zero-width joiner and non-joiner stay.
+func formatChar(r rune, reply bool) bool {
+	if r < 0xad || reply && (r == '\u200c' || r == '\u200d') {
+		return false
+	}
+	return unicode.Is(unicode.Cf, r)
 }

@@ -9,8 +9,10 @@ import (
 //
 //   - what Text, SingleLine and Reply return never holds an ESC (Reply:
 //     other than an SGR sequence), a C0 control other than tab and line
-//     feed, DEL, a C1 control, a bidirectional control, a line or
-//     paragraph separator, or bytes that are not UTF-8;
+//     feed, DEL, a C1 control, a format character (Cf: bidirectional
+//     controls, zero-width characters, tags; Reply may keep U+200C and
+//     U+200D, the joiners of emoji and scripts), a line or paragraph
+//     separator, or bytes that are not UTF-8;
 //   - SingleLine is one line, with no tab;
 //   - text with none of those is left as it is, by Text and Reply;
 //   - Text of its own output changes nothing.
@@ -20,6 +22,7 @@ func FuzzScrub(f *testing.F) {
 	}
 	f.Add("\x1b[1;31mred\x1b[0m and \x1b]52;c;eA==\x07")
 	f.Add("plain text, 日本語")
+	f.Add("ev\u200bil \u2060id\ufeff \U000E0041\U000E007F \u00ad 👨\u200d👩\u200d👧 می\u200cخواهم")
 	f.Add(strings.Repeat("\x1b]", 100) + "x")
 	f.Fuzz(func(t *testing.T, s string) {
 		text, line, reply := Text(s), SingleLine(s), Reply(s)

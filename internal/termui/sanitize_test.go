@@ -3,6 +3,7 @@ package termui
 import (
 	"strings"
 	"testing"
+	"unicode"
 )
 
 // hostile are texts a server may send, each with a sequence or control
@@ -30,6 +31,9 @@ var hostile = []struct{ name, in, text, line string }{
 	{"C1 NEL", "a\u0085b", "ab", "ab"},
 	{"bidi override", "\u202etxt.exe", "txt.exe", "txt.exe"},
 	{"bidi isolates and marks", "a\u2066b\u2069c\u200ed\u200fe\u061cf", "abcdef", "abcdef"},
+	{"zero-width space, joiners, word joiner, BOM", "ev\u200bil\u200c\u200d\u2060\u2064\ufeffid", "evilid", "evilid"},
+	{"tag characters", "id\U000E0001\U000E0041\U000E007F", "id", "id"},
+	{"soft hyphen", "ad\u00admin", "admin", "admin"},
 	{"line separator", "one\u2028two\u2029three", "one\ntwo\nthree", "one …"},
 	{"tabs", "a\tb", "a\tb", "a b"},
 	{"invalid UTF-8, raw 0x9B", "a\x9b2Jb\xff", "a\uFFFD2Jb\uFFFD", "a\uFFFD2Jb\uFFFD"},
@@ -44,10 +48,19 @@ func TestScrubTable(t *testing.T) {
 			t.Errorf("%s: SingleLine(%q) = %q, want %q", c.name, c.in, got, c.line)
 		}
 	}
-	for _, s := range []string{"", "plain text", "Ünïcödé 日本語 🙂 emoji\u200d", "a\tb\nc", "ids: 3f6c-2e1a, <b>&amp;"} {
+	for _, s := range []string{"", "plain text", "Ünïcödé 日本語 🙂 emoji", "a\tb\nc", "ids: 3f6c-2e1a, <b>&amp;"} {
 		if Text(s) != s || Reply(s) != s {
 			t.Errorf("plain text changed: %q → %q, %q", s, Text(s), Reply(s))
 		}
+	}
+	// A reply is prose: the joiners of an emoji sequence and of Persian
+	// script stay; a name or a label drops them with every Cf.
+	family, persian := "👨\u200d👩\u200d👧", "می\u200cخواهم"
+	if Reply(family) != family || Reply(persian) != persian {
+		t.Errorf("Reply dropped a joiner: %q, %q", Reply(family), Reply(persian))
+	}
+	if Text(family) != "👨👩👧" || SingleLine(persian) != "میخواهم" {
+		t.Errorf("Text kept a joiner: %q, %q", Text(family), SingleLine(persian))
 	}
 }
 
@@ -89,8 +102,8 @@ func forbidden(s string, reply bool) string {
 			return "a C0 control or DEL"
 		case r >= 0x80 && r < 0xa0:
 			return "a C1 control"
-		case bidiControl(r):
-			return "a bidirectional control"
+		case unicode.Is(unicode.Cf, r) && !(reply && (r == '\u200c' || r == '\u200d')):
+			return "a format character (Cf: bidi, zero-width, tag)"
 		case r == '\u2028' || r == '\u2029':
 			return "a line or paragraph separator"
 		}

@@ -7,6 +7,7 @@ package termui
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -162,13 +163,30 @@ func SingleLine(s string) string {
 
 // tsvCell is s on one line, as Text makes it, its tabs and line breaks
 // spaces.
-func tsvCell(s string) string {
-	return strings.Map(func(r rune) rune {
+func tsvCell(s string) string { return Name(s) }
+
+// Name is a name a server gave (an agent's, a skill's) as every command
+// shows it: all of it on one line, as Text makes it, its tabs and line
+// breaks spaces, no space around it (not its first line only: a carriage return must not hide
+// what follows it in one command and show it in another).
+func Name(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
 		if r == '\t' || r == '\n' {
 			return ' '
 		}
 		return r
-	}, Text(s))
+	}, Text(s)))
+}
+
+// ID is an id a server gave (an agent's) as it can be shown: itself when
+// Name leaves it as it is; else, with ok false, quoted as Go quotes it
+// ("evil\x1bid"), so that nothing is stripped out of sight: an id shown
+// stripped would name another agent, or none.
+func ID(s string) (shown string, ok bool) {
+	if Name(s) == s {
+		return s, true
+	}
+	return strconv.Quote(s), false
 }
 
 // Truncate cuts s to n terminal columns, the last one an ellipsis; wide
