@@ -197,6 +197,36 @@ func TestStreamedChunksAddUpToTheCap(t *testing.T) {
 	}
 }
 
+// TestStreamedAnswerOverTheCapWithNoTaskRead: a stream whose chunks add
+// up past the cap, from an agent that has no tasks/get (-32601): the
+// answer came and was dropped, and no read can bring it: the delivery
+// ends at once with ErrReplyTooLarge (the runner's "lost", never
+// completed), after one read. It used to read the task again and again,
+// as if the agent were still at work, for the caller's whole wait (send:
+// "still running … Nothing is lost", then a worker for 2 h).
+func TestStreamedAnswerOverTheCapWithNoTaskRead(t *testing.T) {
+	t.Parallel()
+	piece := strings.Repeat("a", 64<<10)
+	s := newScripted(t)
+	s.stream = func(w io.Writer, id, ctx string) {
+		sse(w, id, taskJSON(ctx, "working", "", ""))
+		for i := range 40 {
+			sse(w, id, chunk(ctx, "a", i > 0, textPart(piece)))
+		}
+		sse(w, id, fmt.Sprintf(`{"kind":"status-update","taskId":"t-1","contextId":%q,"final":true,"status":{"state":"completed"}}`, ctx))
+	}
+	s.get = func(w io.Writer, id, ctx string) {
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"Method not found"}}`, id)
+	}
+	out, log := s.deliver(t, true)
+	if s.streams.Load() != 1 || s.gets.Load() != 1 || s.sends.Load() != 0 {
+		t.Errorf("%d streams, %d reads, %d sends; want 1, 1, 0", s.streams.Load(), s.gets.Load(), s.sends.Load())
+	}
+	if out.State != "" || !errors.Is(out.Err, ErrReplyTooLarge) || len(out.Reply) != 0 || !log.has("reply_too_large") {
+		t.Fatalf("got state %q, %d bytes of reply, err %v, events %v; want no outcome and ErrReplyTooLarge", out.State, len(out.Reply), out.Err, log.kinds)
+	}
+}
+
 // TestAnswerOfTooManyParts: a message or a task read whole of more than
 // MaxReplyParts parts is over the answer cap, however small: a Message
 // answer no task holds is lost (A2A 0.3 lists no tasks), a task read so is

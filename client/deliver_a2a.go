@@ -428,6 +428,12 @@ func (d *a2aDelivery) poll() (_ Outcome, final bool, err error) {
 		// message's reply, and reading it again will not change that.
 		d.emit(Event{Kind: EventPollError, Message: "task " + d.taskID + " answered for another context", Err: err})
 		return Outcome{Err: err}, true, err
+	case d.acc.over != nil && noTaskList(err):
+		// The stream brought an answer over the cap, and the agent has no
+		// tasks/get (-32601, 405, 501) to read it in a smaller form: the
+		// answer came and was dropped, and no read will bring it.
+		d.emit(Event{Kind: EventReplyTooLarge, Message: "the agent's streamed answer is larger than the size cap, and the agent cannot be asked for its task", Err: d.acc.over})
+		return Outcome{Err: fmt.Errorf("%w; the agent cannot be asked for its task (%v)", d.acc.over, err)}, true, err
 	default:
 		// Any other error (a JSON-RPC error such as -32603, an HTTP 400 or
 		// 404, a broken connection) may pass: read again after the usual
