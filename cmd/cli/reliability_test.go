@@ -261,9 +261,14 @@ func relRestart(t *testing.T, n int, duringRun bool) {
 	if duringRun {
 		name = "simulator restarted during the run"
 	}
-	runTime := "800ms"
+	// A round stored before the crash is read back whenever the worker
+	// reads after the restart: its wait (30 s) only has to outlast a
+	// loaded machine's restarts (under Wine, three took longer than 4 s
+	// and the tasks expired). A run the crash ended is never stored: it
+	// expires at its wait, kept short.
+	runTime, maxWait := "800ms", "30s"
 	if duringRun {
-		runTime = "10s" // the restart surely falls inside the run
+		runTime, maxWait = "10s", "4s" // the restart surely falls inside the run
 	}
 	sim := newSimProc(t, `
 keys: [{api_key: `+testKey+`, username: svc}]
@@ -278,7 +283,7 @@ faults: {proxy_cut_after: 200ms}
 	row := relRow{scenario: name, tasks: n, exits: map[int]int{}}
 	ids := make([]string, n)
 	for i := range ids {
-		r := p.run("send-async", "audit-agent", fmt.Sprintf("task %d", i), "--poll-interval", "200ms", "--max-wait", "4s")
+		r := p.run("send-async", "audit-agent", fmt.Sprintf("task %d", i), "--poll-interval", "200ms", "--max-wait", maxWait)
 		r.expect(t, ExitOK)
 		ids[i] = strings.TrimSpace(r.stdout)
 		if duringRun {
