@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/skill"
 )
 
@@ -104,7 +105,7 @@ func TestProfilesWhenNotConfigured(t *testing.T) {
 	}
 	r = h.run("discover", "--profile", "prod")
 	checkOneLineError(t, r, ExitUsage, "not configured: KIBANA_API_KEY not set, nor in profile prod of "+path)
-	if !strings.Contains(r.stderr, "a2a-courier config set api-key < key-file --profile prod") {
+	if !strings.Contains(r.stderr, shellcmd.FromFile("a2a-courier config set api-key --profile prod", "key-file")) {
 		t.Errorf("hint: %s", r.stderr)
 	}
 
