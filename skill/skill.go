@@ -15,6 +15,7 @@ import (
 
 	a2acourier "github.com/a2a-courier/a2a-courier"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
@@ -121,6 +122,21 @@ const (
 	Unchanged = "unchanged"
 )
 
+// ReplaceError is a new SKILL.md that could not take the place of the old
+// one (on Windows most often because an assistant holds it open, which
+// ownfile.Rename waited for in vain).
+type ReplaceError struct{ Err error }
+
+func (e *ReplaceError) Error() string {
+	var le *os.LinkError
+	if errors.As(e.Err, &le) {
+		return "the new version could not replace the file: " + le.Err.Error()
+	}
+	return "the new version could not replace the file: " + e.Err.Error()
+}
+
+func (e *ReplaceError) Unwrap() error { return e.Err }
+
 // Install writes <dir>/a2a-courier/SKILL.md, naming the binary at exe
 // (Content). It is idempotent: the same content is left alone; a skill
 // installed from another binary is updated. With dryRun it only reports
@@ -165,8 +181,8 @@ func Install(dir, exe string, dryRun bool) (path, action string, err error) {
 	if err := tmp.Close(); err != nil {
 		return path, "", err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return path, "", err
+	if err := ownfile.Rename(tmp.Name(), path); err != nil {
+		return path, "", &ReplaceError{Err: err}
 	}
 	return path, action, nil
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/skill"
 )
 
@@ -99,12 +100,12 @@ func TestProfilesWhenNotConfigured(t *testing.T) {
 	path := writeConfig(t, h, "profiles:\n  lab:\n    kibana_url: http://localhost:5601\n    api_key: c2VjcmV0OmtleQ==\n  prod:\n    kibana_url: https://prod.example.com\n", 0o600)
 	r := h.run("discover")
 	checkOneLineError(t, r, ExitUsage, "not configured: KIBANA_URL and KIBANA_API_KEY not set, and no profile is selected: the config file ("+path+") has 2 profiles lab, prod, and the profile in use, default, is not one of them")
-	if !strings.Contains(r.stderr, "hint: select one: --profile lab, or export A2A_COURIER_PROFILE=lab, or make it the default: a2a-courier config set default-profile lab") {
+	if !strings.Contains(r.stderr, "hint: select one: --profile lab, or "+shellcmd.EnvSet("A2A_COURIER_PROFILE", "lab")+", or make it the default: a2a-courier config set default-profile lab") {
 		t.Errorf("hint: %s", r.stderr)
 	}
 	r = h.run("discover", "--profile", "prod")
 	checkOneLineError(t, r, ExitUsage, "not configured: KIBANA_API_KEY not set, nor in profile prod of "+path)
-	if !strings.Contains(r.stderr, "a2a-courier config set api-key < key-file --profile prod") {
+	if !strings.Contains(r.stderr, shellcmd.FromFile("a2a-courier config set api-key --profile prod", "key-file")) {
 		t.Errorf("hint: %s", r.stderr)
 	}
 

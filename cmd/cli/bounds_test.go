@@ -171,7 +171,7 @@ func TestRepliesOfManyParts(t *testing.T) {
 		})
 		h := newHarness(t, nil)
 		out := t.TempDir()
-		os.WriteFile(filepath.Join(out, "report.txt"), []byte("an earlier reply's"), 0o600)
+		writePrivate(filepath.Join(out, "report.txt"), []byte("an earlier reply's"))
 		r := h.run("send", "--url", a.srv.URL, "hi", "--json", "--out", out)
 		r.expect(t, ExitOK)
 		d := decodeTask(t, r.stdout)
@@ -205,7 +205,7 @@ func TestReplyThatCannotBeKept(t *testing.T) {
 			a := newBoundAgent(t, func(a *boundAgent) {
 				a.send = func(w io.Writer, id, ctx string) {
 					if a.sends.Load() == 1 {
-						os.WriteFile(out, []byte("in the way"), 0o600)
+						writePrivate(out, []byte("in the way"))
 					}
 					if asTask {
 						rpcOf(w, id, fmt.Sprintf(`{"kind":"task","id":"t-1","contextId":%q,"status":{"state":"completed"},"artifacts":[{"artifactId":"a","parts":[%s]}]}`, ctx, file))

@@ -22,6 +22,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -373,9 +374,8 @@ func TestSendSyncOutcomes(t *testing.T) {
 		if !doc.ReplyTruncated || doc.ReplyFile == "" || !strings.HasPrefix(*doc.Reply, "Echo: word word word\n[… reply cut at 20 of") {
 			t.Fatalf("doc %+v", doc)
 		}
-		fi, err := os.Stat(doc.ReplyFile)
-		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("reply file %v %v", fi, err)
+		if p := ownfiletest.FileProblem(doc.ReplyFile); p != "" {
+			t.Errorf("reply file: %s", p)
 		}
 		full, _ := os.ReadFile(doc.ReplyFile)
 		if !strings.HasPrefix(string(full), "Echo: word") || len(full) != doc.ReplyChars {
@@ -567,7 +567,7 @@ func TestTokenGoesOnlyWhereItIsMeant(t *testing.T) {
 	// (without a credential), a send is refused before anything goes out.
 	dir := t.TempDir()
 	h.env["A2A_COURIER_CONFIG_DIR"] = dir
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("peers:\n  lab:\n    url: "+secure.URL+"\n    token_env: LAB_TOKEN\n"), 0o600); err != nil {
+	if err := writePrivate(filepath.Join(dir, "config.yaml"), []byte("peers:\n  lab:\n    url: "+secure.URL+"\n    token_env: LAB_TOKEN\n")); err != nil {
 		t.Fatal(err)
 	}
 	seen.Store("none")
@@ -1198,7 +1198,7 @@ func TestFollowUpStaysWithItsAgent(t *testing.T) {
 	// The caller's own connection flags are for its Kibana, not the one
 	// the hint names: none of them is added to it.
 	keyFile := filepath.Join(t.TempDir(), "key")
-	os.WriteFile(keyFile, []byte(testKey), 0o600)
+	writePrivate(keyFile, []byte(testKey))
 	r = o.run("--api-key-file", keyFile, "--kibana-url", other.URL, "send", "audit-agent", "--context", kibana, "elsewhere")
 	r.expect(t, ExitUsage)
 	if !strings.Contains(r.stderr, "`a2a-courier send audit-agent --context "+kibana+" --kibana-url "+sim.URL+" --space default` goes on") {

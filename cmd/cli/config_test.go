@@ -17,6 +17,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/doctor"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 	"github.com/a2a-courier/a2a-courier/skill"
 )
 
@@ -44,6 +45,13 @@ func writeConfig(t *testing.T, h *harness, body string, mode os.FileMode) string
 	dir := t.TempDir()
 	h.env["A2A_COURIER_CONFIG_DIR"] = dir
 	path := filepath.Join(dir, "config.yaml")
+	if mode == 0o600 {
+		// private as a2a-courier makes it, on every system
+		if err := writePrivate(path, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
 	if err := os.WriteFile(path, []byte(body), mode); err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +141,7 @@ func TestConfigPrecedence(t *testing.T) {
 		t.Parallel()
 		h := newHarness(t, nil)
 		keyFile := filepath.Join(t.TempDir(), "prod.key")
-		os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600)
+		writePrivate(keyFile, []byte(testKey+"\n"))
 		writeConfig(t, h, "profiles:\n  default:\n    kibana_url: https://x.example.com\n    api_key_file: "+keyFile+"\n", 0o644)
 		d := h.configShow(t)
 		if !strings.HasPrefix(d.Settings["api_key"].Value, "set (identity ") || d.Settings["api_key"].Source != "file (profile default) api_key_file" {
@@ -145,10 +153,10 @@ func TestConfigPrecedence(t *testing.T) {
 		if !strings.Contains(r.stdout, "https://x.example.com (file, profile default)\n") || strings.Contains(r.stdout, "((") || strings.Contains(r.stdout, "))") {
 			t.Errorf("config show:\n%s", r.stdout)
 		}
-		os.Chmod(keyFile, 0o644)
+		ownfiletest.Expose(keyFile)
 		r = h.run("discover")
 		r.expect(t, ExitUsage)
-		if !strings.Contains(r.stderr, "chmod 600 "+keyFile) {
+		if !strings.Contains(r.stderr, privacyFix(t, keyFile)) {
 			t.Errorf("stderr %q", r.stderr)
 		}
 	})
@@ -171,10 +179,10 @@ func TestConfigFileWithKeyMustBePrivate(t *testing.T) {
 	path := writeConfig(t, h, "profiles:\n  default:\n    kibana_url: "+sim.URL+"\n    api_key: "+testKey+"\n", 0o644)
 	r := h.run("discover")
 	r.expect(t, ExitUsage)
-	if !strings.Contains(r.stderr, "holds an API key") || !strings.Contains(r.stderr, "hint: run: chmod 600 "+path) || strings.Contains(r.stderr, testKey) {
+	if !strings.Contains(r.stderr, "holds an API key") || !strings.Contains(r.stderr, "hint: run: "+privacyFix(t, path)) || strings.Contains(r.stderr, testKey) {
 		t.Errorf("stderr %q", r.stderr)
 	}
-	os.Chmod(path, 0o600)
+	ownfiletest.Protect(path)
 	r = h.run("discover")
 	r.expect(t, ExitOK)
 }
@@ -225,12 +233,11 @@ func TestConfigSetAndUnset(t *testing.T) {
 	for _, bad := range [][]string{{"poll-interval", "soon"}, {"kibana-url", "ftp://x"}, {"space", "Not A Space"}, {"colour", "red"}} {
 		h.run(append([]string{"config", "set"}, bad...)...).expect(t, ExitUsage)
 	}
-	fi, err := os.Stat(filepath.Join(dir, "config.yaml"))
-	if err != nil || fi.Mode().Perm() != 0o600 {
-		t.Fatalf("config file %v %v", fi, err)
+	if p := ownfiletest.FileProblem(filepath.Join(dir, "config.yaml")); p != "" {
+		t.Fatalf("config file: %s", p)
 	}
-	if di, _ := os.Stat(dir); di.Mode().Perm() != 0o700 {
-		t.Errorf("config dir mode %v", di.Mode())
+	if p := ownfiletest.DirProblem(dir); p != "" {
+		t.Errorf("config dir: %s", p)
 	}
 	d := h.configShow(t)
 	if d.Profile != "lab" || d.Settings["kibana_url"].Value != sim.URL || d.Settings["poll_interval"].Value != "45s" {
@@ -293,6 +300,8 @@ func TestDoctor(t *testing.T) {
 		s = strings.ReplaceAll(s, sim.URL, "$KIBANA")
 		s = strings.ReplaceAll(s, h.env["A2A_COURIER_STATE_DIR"], "$STATE")
 		s = strings.ReplaceAll(s, h.env["A2A_COURIER_CONFIG_DIR"], "$CONFIG")
+		// Windows' terms: a path's separator, the state directory's ACL
+		s = strings.ReplaceAll(strings.ReplaceAll(s, `$CONFIG\`, "$CONFIG/"), "(owner-only ACL,", "(0700,")
 		return regexp.MustCompile(`in [0-9.]+[µm]?s`).ReplaceAllString(s, "in T")
 	}
 	t.Run("all pass", func(t *testing.T) {
@@ -489,7 +498,7 @@ func TestConfigDurationsArePositiveWithAUnit(t *testing.T) {
 		"profiles:\n  p:\n    poll_interval: ~\n":        true,
 	} {
 		path := filepath.Join(t.TempDir(), "config.yaml")
-		if err := os.WriteFile(path, []byte(doc), 0o600); err != nil {
+		if err := writePrivate(path, []byte(doc)); err != nil {
 			t.Fatal(err)
 		}
 		_, err := config.ReadFile(path)
@@ -677,8 +686,8 @@ func TestConfigSetKeepsCommentsAndPeers(t *testing.T) {
 	if !strings.HasSuffix(got, commentedPeers) || !strings.HasPrefix(got, "# a2a-courier: my deployments\n# (kept by hand, edited with config set)\n\n") {
 		t.Errorf("the top comment or the peers section changed:\n%s", got)
 	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v: a file that holds a key is written 0600", fi.Mode())
+	if p := ownfiletest.FileProblem(path); p != "" {
+		t.Errorf("a file that holds a key is written private: %s", p)
 	}
 	d := h.configShow(t)
 	if d.Profile != "lab" || d.Settings["kibana_url"].Value != "http://lab.example.com:5601" || d.Settings["non_blocking"].Value != "true" ||

@@ -13,6 +13,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/configfile"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
 func newConfigCmd(app *App) *cobra.Command {
@@ -247,15 +248,19 @@ func (a *App) runConfigSet(args []string) error {
 	}
 	switch {
 	case name == "api-key" && len(args) == 2:
-		return usageErr("pipe it instead: a2a-courier config set api-key < key-file", "the API key is never an argument (it would show in the process list and the shell history)")
+		return usageErr("pipe it instead: "+shellcmd.FromFile("a2a-courier config set api-key", "key-file"), "the API key is never an argument (it would show in the process list and the shell history)")
 	case name == "api-key":
 		b, err := io.ReadAll(io.LimitReader(a.p.Stdin, 64<<10))
 		if err != nil {
 			return err
 		}
-		value = strings.TrimSpace(string(b))
+		text, enc := config.SecretText(b)
+		if enc != "" {
+			return config.EncodingError("the API key on stdin", enc)
+		}
+		value = strings.TrimSpace(text)
 		if value == "" || strings.ContainsAny(value, "\n\r") {
-			return usageErr("pipe the key's encoded value, on one line: a2a-courier config set api-key < key-file", "no API key on stdin")
+			return usageErr("pipe the key's encoded value, on one line: "+shellcmd.FromFile("a2a-courier config set api-key", "key-file"), "no API key on stdin")
 		}
 	case len(args) != 2 && name == "default-profile":
 		return usageErr("a2a-courier config set default-profile <profile>", "default-profile needs a value")

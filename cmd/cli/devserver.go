@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/doctor"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
 )
 
@@ -112,7 +112,7 @@ func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 	if pr.json {
 		pr.writeJSON(map[string]string{"url": srv.URL(), "api_key": key, "version": srv.Version()})
 	} else {
-		pr.payload(fmt.Sprintf("export KIBANA_URL=%s\nexport KIBANA_API_KEY=%s", srv.URL(), key))
+		pr.payload(shellcmd.EnvSet("KIBANA_URL", srv.URL()) + "\n" + shellcmd.EnvSet("KIBANA_API_KEY", key))
 		pr.info("Agent Builder simulator (Kibana %s) on %s, %d agent(s); Ctrl-C stops it", srv.Version(), srv.URL(), srv.Agents())
 	}
 	<-cmd.Context().Done()

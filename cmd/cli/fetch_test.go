@@ -67,7 +67,7 @@ func withPeers(t *testing.T, h *harness, peers map[string]string) {
 	for name, url := range peers {
 		fmt.Fprintf(&b, "  %s:\n    url: %s\n", name, url)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte(b.String()), 0o600); err != nil {
+	if err := writePrivate(filepath.Join(dir, "config.yaml"), []byte(b.String())); err != nil {
 		t.Fatal(err)
 	}
 	h.env["A2A_COURIER_CONFIG_DIR"] = dir
@@ -218,7 +218,7 @@ func TestFetchGenericAgentRefusals(t *testing.T) {
 		r := h.run("fetch", ctxID, "--url", url)
 		r.expect(t, ExitAuth)
 		tok := filepath.Join(t.TempDir(), "token")
-		if err := os.WriteFile(tok, []byte(js.Token+"\n"), 0o600); err != nil {
+		if err := writePrivate(tok, []byte(js.Token+"\n")); err != nil {
 			t.Fatal(err)
 		}
 		// Accepted: the echo agent answers with messages, so the context

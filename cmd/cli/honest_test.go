@@ -12,6 +12,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -38,8 +39,8 @@ func TestReplyOverTheCap(t *testing.T) {
 			d.ReplyChars < size || d.ReplyFile == "" || len(*d.Reply) > courier.SpilledReplyCut+200 {
 			t.Fatalf("%s: state %s, truncated %v, %d chars, file %q, %d bytes shown", what, d.State, d.ReplyTruncated, d.ReplyChars, d.ReplyFile, len(*d.Reply))
 		}
-		if fi, err := os.Stat(d.ReplyFile); err != nil || fi.Size() < size || fi.Mode().Perm() != 0o600 {
-			t.Fatalf("%s: the reply file: %v %v", what, fi, err)
+		if fi, err := os.Stat(d.ReplyFile); err != nil || fi.Size() < size || ownfiletest.FileProblem(d.ReplyFile) != "" {
+			t.Fatalf("%s: the reply file: %v %v %s", what, fi, err, ownfiletest.FileProblem(d.ReplyFile))
 		}
 	}
 	check("send", d)

@@ -206,7 +206,7 @@ func TestKibanaStreamEdges(t *testing.T) {
 		if stale == string(b) {
 			t.Fatalf("no streaming:false in the cached card: %s", b)
 		}
-		os.WriteFile(cards[0], []byte(stale), 0o600)
+		writePrivate(cards[0], []byte(stale))
 		r := h.run("send", "elastic-ai-agent", "stream please", "--json")
 		r.expect(t, ExitOK)
 		d := decodeTask(t, r.stdout)

@@ -161,7 +161,7 @@ func ageRecord(t *testing.T, st *store.Store, id string, d time.Duration) {
 		}
 	}
 	b, _ = json.Marshal(m)
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := writePrivate(path, b); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -53,7 +53,7 @@ func badFile(t *testing.T, kind, path string, max int) {
 	case "directory":
 		err = os.Mkdir(path, 0o700)
 	case "over the cap":
-		err = os.WriteFile(path, bytes.Repeat([]byte("#\n"), max), 0o600) // twice the cap
+		err = writePrivate(path, bytes.Repeat([]byte("#\n"), max)) // twice the cap
 	default:
 		t.Fatalf("kind %q", kind)
 	}
@@ -166,10 +166,10 @@ func TestFilesReadByPathAreBounded(t *testing.T) {
 		dir := t.TempDir()
 		p.env["A2A_COURIER_CONFIG_DIR"] = dir
 		real := filepath.Join(t.TempDir(), "real.yaml")
-		os.WriteFile(real, []byte("profiles:\n  default:\n    space: default\n"), 0o600)
+		writePrivate(real, []byte("profiles:\n  default:\n    space: default\n"))
 		os.Symlink(real, filepath.Join(dir, "config.yaml"))
 		keyFile := filepath.Join(t.TempDir(), "key")
-		os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600)
+		writePrivate(keyFile, []byte(testKey+"\n"))
 		keyLink := filepath.Join(t.TempDir(), "key-link")
 		os.Symlink(keyFile, keyLink)
 		r := p.runWithin(10*time.Second, "discover", "--api-key-file", keyLink)

@@ -25,6 +25,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -450,7 +451,7 @@ func flagError(c *cobra.Command, err error) error {
 		switch strings.ToLower(strings.ReplaceAll(name, "_", "-")) {
 		case "api-key", "apikey", "key", "kibana-api-key", "kibana-key", "elastic-api-key", "password", "secret":
 			return usageErr("set KIBANA_API_KEY, give --api-key-file <file> (readable by you alone), or store it in a profile "+
-				"from stdin: a2a-courier config set api-key < key-file",
+				"from stdin: "+shellcmd.FromFile("a2a-courier config set api-key", "key-file"),
 				"--%s: the API key is never a flag value (other users can read a command line, and shells keep it)", name)
 		case "token", "bearer", "bearer-token", "auth-token", "access-token", "a2a-token":
 			return usageErr("give --token-file <file> (readable by you alone), or set A2A_COURIER_TOKEN with A2A_COURIER_TOKEN_ORIGIN "+

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"io"
 	"path/filepath"
 	"strings"
@@ -282,6 +283,9 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	}
 	entry := setup.Entry()
 	res, err := mcpinstall.Install(path, t, entry, opts.dryRun)
+	if re := (*mcpinstall.ReplaceError)(nil); errors.As(err, &re) {
+		return configErr("if "+t.Title()+" is running it may hold the file open: close "+t.Title()+" and run mcp install again", "%s: %v", path, err)
+	}
 	if err != nil {
 		return configErr("fix or move the file, then run mcp install again", "%s: %v", path, err)
 	}

@@ -23,6 +23,8 @@ import (
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -260,8 +262,8 @@ func TestMCPInstallCommand(t *testing.T) {
 		if strings.Contains(string(b), testKey) || !strings.Contains(string(b), `"command": "`+os.Args[0]+`"`) {
 			t.Errorf("%s: %s", target, b)
 		}
-		if fi, _ := os.Stat(doc.Path); fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: mode %v", target, fi.Mode())
+		if p := ownfiletest.FileProblem(doc.Path); p != "" {
+			t.Errorf("%s: %s", target, p)
 		}
 		again := h.run("mcp", "install", "--target", string(target))
 		if again.code != ExitOK || again.stdout != "unchanged: "+doc.Path+"\n" {
@@ -567,13 +569,13 @@ func TestMCPInstallTakesTheShellsChoices(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, nil)
 	cfgDir := filepath.Join(h.env["HOME"], ".config", "a2a-courier")
-	os.MkdirAll(cfgDir, 0o700)
+	ownfile.MkdirAll(cfgDir)
 	cfg := "profiles:\n  prod:\n    kibana_url: https://prod.example:9243\npeers:\n  lab:\n    url: https://lab.example/a2a\n    token_env: LAB_TOKEN\n"
-	if err := os.WriteFile(filepath.Join(cfgDir, "config.yaml"), []byte(cfg), 0o600); err != nil {
+	if err := writePrivate(filepath.Join(cfgDir, "config.yaml"), []byte(cfg)); err != nil {
 		t.Fatal(err)
 	}
 	keyFile := filepath.Join(h.env["HOME"], "prod.key")
-	if err := os.WriteFile(keyFile, []byte(testKey+"\n"), 0o600); err != nil {
+	if err := writePrivate(keyFile, []byte(testKey+"\n")); err != nil {
 		t.Fatal(err)
 	}
 	for k, v := range map[string]string{"A2A_COURIER_PROFILE": "prod", "A2A_COURIER_INSECURE": "true", "A2A_COURIER_TOKEN": "ambient-secret",
@@ -811,9 +813,9 @@ func TestMCPInstallRefusesWhatItCannotEdit(t *testing.T) {
 	t.Parallel()
 	p := newProc(t, startSim(t, nil))
 	path := filepath.Join(p.env["HOME"], ".cursor", "mcp.json")
-	os.MkdirAll(filepath.Dir(path), 0o700)
+	ownfile.MkdirAll(filepath.Dir(path))
 	write := func(s string) {
-		if err := os.WriteFile(path, []byte(s), 0o600); err != nil {
+		if err := writePrivate(path, []byte(s)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -955,8 +957,8 @@ func TestMCPServerSendsOnlyAllowedFiles(t *testing.T) {
 	allowed := t.TempDir()
 	write := func(rel, content string) string {
 		path := filepath.Join(allowed, rel)
-		os.MkdirAll(filepath.Dir(path), 0o700)
-		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		ownfile.MkdirAll(filepath.Dir(path))
+		if err := writePrivate(path, []byte(content)); err != nil {
 			t.Fatal(err)
 		}
 		return path

@@ -52,8 +52,8 @@ func TestFilesAndDataReachTheAgent(t *testing.T) {
 				h := newHarness(t, nil)
 				dir := t.TempDir()
 				csv, png := filepath.Join(dir, "table.csv"), filepath.Join(dir, "dot.png")
-				os.WriteFile(csv, csvBytes, 0o600)
-				os.WriteFile(png, pngBytes, 0o600)
+				writePrivate(csv, csvBytes)
+				writePrivate(png, pngBytes)
 				dataType := "application/json" // A2A 0.3 data parts carry no media type
 				if m.mount == interoptest.MountV03 {
 					dataType = ""
@@ -68,7 +68,7 @@ func TestFilesAndDataReachTheAgent(t *testing.T) {
 				if !async {
 					// The same value from a file (--data @FILE).
 					f := filepath.Join(t.TempDir(), "value.json")
-					os.WriteFile(f, []byte(data+"\n"), 0o600)
+					writePrivate(f, []byte(data+"\n"))
 					data = "@" + f
 				}
 				args := []string{"--url", js.URL(m.mount, interoptest.AgentParts), "look", "--file", csv, "--file", png, "--data", data, "--poll-interval", "100ms"}
@@ -141,7 +141,7 @@ func TestPartsAlone(t *testing.T) {
 			t.Parallel()
 			h := newHarness(t, nil)
 			csv := filepath.Join(t.TempDir(), "table.csv")
-			os.WriteFile(csv, csvBytes, 0o600)
+			writePrivate(csv, csvBytes)
 			if c.terminal {
 				pr, pw := io.Pipe()
 				defer pw.Close()
@@ -190,7 +190,7 @@ func TestPartsRefusedBeforeSending(t *testing.T) {
 	sim := startSim(t, nil)
 	dir := t.TempDir()
 	small, big := filepath.Join(dir, "a.txt"), filepath.Join(dir, "big.bin")
-	os.WriteFile(small, []byte("hello"), 0o600)
+	writePrivate(small, []byte("hello"))
 	f, _ := os.Create(big)
 	f.Truncate(11 << 20)
 	f.Close()

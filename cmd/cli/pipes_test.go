@@ -208,7 +208,7 @@ func newHoldingFront(t *testing.T, sim *agentbuildertest.Server, hold func() boo
 	})
 	f.caFile = filepath.Join(t.TempDir(), "ca.pem")
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: f.srv.Certificate().Raw})
-	if err := os.WriteFile(f.caFile, ca, 0o600); err != nil {
+	if err := writePrivate(f.caFile, ca); err != nil {
 		t.Fatal(err)
 	}
 	return f

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,7 +113,7 @@ func TestRecordOfAnotherKibanaIsNotReadElsewhere(t *testing.T) {
 	}
 	// The same task sent with --kibana-url: no profile is recorded.
 	keyFile := filepath.Join(t.TempDir(), "key")
-	if err := os.WriteFile(keyFile, []byte(testKey), 0o600); err != nil {
+	if err := writePrivate(keyFile, []byte(testKey)); err != nil {
 		t.Fatal(err)
 	}
 	r = h.run("send", "--kibana-url", lab.URL, "--api-key-file", keyFile, "elastic-ai-agent", "hi", "--json")

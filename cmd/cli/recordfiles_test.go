@@ -77,7 +77,7 @@ func TestEditedReplyFileIsRefused(t *testing.T) {
 	delete(rec, "reply")
 	rec["reply_file"], rec["reply_bytes"] = "/etc/passwd", 100
 	b, _ = json.Marshal(rec)
-	os.WriteFile(path, b, 0o600)
+	writePrivate(path, b)
 	passwd, _ := os.ReadFile("/etc/passwd")
 	firstLine, _, _ := strings.Cut(string(passwd), "\n")
 	for _, args := range [][]string{{"result", id}, {"result", id, "--json"}, {"tasks"}, {"tasks", "--json"}} {

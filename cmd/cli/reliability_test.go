@@ -202,7 +202,7 @@ func newSimProc(t *testing.T, yaml string) *simProc {
 	ln.Close()
 	dir := t.TempDir()
 	s := &simProc{t: t, addr: addr, cfg: filepath.Join(dir, "sim.yaml"), data: filepath.Join(dir, "sim-data.json")}
-	os.WriteFile(s.cfg, []byte(yaml), 0o600)
+	writePrivate(s.cfg, []byte(yaml))
 	s.start()
 	t.Cleanup(s.stop)
 	return s

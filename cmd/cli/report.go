@@ -479,6 +479,9 @@ type docExtra struct {
 	resume string
 	// note says how the task was chosen.
 	note string
+	// waited says that Wait found the task done (courier.Done): a read
+	// refused is then the answer even if its lock is taken since.
+	waited bool
 }
 
 func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store, extra docExtra) error {
@@ -555,7 +558,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 	if doc.ReplyTruncated {
 		doc.Parts = courier.CutPartTexts(doc.Parts) // the whole texts are in the file
 	}
-	if courier.ReadingRefused(rec) && (st == nil || !st.Locked(rec.ContextID)) {
+	if courier.ReadingRefused(rec) && (extra.waited || st == nil || !st.Locked(rec.ContextID)) {
 		// Nobody can read the reply with this credential: "still running"
 		// would have a caller wait for ever.
 		ce := fromClientError(courier.ClientError(rec.LastError))

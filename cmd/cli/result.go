@@ -121,7 +121,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	if len(recs) > 1 || opts.any {
 		return a.waitResults(ctx, c, recs, keys, opts)
 	}
-	rec := recs[0]
+	rec, waited := recs[0], false
 	if opts.wait && !rec.State.Terminal() {
 		if w, ok := c.StalledHolder(rec); ok {
 			a.printer().warn("%s; waiting in case it goes on", a.stalledText(rec, w))
@@ -140,11 +140,14 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		if err != nil {
 			return err
 		}
+		// Wait returned before the timeout: it found the task done, which
+		// is the answer even if its lock is taken since.
+		waited = ctx.Err() == nil
 	}
 	if w, ok := c.StalledHolder(rec); ok {
 		return a.reportStalled(rec, w)
 	}
-	return a.reportRecord(rec, opts.maxChars, c.Store)
+	return a.reportRecordWith(rec, opts.maxChars, c.Store, docExtra{waited: waited})
 }
 
 // noLocalRecord is the error of a contextId this machine has no record of.

@@ -111,7 +111,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 	run("cancel", strings.TrimSpace(r.stdout), "--json")
 	// The key from a file, too.
 	keyFile := filepath.Join(t.TempDir(), "key")
-	os.WriteFile(keyFile, []byte(key), 0o600)
+	writePrivate(keyFile, []byte(key))
 	delete(p.env, "KIBANA_API_KEY")
 	run("send", "elastic-ai-agent", "from a key file", "--api-key-file", keyFile)
 	// And a wrong key, whose refusal must not echo it.

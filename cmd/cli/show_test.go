@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -163,7 +164,7 @@ func TestShowMaxChars(t *testing.T) {
 
 	r = e.run(t, true, "show", "a2a-long", "--max-chars", "12", "--json")
 	want := fmt.Sprintf("{\n  \"conversation_id\": \"a2a-long\",\n  \"agent_id\": \"elastic-ai-agent\",\n  \"title\": \"Long\",\n  \"round\": 2,\n  \"reply\": \"Ünïcode firs\\n[… reply cut at 12 of %d characters; the whole reply is in %s]\",\n"+
-		"  \"reply_truncated\": true,\n  \"reply_chars\": %d,\n  \"reply_file\": %q,\n  \"status\": \"completed\",\n  \"round_count\": 2\n}\n", total, file, total, file)
+		"  \"reply_truncated\": true,\n  \"reply_chars\": %d,\n  \"reply_file\": %q,\n  \"status\": \"completed\",\n  \"round_count\": 2\n}\n", total, strings.Trim(fmt.Sprintf("%q", file), `"`), total, file)
 	hsCheck(t, "json", r, want, "", 0)
 
 	// Not cut: no marker, no file.
@@ -195,19 +196,18 @@ func TestShowMaxChars(t *testing.T) {
 	if rd := doc.Rounds[0]; rd.ReplyTruncated || rd.ReplyFile != "" || *rd.Reply != "Round one." {
 		t.Errorf("round 1 = %+v", rd)
 	}
-	if fi, err := os.Stat(replies); err != nil || fi.Mode().Perm() != 0o700 {
-		t.Errorf("replies directory: %v %v", fi.Mode(), err)
+	if p := ownfiletest.DirProblem(replies); p != "" {
+		t.Errorf("replies directory: %s", p)
 	}
 }
 
 func checkPrivateFile(t *testing.T, path, want string) {
 	t.Helper()
-	fi, err := os.Stat(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("the whole text was not saved: %v", err)
 	}
-	if fi.Mode().Perm() != 0o600 {
-		t.Errorf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+	if p := ownfiletest.FileProblem(path); p != "" {
+		t.Errorf("%s is not private: %s", path, p)
 	}
 	if b, _ := os.ReadFile(path); string(b) != want {
 		t.Errorf("%s holds %q, want %q", path, b, want)

@@ -93,6 +93,9 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}
 	path, action, err := skill.Install(dir, exe, opts.dryRun)
+	if re := (*skill.ReplaceError)(nil); errors.As(err, &re) {
+		return configErr("an assistant that is running may hold the file open: close it (Claude Code, WorkBuddy) and run skill install again", "cannot install the skill: %s: %v", path, err)
+	}
 	if err != nil {
 		if ce := config.UnreadableFileError("the installed skill", err, "move it away, or choose another folder with --dir"); ce != nil {
 			return ce

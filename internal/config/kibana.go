@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
 // RequireKibana checks that the settings name a Kibana and its API key.
@@ -50,13 +51,16 @@ func profileAdvice(s *Settings, e *Error, missing []string) {
 	if !selected {
 		e.Message += fmt.Sprintf(", and no profile is selected: the config file (%s) has %s, and the profile in use, %s, is not one of them",
 			s.ConfigFile, plural(len(names), "profile")+" "+strings.Join(names, ", "), s.Profile)
-		e.Hint = fmt.Sprintf("select one: --profile %[1]s, or export A2A_COURIER_PROFILE=%[1]s, or make it the default: a2a-courier config set default-profile %[1]s", names[0])
+		e.Hint = fmt.Sprintf("select one: --profile %[1]s, or %[2]s, or make it the default: a2a-courier config set default-profile %[1]s", names[0], shellcmd.EnvSet("A2A_COURIER_PROFILE", names[0]))
 		return
 	}
-	keys := map[string]string{"KIBANA_URL": "kibana-url <url>", "KIBANA_API_KEY": "api-key < key-file"}
 	var sets []string
 	for _, m := range missing {
-		sets = append(sets, "a2a-courier config set "+keys[m]+" --profile "+s.Profile)
+		if m == "KIBANA_API_KEY" {
+			sets = append(sets, shellcmd.FromFile("a2a-courier config set api-key --profile "+s.Profile, "key-file"))
+		} else {
+			sets = append(sets, "a2a-courier config set kibana-url <url> --profile "+s.Profile)
+		}
 	}
 	e.Message += fmt.Sprintf(", nor in profile %s of %s", s.Profile, s.ConfigFile)
 	e.Hint = "set it in the profile: " + strings.Join(sets, "; ") + "; or select another profile with --profile or A2A_COURIER_PROFILE (profiles: " + strings.Join(names, ", ") + ")"
@@ -82,24 +86,30 @@ func KibanaURLHint(raw, source string) string {
 func SetupStepList() []string {
 	return []string{
 		`In Kibana, open Stack Management > API keys > Create API key. Give it the Kibana privilege "Agent Builder: Read" (feature_agentBuilder.read) in the space your agents live in, and copy the "encoded" value.`,
-		`Set the variables (in your shell profile, or in the assistant's environment): export KIBANA_URL=https://<your-deployment>.kb.<region>.cloud.es.io; export KIBANA_API_KEY=<the encoded value>; export KIBANA_SPACE_ID=<space id> (only for a space other than "default"). Or keep them in a profile: a2a-courier config set kibana-url <url>, then a2a-courier config set api-key < key-file.`,
+		`Set the variables (in your shell profile, or in the assistant's environment): ` + shellcmd.EnvSet("KIBANA_URL", exampleURL) + "; " + shellcmd.EnvSet("KIBANA_API_KEY", "<the encoded value>") + "; " + shellcmd.EnvSet("KIBANA_SPACE_ID", "<space id>") + ` (only for a space other than "default"). Or keep them in a profile: a2a-courier config set kibana-url <url>, then ` + shellcmd.FromFile("a2a-courier config set api-key", "key-file") + ".",
 		`Check it: a2a-courier doctor`,
 	}
 }
 
-// SetupSteps is the guided set-up printed when nothing is configured.
-func SetupSteps() string {
+// exampleURL is the Kibana URL the set-up steps show.
+const exampleURL = "https://<your-deployment>.kb.<region>.cloud.es.io"
+
+// SetupSteps is the guided set-up printed when nothing is configured, in
+// this system's shell.
+func SetupSteps() string { return setupSteps(shellcmd.Native) }
+
+func setupSteps(sh shellcmd.Shell) string {
 	return `set up a2a-courier in three steps:
   1. In Kibana, open Stack Management > API keys > Create API key. Give it the
      Kibana privilege "Agent Builder: Read" (feature_agentBuilder.read) in the
      space your agents live in, and copy the "encoded" value.
   2. Set the variables (in your shell profile, or in the assistant's environment):
-       export KIBANA_URL=https://<your-deployment>.kb.<region>.cloud.es.io
-       export KIBANA_API_KEY=<the encoded value>
-       export KIBANA_SPACE_ID=<space id>     # only for a space other than "default"
+       ` + sh.EnvSet("KIBANA_URL", exampleURL) + `
+       ` + sh.EnvSet("KIBANA_API_KEY", "<the encoded value>") + `
+       ` + sh.EnvSet("KIBANA_SPACE_ID", "<space id>") + `     # only for a space other than "default"
      or keep them in a profile of the config file:
-       a2a-courier config set kibana-url https://<your-deployment>.kb.<region>.cloud.es.io
-       a2a-courier config set api-key < key-file      # read from stdin, never an argument
+       a2a-courier config set kibana-url ` + exampleURL + `
+       ` + sh.FromFile("a2a-courier config set api-key", "key-file") + `      # read from stdin, never an argument
   3. Check it: a2a-courier doctor
 To try the tool without a Kibana, run its demo (a build with the simulator):
   go run -tags simulator github.com/a2a-courier/a2a-courier/cmd/a2a-courier@latest demo`

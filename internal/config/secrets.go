@@ -8,6 +8,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/ownfile"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
@@ -35,7 +36,11 @@ func readSecretFile(what, holds, path string) (client.Secret, error) {
 	if a := ownfile.File(path, fi); a.Open {
 		return "", configErr("run: "+a.Hint, "%s %s can be read by other users (%s)", what, path, a.Detail)
 	}
-	key := strings.TrimSpace(string(b))
+	text, enc := SecretText(b)
+	if enc != "" {
+		return "", EncodingError(what+" "+path, enc)
+	}
+	key := strings.TrimSpace(text)
 	if key == "" || strings.ContainsAny(key, "\n\r") {
 		return "", configErr(oneLine, "%s %s is empty or has several lines", what, path)
 	}
@@ -83,7 +88,7 @@ func PeerToken(name string, p Peer, getenv func(string) string) (client.Secret, 
 	case p.TokenEnv != "":
 		v := strings.TrimSpace(getenv(p.TokenEnv))
 		if v == "" {
-			return "", configErr("export "+p.TokenEnv+"=<token>", "peer %s takes its token from %s, which is not set", name, p.TokenEnv)
+			return "", configErr(shellcmd.EnvSet(p.TokenEnv, "<token>"), "peer %s takes its token from %s, which is not set", name, p.TokenEnv)
 		}
 		return client.Secret(v), nil
 	}

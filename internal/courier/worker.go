@@ -93,15 +93,8 @@ func (w *worker) loop(ctx context.Context) {
 				events = nil
 				continue
 			}
-			name := filepath.Base(ev.Name)
-			if strings.HasPrefix(name, ".") || ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) == 0 {
-				continue
-			}
-			if id, ok := strings.CutSuffix(name, ".json"); ok {
-				delete(w.skip, id)
-				w.claim(ctx, id)
-			} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
-				w.cancelIfAsked(id)
+			if ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) != 0 {
+				w.changed(ctx, filepath.Base(ev.Name))
 			}
 		case err, ok := <-watchErrs:
 			// An overflow loses events: the rescan catches up.
@@ -116,12 +109,7 @@ func (w *worker) loop(ctx context.Context) {
 				w.cancelIfAsked(id)
 			}
 		case end := <-w.done:
-			delete(w.active, end.id)
-			if end.stopped {
-				// It stopped on an error (reading refused): not again until
-				// its record changes.
-				w.skipNow(end.id)
-			}
+			w.ended(end)
 			if len(w.active) == 0 {
 				linger.Reset(w.linger)
 			}
@@ -149,6 +137,32 @@ func (w *worker) loop(ctx context.Context) {
 			}
 			w.lock = l
 		}
+	}
+}
+
+// ended is a task's run over.
+func (w *worker) ended(end taskEnd) {
+	delete(w.active, end.id)
+	if end.stopped {
+		// It stopped on an error (reading refused): not again until its
+		// record changes.
+		w.skipNow(end.id)
+	}
+}
+
+// changed is an event of the tasks directory for the file name: a record
+// is claimed unless it is one to skip and unchanged since (claim compares
+// its modification time: an event is no proof of a change, Windows
+// delivers the event of a worker's own last write after the run ended);
+// a cancel file is acted on.
+func (w *worker) changed(ctx context.Context, name string) {
+	if strings.HasPrefix(name, ".") {
+		return
+	}
+	if id, ok := strings.CutSuffix(name, ".json"); ok {
+		w.claim(ctx, id)
+	} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
+		w.cancelIfAsked(id)
 	}
 }
 

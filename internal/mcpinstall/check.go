@@ -8,6 +8,7 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
 // TargetNames lists the targets as a sentence: "claude-desktop, cursor,
@@ -164,7 +165,7 @@ func contains(list []string, s string) bool {
 
 // missingText is what a Missing setting is, and the config set command
 // line that sets it in a profile.
-var missingText = map[string][2]string{"kibana-url": {"no Kibana URL", "kibana-url <url> --profile %s"}, "api-key": {"no API key", "api-key --profile %s < key-file"}}
+var missingText = map[string][2]string{"kibana-url": {"no Kibana URL", "kibana-url <url> --profile %s"}, "api-key": {"no API key", "api-key --profile %s"}}
 
 // configWarnings are the warnings of Check: a process that cannot load its
 // settings, or finds no Kibana URL or key (every tool would answer "not
@@ -196,7 +197,11 @@ func (s Setup) configWarnings(t Target) []string {
 	}
 	var sets []string
 	for _, m := range s.Missing {
-		sets = append(sets, "a2a-courier config set "+fmt.Sprintf(missingText[m][1], s.entryProfile))
+		set := "a2a-courier config set " + fmt.Sprintf(missingText[m][1], s.entryProfile)
+		if m == "api-key" {
+			set = shellcmd.FromFile(set, "key-file")
+		}
+		sets = append(sets, set)
 	}
 	return []string{fmt.Sprintf("%s's a2a-courier server is not configured: %s (%s): %s; configure it: %s%s, then check with a2a-courier doctor",
 		t, strings.Join(lacks, " and "), where, answers, strings.Join(sets, "; "), other)}

@@ -20,6 +20,8 @@ import (
 	"github.com/tailscale/hujson"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
+	"github.com/a2a-courier/a2a-courier/internal/ownfile"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/userdirs"
 )
 
@@ -248,7 +250,11 @@ func (s Setup) Warnings(t Target) []string {
 		var sets []string
 		for _, v := range s.EnvOnly {
 			if envSetting[v] != "" {
-				sets = append(sets, "a2a-courier config set "+envSetting[v])
+				if v == "KIBANA_API_KEY" {
+					sets = append(sets, shellcmd.FromFile("a2a-courier config set api-key", "key-file"))
+				} else {
+					sets = append(sets, "a2a-courier config set "+envSetting[v])
+				}
 			}
 		}
 		w = append(w, fmt.Sprintf("%s %s: keep %s in the config file (%s), then check with a2a-courier doctor",
@@ -277,7 +283,7 @@ func (s Setup) Warnings(t Target) []string {
 
 // envSetting is the config set line (after "config set") that keeps in
 // the config file what a Kibana variable gives.
-var envSetting = map[string]string{"KIBANA_URL": "kibana-url <url>", "KIBANA_API_KEY": "api-key < key-file", "KIBANA_SPACE_ID": "space <id>"}
+var envSetting = map[string]string{"KIBANA_URL": "kibana-url <url>", "KIBANA_API_KEY": "api-key", "KIBANA_SPACE_ID": "space <id>"}
 
 // names is "the setting X comes" or "the settings X, Y and Z come".
 func names(what string, n []string) string {
@@ -752,13 +758,48 @@ func Install(path string, t Target, e Entry, dryRun bool) (Result, error) {
 		werr = cerr
 	}
 	if werr == nil {
-		werr = os.Rename(f.Name(), path)
+		if rerr := ownfile.Rename(f.Name(), path); rerr != nil {
+			werr = &ReplaceError{Target: t, Err: rerr}
+		}
 	}
 	if werr != nil {
 		os.Remove(f.Name())
 		return Result{}, werr
 	}
 	return res, nil
+}
+
+// ReplaceError is a new version of the file that could not take the
+// place of the old one (on Windows most often because the assistant holds
+// the file open, which ownfile.Rename waited for in vain).
+type ReplaceError struct {
+	Target Target
+	Err    error
+}
+
+func (e *ReplaceError) Error() string {
+	err := errUnwrapped(e.Err)
+	if le := (*os.LinkError)(nil); errors.As(err, &le) {
+		err = le.Err // the paths are a temporary file's and the file's, which the caller names
+	}
+	return "the new version could not replace the file: " + err.Error()
+}
+
+func (e *ReplaceError) Unwrap() error { return e.Err }
+
+// Title is the assistant's name as its users know it.
+func (t Target) Title() string {
+	switch t {
+	case ClaudeDesktop:
+		return "Claude Desktop"
+	case Cursor:
+		return "Cursor"
+	case VSCode:
+		return "VS Code"
+	case Gemini:
+		return "Gemini CLI"
+	}
+	return string(t)
 }
 
 // errUnwrapped is the error of a system call without the path it was

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
 // A file that is there, empty or white space only, gets the entry added:
@@ -92,9 +94,9 @@ func TestEnvOnlyWarningNamesWhatIsSet(t *testing.T) {
 		env       []string
 		want, not string
 	}{
-		{[]string{"KIBANA_URL", "KIBANA_API_KEY"}, "(a2a-courier config set kibana-url <url>; a2a-courier config set api-key < key-file)", "config set space"},
+		{[]string{"KIBANA_URL", "KIBANA_API_KEY"}, "(a2a-courier config set kibana-url <url>; " + shellcmd.FromFile("a2a-courier config set api-key", "key-file") + ")", "config set space"},
 		{[]string{"KIBANA_SPACE_ID"}, "the setting KIBANA_SPACE_ID comes from this shell's environment only, which cursor's process will not have: keep it in the config file (a2a-courier config set space <id>)", "kibana-url"},
-		{[]string{"KIBANA_API_KEY"}, "keep it in the config file (a2a-courier config set api-key < key-file), then", "space"},
+		{[]string{"KIBANA_API_KEY"}, "keep it in the config file (" + shellcmd.FromFile("a2a-courier config set api-key", "key-file") + "), then", "space"},
 	} {
 		w := Setup{Executable: "/usr/local/bin/a2a-courier", EnvOnly: tc.env}.Warnings(Cursor)
 		if len(w) != 1 || !strings.Contains(w[0], tc.want) || strings.Contains(w[0], tc.not) {
