@@ -304,26 +304,13 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		return usageErr("pass the task id printed with the task (task_id)", "%s", err.Error())
 	}
 	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) {
-		// Damaged records are skipped here: they are not this task's. A
-		// queued answer to the task (send --task) carries its id too; a
+		// A queued answer to the task (send --task) carries its id too; a
 		// record that followed the task comes first.
-		recs, _ := st.List()
-		var queued *store.Record
-		for _, r := range recs {
-			switch {
-			case r.TaskID != opts.taskID || r.Target.Kind != store.TargetA2A:
-			case r.State == store.Queued:
-				if queued == nil {
-					queued = r
-				}
-			default:
-				return r, nil
-			}
+		a2a := func(r *store.Record) bool { return r.Target.Kind == store.TargetA2A }
+		if r, err := st.FindTask(opts.taskID, func(r *store.Record) bool { return a2a(r) && r.State != store.Queued }); err == nil {
+			return r, nil
 		}
-		if queued != nil {
-			return queued, nil
-		}
-		return nil, store.ErrNotFound
+		return st.FindTask(opts.taskID, a2a)
 	})
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()

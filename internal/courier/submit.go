@@ -302,18 +302,21 @@ func taskFinished(r *store.Record) bool {
 // question it asked: from a local record, else from the server. It returns
 // "" for a context it cannot find.
 func (c *Courier) contextOfTask(ctx context.Context, m Message) (string, string) {
-	recs, _ := c.Store.List()
-	for _, r := range recs {
-		if !sameEndpoint(r.Target, m.Target) {
-			continue // another agent's task or context of the same name
+	// Another agent's task or context of the same name is not it; of the
+	// task's record and the context's, the newer.
+	here := func(r *store.Record) bool { return sameEndpoint(r.Target, m.Target) }
+	r, _ := c.Store.FindTask(m.TaskID, here)
+	if m.ContextID != "" {
+		if l, err := c.Store.Load(m.ContextID); err == nil && here(l) && (r == nil || l.CreatedAt.After(r.CreatedAt)) {
+			r = l
 		}
-		if r.TaskID == m.TaskID || m.ContextID != "" && r.ContextID == m.ContextID {
-			question := ""
-			if r.State == store.InputRequired {
-				question = r.Reply
-			}
-			return r.ContextID, question
+	}
+	if r != nil {
+		question := ""
+		if r.State == store.InputRequired {
+			question = r.Reply
 		}
+		return r.ContextID, question
 	}
 	if a, err := c.A2A(m.Target, m.Key); err == nil {
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
