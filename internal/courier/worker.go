@@ -3,13 +3,8 @@ package courier
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -68,13 +63,11 @@ type worker struct {
 }
 
 func (w *worker) loop(ctx context.Context) {
-	var events <-chan fsnotify.Event
-	var watchErrs <-chan error
-	if watcher, err := fsnotify.NewWatcher(); err == nil {
-		defer watcher.Close()
-		if err := watcher.Add(w.st.TasksDir()); err == nil {
-			events, watchErrs = watcher.Events, watcher.Errors
-		}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	changes, err := w.st.Watch(wctx)
+	if err != nil {
+		w.c.logf("watching tasks: %v", err) // the rescan finds them
 	}
 	rescan := time.NewTicker(w.rescan)
 	defer rescan.Stop()
@@ -88,27 +81,23 @@ func (w *worker) loop(ctx context.Context) {
 			w.wg.Wait()
 			w.lock.Release()
 			return
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			name := filepath.Base(ev.Name)
-			if strings.HasPrefix(name, ".") || ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) == 0 {
-				continue
-			}
-			if id, ok := strings.CutSuffix(name, ".json"); ok {
-				delete(w.skip, id)
-				w.claim(ctx, id)
-			} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
-				w.cancelIfAsked(id)
-			}
-		case err, ok := <-watchErrs:
-			// An overflow loses events: the rescan catches up.
-			if !ok {
-				watchErrs = nil
-			} else {
-				w.c.logf("watching tasks: %v", err)
+		case ch, ok := <-changes:
+			switch {
+			case !ok:
+				changes = nil
+			case ch.Kind == store.RecordChanged, ch.Kind == store.RecordRemoved:
+				// Removed: a follow-up may already be in its place.
+				delete(w.skip, ch.ContextID)
+				w.claim(ctx, ch.ContextID)
+			case ch.Kind == store.CancelAsked:
+				w.cancelIfAsked(ch.ContextID)
+			default:
+				// Missed (an overflow, or the directory watched again):
+				// look at every record.
+				if ch.Err != nil {
+					w.c.logf("watching tasks: %v", ch.Err)
+				}
+				w.claimAll(ctx)
 			}
 		case <-rescan.C:
 			w.claimAll(ctx)
@@ -156,27 +145,18 @@ func (w *worker) claimAll(ctx context.Context) {
 	if w.closing {
 		return
 	}
-	entries, err := os.ReadDir(w.st.TasksDir())
+	ids, err := w.st.RecordIDs()
 	if err != nil {
 		w.c.logf("read tasks: %v", err)
 		return
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
-			w.claim(ctx, strings.TrimSuffix(name, ".json"))
-		}
+	for _, id := range ids {
+		w.claim(ctx, id)
 	}
 }
 
 // recordMtime returns the modification time of a task's record file.
-func (w *worker) recordMtime(id string) (time.Time, bool) {
-	fi, err := os.Stat(filepath.Join(w.st.TasksDir(), id+".json"))
-	if err != nil {
-		return time.Time{}, false
-	}
-	return fi.ModTime(), true
-}
+func (w *worker) recordMtime(id string) (time.Time, bool) { return w.st.RecordModTime(id) }
 
 func (w *worker) skipNow(id string) {
 	if mt, ok := w.recordMtime(id); ok {
