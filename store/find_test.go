@@ -53,7 +53,7 @@ func TestFindTask(t *testing.T) {
 		{"", nil, ""},
 	}
 	for _, c := range cases {
-		r, err := s.FindTask(c.task, c.where)
+		r, err := FindTask(s, c.task, c.where)
 		switch {
 		case c.want == "" && !errors.Is(err, ErrNotFound):
 			t.Errorf("%q: %v %v, want ErrNotFound", c.task, r, err)

@@ -39,7 +39,7 @@ type Change struct {
 // it cannot watch (gone, or not made yet).
 const rewatchEvery = time.Second
 
-// Watch reports the changes of the records and cancel markers until ctx
+// Watch reports the changes of s's records and cancel markers until ctx
 // ends, when the channel is closed. It owns the names of the tasks
 // directory: temporary files, locks and anything that does not name a
 // contextId are never reported. A tasks directory that cannot be watched
@@ -48,20 +48,19 @@ const rewatchEvery = time.Second
 // the only way to learn of a change: callers look again on a timer too.
 // The error is that of a system that gives no watcher at all (the channel
 // is nil then).
-func (s *Store) Watch(ctx context.Context) (<-chan Change, error) {
+func Watch(ctx context.Context, s *Store) (<-chan Change, error) {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, err
 	}
 	out := make(chan Change)
-	go s.watch(ctx, w, out)
+	go watch(ctx, s.tasksDir(), w, out)
 	return out, nil
 }
 
-func (s *Store) watch(ctx context.Context, w *fsnotify.Watcher, out chan<- Change) {
+func watch(ctx context.Context, dir string, w *fsnotify.Watcher, out chan<- Change) {
 	defer close(out)
 	defer w.Close()
-	dir := s.tasksDir()
 	watching := w.Add(dir) == nil
 	retry := time.NewTicker(rewatchEvery)
 	defer retry.Stop()
@@ -141,10 +140,10 @@ func changeOf(ev fsnotify.Event) (Change, bool) {
 	return Change{}, false
 }
 
-// RecordIDs returns the contextIds of the record files in the tasks
+// RecordIDs returns the contextIds of the record files in s's tasks
 // directory, as they are named (a file may be damaged, or gone by the time
 // it is read).
-func (s *Store) RecordIDs() ([]string, error) {
+func RecordIDs(s *Store) ([]string, error) {
 	entries, err := os.ReadDir(s.tasksDir())
 	if err != nil {
 		return nil, err
@@ -158,9 +157,9 @@ func (s *Store) RecordIDs() ([]string, error) {
 	return ids, nil
 }
 
-// RecordModTime returns when a context's record file was last replaced,
+// RecordModTime returns when s's record file of a context was last replaced,
 // and false when there is none.
-func (s *Store) RecordModTime(id string) (time.Time, bool) {
+func RecordModTime(s *Store, id string) (time.Time, bool) {
 	if CheckContextID(id) != nil {
 		return time.Time{}, false
 	}

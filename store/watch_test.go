@@ -40,7 +40,7 @@ func TestWatchReportsRecordsInTheStoresTerms(t *testing.T) {
 	t.Parallel()
 	s, _ := Open(t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := s.Watch(ctx)
+	ch, err := Watch(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,14 +117,14 @@ func TestRecordIDs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ids, err := s.RecordIDs()
+	ids, err := RecordIDs(s)
 	if err != nil || len(ids) != 2 || ids[0] != "a" || ids[1] != "b" {
 		t.Fatalf("%q %v", ids, err)
 	}
-	if _, ok := s.RecordModTime("a"); !ok {
+	if _, ok := RecordModTime(s, "a"); !ok {
 		t.Error("no modification time of a")
 	}
-	if _, ok := s.RecordModTime("c"); ok {
+	if _, ok := RecordModTime(s, "c"); ok {
 		t.Error("a modification time of a missing record")
 	}
 }

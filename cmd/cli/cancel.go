@@ -123,7 +123,7 @@ func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (
 		rec, err = c.LoadSettled(ctx, id)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		if rec, err := c.Store.FindTask(id, nil); err == nil {
+		if rec, err := store.FindTask(c.Store, id, nil); err == nil {
 			return rec, nil
 		}
 		return nil, nil

@@ -307,10 +307,10 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		// A queued answer to the task (send --task) carries its id too; a
 		// record that followed the task comes first.
 		a2a := func(r *store.Record) bool { return r.Target.Kind == store.TargetA2A }
-		if r, err := st.FindTask(opts.taskID, func(r *store.Record) bool { return a2a(r) && r.State != store.Queued }); err == nil {
+		if r, err := store.FindTask(st, opts.taskID, func(r *store.Record) bool { return a2a(r) && r.State != store.Queued }); err == nil {
 			return r, nil
 		}
-		return st.FindTask(opts.taskID, a2a)
+		return store.FindTask(st, opts.taskID, a2a)
 	})
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
@@ -433,7 +433,7 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 	}
 	shown := *rec
 	if shown.State == store.Expired {
-		shown.State = store.Working
+		shown = rec.As(store.Working)
 	}
 	shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (only Serverless keeps the round of a failed run), or the contextId may be wrong"
 	if local == nil {

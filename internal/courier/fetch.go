@@ -38,7 +38,7 @@ func (c *Courier) writeFetched(local, fetched *store.Record) (bool, error) {
 		if x.MessageID != local.MessageID || !fetchMayWrite(x) {
 			return errRecordMoved
 		}
-		finish(x, c.now(), fetched.State)
+		x.Finish(fetched.State, c.now())
 		x.Reply, x.ReplyFile, x.ReplyBytes, x.ReplyParts = fetched.Reply, fetched.ReplyFile, fetched.ReplyBytes, fetched.ReplyParts
 		x.Reason, x.Via, x.HTTPStatus = fetched.Reason, "fetch", 200
 		if x.TaskID == "" {
@@ -248,8 +248,7 @@ func (c *Courier) FetchKibana(ctx context.Context, k *client.Kibana, contextID s
 	if read.Record, read.Found = rec, found; !found {
 		return read, nil
 	}
-	result := *rec
-	result.State = store.State(out.State)
+	result := rec.As(store.State(out.State))
 	result.Reason = out.Reason
 	if err := keepReply(c.Store, &result, out.Reply); err != nil {
 		return nil, fmt.Errorf("keep the reply of context %s: %w", contextID, err)
@@ -410,12 +409,12 @@ func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 		if state == "" {
 			state = "in an unknown state"
 		}
-		rec.State = store.Working
+		*rec = rec.As(store.Working)
 		rec.Reason = "the task is " + state + " on the agent"
 		store.BoundFreeText(rec)
 		return &FetchedTask{Record: rec}, nil
 	}
-	rec.State = store.State(out.State)
+	*rec = rec.As(store.State(out.State))
 	rec.Reason, rec.Error = out.Reason, nil
 	dir, err := OutDir(t.OutDir)
 	if err == nil && dir != "" {

@@ -95,11 +95,10 @@ func complete(t *testing.T, h *store.Handle) {
 	for _, st := range []store.State{store.Sending, store.Completed} {
 		if _, err := h.Update(func(x *store.Record) error {
 			if st == store.Sending {
-				now := time.Now().UTC()
-				x.State, x.SentAt = st, &now
+				x.Send(time.Now())
 				return nil
 			}
-			finish(x, time.Now(), st)
+			x.Finish(st, time.Now())
 			return nil
 		}); err != nil {
 			t.Fatal(err)

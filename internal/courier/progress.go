@@ -113,7 +113,7 @@ func (c *Courier) WatchProgress(ctx context.Context, contextIDs []string, fn fun
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		changes, _ := c.Store.Watch(ctx) // without it, a look every second
+		changes, _ := store.Watch(ctx, c.Store) // without it, a look every second
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		last := make(map[string]store.Progress, len(contextIDs))

@@ -71,7 +71,7 @@ func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bo
 	recs = append([]*store.Record(nil), recs...)
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	changes, _ := c.Store.Watch(wctx) // without it, a look every second
+	changes, _ := store.Watch(wctx, c.Store) // without it, a look every second
 	names := map[string]bool{}
 	for _, r := range recs {
 		names[r.ContextID] = true

@@ -305,7 +305,7 @@ func (c *Courier) contextOfTask(ctx context.Context, m Message) (string, string)
 	// Another agent's task or context of the same name is not it; of the
 	// task's record and the context's, the newer.
 	here := func(r *store.Record) bool { return sameEndpoint(r.Target, m.Target) }
-	r, _ := c.Store.FindTask(m.TaskID, here)
+	r, _ := store.FindTask(c.Store, m.TaskID, here)
 	if m.ContextID != "" {
 		if l, err := c.Store.Load(m.ContextID); err == nil && here(l) && (r == nil || l.CreatedAt.After(r.CreatedAt)) {
 			r = l
@@ -364,9 +364,8 @@ func (c *Courier) HandOff(h *store.Handle, rec *store.Record, key client.Secret)
 func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
 	rec, err := h.Update(func(x *store.Record) error {
 		if x.State == store.Queued {
-			finish(x, c.now(), store.Canceled)
-			x.CanceledBy, x.SentAt = "interrupt", nil
-			x.Reason = "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe"
+			x.Cancel("interrupt", "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe", c.now())
+			x.SentAt = nil
 		}
 		return nil
 	})

@@ -65,7 +65,7 @@ type worker struct {
 func (w *worker) loop(ctx context.Context) {
 	wctx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	changes, err := w.st.Watch(wctx)
+	changes, err := store.Watch(wctx, w.st)
 	if err != nil {
 		w.c.logf("watching tasks: %v", err) // the rescan finds them
 	}
@@ -145,7 +145,7 @@ func (w *worker) claimAll(ctx context.Context) {
 	if w.closing {
 		return
 	}
-	ids, err := w.st.RecordIDs()
+	ids, err := store.RecordIDs(w.st)
 	if err != nil {
 		w.c.logf("read tasks: %v", err)
 		return
@@ -156,7 +156,7 @@ func (w *worker) claimAll(ctx context.Context) {
 }
 
 // recordMtime returns the modification time of a task's record file.
-func (w *worker) recordMtime(id string) (time.Time, bool) { return w.st.RecordModTime(id) }
+func (w *worker) recordMtime(id string) (time.Time, bool) { return store.RecordModTime(w.st, id) }
 
 func (w *worker) skipNow(id string) {
 	if mt, ok := w.recordMtime(id); ok {
