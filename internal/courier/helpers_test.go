@@ -147,7 +147,7 @@ func message(sim *agentbuildertest.Server, agent, text string) Message {
 // queued writes a record queued for a worker, as send-async does.
 func queued(t *testing.T, c *Courier, m Message) *store.Record {
 	t.Helper()
-	rec, h, err := c.Submit(context.Background(), m, "send-async")
+	rec, h, err := c.submit(context.Background(), m, "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,10 @@ type Work struct {
 	// OnEvent, when set, receives the delivery's progress, and EventBusy
 	// while a refused message waits to be sent again.
 	OnEvent func(client.Event)
+	// Interrupted, when set, says whether a context ended by the user's
+	// interrupt (Ctrl-C), not a timeout or another signal: Task.Foreground
+	// drops a message so stopped before it left.
+	Interrupted func(context.Context) bool
 }
 
 // Run works on one task, whose record lock h this process holds, until its

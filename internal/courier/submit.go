@@ -113,10 +113,19 @@ func (e *FinishedTaskError) Error() string {
 // or died before its message left). The record goes to sending only once
 // a connection to the server is made (Run's leaving), so a process that
 // dies before then leaves a record the next worker sends, once. The
-// caller holds the returned lock: it works on the task (Run) or hands it
-// over (HandOff). While the worker timing is not sound (TimingErr) nothing
+// caller holds the task's lock: it works on the task (Task.Run, or
+// Task.Foreground with the hand-off rules) or hands it over (HandOff). While the worker timing is not sound (TimingErr) nothing
 // is submitted.
-func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
+func (c *Courier) Submit(ctx context.Context, m Message, command string) (*Task, error) {
+	rec, h, err := c.submit(ctx, m, command)
+	if err != nil {
+		return nil, err
+	}
+	return &Task{c: c, h: h, rec: rec, key: m.Key}, nil
+}
+
+// submit is Submit, returning the record and its lock.
+func (c *Courier) submit(ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
 	if c.TimingErr != nil {
 		// No worker could take the task over: its record would wait for
 		// one that never starts. Refused before anything is recorded.
@@ -351,17 +360,17 @@ func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 	return c.inPlace(c.Store.Create(rec))
 }
 
-// HandOff gives a task this process holds to a worker: it lets the
+// handOff gives a task this process holds to a worker: it lets the
 // record's lock go and makes sure a worker serves the task's identity.
-func (c *Courier) HandOff(h *store.Handle, rec *store.Record, key client.Secret) error {
+func (c *Courier) handOff(h *store.Handle, rec *store.Record, key client.Secret) error {
 	h.Release()
 	return c.ensureWorker(rec.Identity, key)
 }
 
-// DropUnsent ends a task whose message the user stopped (Ctrl-C) before it
+// dropUnsent ends a task whose message the user stopped (Ctrl-C) before it
 // left: nothing ran, so there is nothing to hand over, and no worker sends
 // it. A record no longer queued is left as it is.
-func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
+func (c *Courier) dropUnsent(h *store.Handle) (*store.Record, error) {
 	rec, err := h.Update(func(x *store.Record) error {
 		if x.State == store.Queued {
 			x.Cancel("interrupt", "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe", c.now())
