@@ -117,19 +117,10 @@ func (e *FinishedTaskError) Error() string {
 // Task.Foreground with the hand-off rules) or hands it over (HandOff). While the worker timing is not sound (TimingErr) nothing
 // is submitted.
 func (c *Courier) Submit(ctx context.Context, m Message, command string) (*Task, error) {
-	rec, h, err := c.submit(ctx, m, command)
-	if err != nil {
-		return nil, err
-	}
-	return &Task{c: c, h: h, rec: rec, key: m.Key}, nil
-}
-
-// submit is Submit, returning the record and its lock.
-func (c *Courier) submit(ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
 	if c.TimingErr != nil {
 		// No worker could take the task over: its record would wait for
 		// one that never starts. Refused before anything is recorded.
-		return nil, nil, c.TimingErr
+		return nil, c.TimingErr
 	}
 	rec := &store.Record{
 		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: identity(m.Target, m.Key), State: store.Queued,
@@ -144,7 +135,7 @@ func (c *Courier) submit(ctx context.Context, m Message, command string) (*store
 		rec.Path = m.Path.Name
 	}
 	if err := c.place(ctx, m, rec); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// Created on the clock that later says when it was sent.
 	rec.CreatedAt = c.now().UTC()
@@ -152,25 +143,25 @@ func (c *Courier) submit(ctx context.Context, m Message, command string) (*store
 	// on it before this process decides who works on it.
 	h, err := c.Store.Lock(rec.ContextID)
 	if errors.Is(err, store.ErrLocked) {
-		return nil, nil, &InFlightError{ContextID: rec.ContextID}
+		return nil, &InFlightError{ContextID: rec.ContextID}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The parts' content waits in the spool for whoever sends the record;
 	// the record keeps only what they are.
 	if err := c.spoolParts(rec, m.Parts); err != nil {
 		h.Release()
-		return nil, nil, err
+		return nil, err
 	}
 	if err := c.create(h, rec); err != nil {
 		c.Store.RemoveSpool(rec.ContextID, rec.MessageID)
 		h.Release()
-		return nil, nil, err
+		return nil, err
 	}
 	c.Store.Audit(store.AuditEntry{Command: command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
 		MessageSHA256: rec.MessageSHA256, State: string(rec.State)})
-	return rec, h, nil
+	return &Task{c: c, h: h, rec: rec, key: m.Key}, nil
 }
 
 // place chooses the record's contextId: a new one, or that of the
@@ -358,25 +349,4 @@ func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 		return err
 	}
 	return c.inPlace(c.Store.Create(rec))
-}
-
-// handOff gives a task this process holds to a worker: it lets the
-// record's lock go and makes sure a worker serves the task's identity.
-func (c *Courier) handOff(h *store.Handle, rec *store.Record, key client.Secret) error {
-	h.Release()
-	return c.ensureWorker(rec.Identity, key)
-}
-
-// dropUnsent ends a task whose message the user stopped (Ctrl-C) before it
-// left: nothing ran, so there is nothing to hand over, and no worker sends
-// it. A record no longer queued is left as it is.
-func (c *Courier) dropUnsent(h *store.Handle) (*store.Record, error) {
-	rec, err := h.Update(func(x *store.Record) error {
-		if x.State == store.Queued {
-			x.Cancel("interrupt", "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe", c.now())
-			x.SentAt = nil
-		}
-		return nil
-	})
-	return rec, c.inPlace(err) // in place, not synced: canceled all the same
 }

@@ -35,13 +35,26 @@ func (t *Task) Run(ctx context.Context, w Work) (*store.Record, error) {
 	return t.c.Run(ctx, t.h, w)
 }
 
-// HandOff gives the task to a worker: the lock goes, and a worker serves
-// the task's identity.
-func (t *Task) HandOff() error { return t.c.handOff(t.h, t.rec, t.key) }
+// HandOff gives the task to a worker: it lets the record's lock go and
+// makes sure a worker serves the task's identity.
+func (t *Task) HandOff() error {
+	t.h.Release()
+	return t.c.ensureWorker(t.rec.Identity, t.key)
+}
 
-// Drop ends a task whose message the user stopped before it left: see
-// dropUnsent.
-func (t *Task) Drop() (*store.Record, error) { return t.c.dropUnsent(t.h) }
+// Drop ends a task whose message the user stopped (Ctrl-C) before it left:
+// nothing ran, so there is nothing to hand over, and no worker sends it. A
+// record no longer queued is left as it is.
+func (t *Task) Drop() (*store.Record, error) {
+	rec, err := t.h.Update(func(x *store.Record) error {
+		if x.State == store.Queued {
+			x.Cancel("interrupt", "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe", t.c.now())
+			x.SentAt = nil
+		}
+		return nil
+	})
+	return rec, t.c.inPlace(err) // in place, not synced: canceled all the same
+}
 
 // Ending is how a foreground run ended, after the hand-off rules.
 type Ending struct {
