@@ -53,15 +53,33 @@ func Watch(ctx context.Context, s *Store) (<-chan Change, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Watched before Watch returns: a change the caller makes or looks
+	// for once it has the channel is never one made before the watch.
+	dir := s.tasksDir()
+	watched := add(w, dir)
 	out := make(chan Change)
-	go watch(ctx, s.tasksDir(), w, out)
+	go watch(ctx, dir, w, watched, out)
 	return out, nil
 }
 
-func watch(ctx context.Context, dir string, w *fsnotify.Watcher, out chan<- Change) {
+// add watches dir and returns the directory it watches; nil when it
+// cannot be watched.
+func add(w *fsnotify.Watcher, dir string) os.FileInfo {
+	fi, err := os.Stat(dir)
+	if err != nil || w.Add(dir) != nil {
+		return nil
+	}
+	os.SameFile(fi, fi) // the directory's identity read now (Windows reads it lazily, by its name)
+	return fi
+}
+
+// watch delivers the changes. watched is the directory being watched: one
+// removed and made again under the same name is another, which a watch of
+// the first never reports (Windows says nothing of its removal), so every
+// second the name is checked to still be it.
+func watch(ctx context.Context, dir string, w *fsnotify.Watcher, watched os.FileInfo, out chan<- Change) {
 	defer close(out)
 	defer w.Close()
-	watching := w.Add(dir) == nil
 	retry := time.NewTicker(rewatchEvery)
 	defer retry.Stop()
 	send := func(c Change) bool {
@@ -83,7 +101,7 @@ func watch(ctx context.Context, dir string, w *fsnotify.Watcher, out chan<- Chan
 			if filepath.Clean(ev.Name) == dir && ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
 				// The directory itself went: its watch went with it.
 				w.Remove(dir)
-				watching = false
+				watched = nil
 				continue
 			}
 			if c, ok := changeOf(ev); ok && !send(c) {
@@ -97,19 +115,16 @@ func watch(ctx context.Context, dir string, w *fsnotify.Watcher, out chan<- Chan
 				return
 			}
 		case <-retry.C:
-			if watching {
-				if _, err := os.Stat(dir); err == nil {
+			if watched != nil {
+				if fi, err := os.Stat(dir); err == nil && os.SameFile(fi, watched) {
 					continue
 				}
-				// Gone without an event (a platform that says nothing).
+				// Gone, or another directory by now, without an event.
 				w.Remove(dir)
-				watching = false
+				watched = nil
 			}
-			if w.Add(dir) == nil {
-				watching = true
-				if !send(Change{Kind: Missed}) {
-					return
-				}
+			if watched = add(w, dir); watched != nil && !send(Change{Kind: Missed}) {
+				return
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -63,10 +64,12 @@ func TestWatchReportsRecordsInTheStoresTerms(t *testing.T) {
 	before := next(t, ch, is(CancelAsked, "w-1"))
 	sawUpdate := false
 	for _, c := range before {
-		if c.ContextID != "w-1" || c.Kind != RecordChanged {
+		// A rename over the file may be told as the old one removed (on
+		// Windows) besides the new one written.
+		if c.ContextID != "w-1" || c.Kind != RecordChanged && c.Kind != RecordRemoved {
 			t.Errorf("unexpected change %+v", c)
 		}
-		sawUpdate = true
+		sawUpdate = sawUpdate || c.Kind == RecordChanged
 	}
 	if !sawUpdate {
 		t.Error("the update by rename was not reported")
@@ -90,10 +93,15 @@ func TestWatchReportsRecordsInTheStoresTerms(t *testing.T) {
 	if err := os.RemoveAll(s.tasksDir()); err != nil {
 		t.Fatal(err)
 	}
-	if err := ensurePrivateDir(s.tasksDir()); err != nil {
-		t.Fatal(err)
+	// Windows keeps a directory being watched (its removal waits for the
+	// watch to end): there is no other directory to watch then.
+	_, err = os.Stat(s.tasksDir())
+	if kept := err == nil && runtime.GOOS == "windows"; !kept {
+		if err := ensurePrivateDir(s.tasksDir()); err != nil {
+			t.Fatal(err)
+		}
+		next(t, ch, func(c Change) bool { return c.Kind == Missed && c.Err == nil })
 	}
-	next(t, ch, func(c Change) bool { return c.Kind == Missed && c.Err == nil })
 	if err := s.Create(newRecord("w-2")); err != nil {
 		t.Fatal(err)
 	}
