@@ -36,6 +36,9 @@ func TestRecordsKeepFreeTextSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if p := got.Progress; len(p.Text) > MaxFreeText || len(p.State) > MaxFreeText {
+		t.Errorf("progress: %d and %d bytes", len(p.Text), len(p.State))
+	}
 	reply := huge("r")
 	got, err = h.Update(func(x *Record) error {
 		x.State, x.Reply, x.Reason = Failed, reply, huge("é")
@@ -52,11 +55,14 @@ func TestRecordsKeepFreeTextSmall(t *testing.T) {
 	}
 	for _, rec := range []*Record{got, loaded} {
 		for field, text := range map[string]string{"reason": rec.Reason, "agent": rec.Agent, "kibana_version": rec.Target.KibanaVersion,
-			"error.message": rec.Error.Message, "last_error.message": rec.LastError.Message, "progress.text": rec.Progress.Text} {
+			"error.message": rec.Error.Message, "last_error.message": rec.LastError.Message} {
 			if len(text) > MaxFreeText || len(text) < MaxFreeText-4 || !strings.HasSuffix(text, "… [cut: 3145728 bytes in all]") && !strings.HasSuffix(text, "… [cut: 6291456 bytes in all]") ||
 				!utf8.ValidString(text) {
 				t.Errorf("%s: %d bytes, …%q", field, len(text), text[max(len(text)-40, 0):])
 			}
+		}
+		if rec.Progress != nil {
+			t.Errorf("a final record keeps a running task's progress: %d bytes", len(rec.Progress.Text))
 		}
 		if rec.Reply != reply {
 			t.Errorf("the reply was cut: %d bytes", len(rec.Reply))

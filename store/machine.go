@@ -61,19 +61,24 @@ func checkMove(id string, from, to State) error {
 }
 
 // settle keeps what every record promises, whatever a writer did: the
-// message text only while it is queued (after the request leaves, its hash
-// and size stay), a final record has a finish time, and the times are in
+// message text and the time to send again only while it is queued (after
+// the request leaves, its hash and size stay), a final record has a finish
+// time and no progress, and the times are in
 // order (sent and finished not before created, finished not before sent),
 // and the texts a server controls beside the reply are at most
 // MaxFreeText bytes (BoundFreeText).
 func settle(r *Record) {
 	BoundFreeText(r)
 	if r.State != Queued {
-		r.Message = ""
+		// The time to send again is a queued record's.
+		r.Message, r.RetryAt = "", nil
 	}
 	if r.State.Terminal() && r.FinishedAt == nil {
 		t := r.UpdatedAt
 		r.FinishedAt = &t
+	}
+	if r.State.Terminal() {
+		r.Progress = nil // a running task's
 	}
 	if !r.State.Terminal() {
 		r.FinishedAt = nil

@@ -123,11 +123,8 @@ func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (
 		rec, err = c.LoadSettled(ctx, id)
 	}
 	if errors.Is(err, store.ErrNotFound) {
-		recs, _ := c.Store.List()
-		for _, r := range recs {
-			if r.TaskID == id {
-				return r, nil
-			}
+		if rec, err := store.FindTask(c.Store, id, nil); err == nil {
+			return rec, nil
 		}
 		return nil, nil
 	}

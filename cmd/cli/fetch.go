@@ -254,48 +254,30 @@ func errNoTaskList(src *fetchSource, contextID string, err error) *cliError {
 // record the newest task of the context (v1.0 ListTasks).
 func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store) error {
 	ctxID := opts.contextID
-	if opts.state != "" {
-		local = nil // the newest task in that state, whatever the record says
-	}
-	if local != nil && local.State == store.Queued {
-		// Never sent: nothing is on the server; the record says where it
-		// stands (and result revives its worker).
-		return a.reportRecord(local, opts.maxChars, st)
-	}
-	c, err := a.caches().A2A(src.target, src.cred)
-	if err != nil {
-		return err
-	}
-	settled := local != nil && local.State.Terminal() && local.State != store.Expired
-	choice, err := courier.ChooseTask(ctx, c, ctxID, local, opts.state)
+	f, err := a.caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
+		ContextID: ctxID, State: opts.state, Local: local, OutDir: opts.out})
 	var none *courier.NoTaskError
 	switch {
-	case choice.FromRecord:
-		return a.reportRecord(local, opts.maxChars, st)
 	case errors.Is(err, client.ErrNoTaskList):
 		return errNoTaskList(src, ctxID, err)
 	case errors.As(err, &none):
 		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: none.Hint("`a2a-courier result " + shellcmd.Quote(ctxID) + "`")}
 	case err != nil:
 		return err
-	}
-	taskID, note := choice.TaskID, choice.Note
-	res, err := c.GetTask(ctx, taskID)
-	if err != nil {
-		if settled {
-			return a.reportRecord(local, opts.maxChars, st)
-		}
-		return err
+	case f.FromRecord:
+		// Never sent, or final with nothing to read: the record says
+		// where it stands (and result revives its worker).
+		return a.reportRecord(f.Local, opts.maxChars, st)
 	}
 	resume := ""
 	switch {
-	case local == nil:
+	case f.Local == nil:
 		resume = "a2a-courier fetch " + shellcmd.Quote(ctxID) + " " + src.command
-	case local.State.Terminal():
+	case f.Local.State.Terminal():
 		// An expired record has no worker left: fetch looks again.
 		resume = "a2a-courier fetch " + shellcmd.Quote(ctxID)
 	}
-	return a.reportTask(res, opts, src, local, st, ctxID, note, resume)
+	return a.reportTask(f, opts, st, resume)
 }
 
 // fetchTask reads one task of a generic agent by its id.
@@ -304,26 +286,13 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		return usageErr("pass the task id printed with the task (task_id)", "%s", err.Error())
 	}
 	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) {
-		// Damaged records are skipped here: they are not this task's. A
-		// queued answer to the task (send --task) carries its id too; a
+		// A queued answer to the task (send --task) carries its id too; a
 		// record that followed the task comes first.
-		recs, _ := st.List()
-		var queued *store.Record
-		for _, r := range recs {
-			switch {
-			case r.TaskID != opts.taskID || r.Target.Kind != store.TargetA2A:
-			case r.State == store.Queued:
-				if queued == nil {
-					queued = r
-				}
-			default:
-				return r, nil
-			}
+		a2a := func(r *store.Record) bool { return r.Target.Kind == store.TargetA2A }
+		if r, err := store.FindTask(st, opts.taskID, func(r *store.Record) bool { return a2a(r) && r.State != store.Queued }); err == nil {
+			return r, nil
 		}
-		if queued != nil {
-			return queued, nil
-		}
-		return nil, store.ErrNotFound
+		return store.FindTask(st, opts.taskID, a2a)
 	})
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
@@ -345,52 +314,32 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.taskID,
 			hint: "for a task started elsewhere, name the agent: a2a-courier fetch --task " + shellcmd.Quote(opts.taskID) + " <peer>, or --url <agent URL>"}
 	}
-	if local != nil && local.State == store.Queued {
-		// An answer to the task, not sent yet: what the server shows is
-		// the task before it; the record says where the answer stands
-		// (and result revives its worker), and fetch never writes it.
-		return a.reportRecord(local, opts.maxChars, st)
-	}
-	c, err := a.caches().A2A(src.target, src.cred)
-	if err != nil {
+	f, err := a.caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
+		TaskID: opts.taskID, Local: local, OutDir: opts.out})
+	switch {
+	case err != nil:
 		return err
-	}
-	res, err := c.GetTask(ctx, opts.taskID)
-	if err != nil {
-		if local != nil && local.State.Terminal() && local.State != store.Expired {
-			return a.reportRecord(local, opts.maxChars, st)
-		}
-		return err
-	}
-	ctxID := res.ContextID
-	if local != nil && (ctxID == "" || ctxID == local.ContextID || local.LocalContext) {
-		ctxID = local.ContextID
-	} else {
-		local = nil
-	}
-	if store.CheckContextID(ctxID) != nil {
-		ctxID = "" // not a plain id: not used in file names or commands
+	case f.FromRecord:
+		// An answer to the task not sent yet (what the server shows is the
+		// task before it: fetch never writes it), or a final record whose
+		// task cannot be read: the record says where it stands.
+		return a.reportRecord(f.Local, opts.maxChars, st)
 	}
 	resume := "a2a-courier fetch --task " + shellcmd.Quote(opts.taskID) + " " + src.command
-	if local != nil && !local.State.Terminal() {
+	if f.Local != nil && !f.Local.State.Terminal() {
 		resume = "" // its worker follows it: result --wait
 	}
-	return a.reportTask(res, opts, src, local, st, ctxID, "", resume)
+	return a.reportTask(f, opts, st, resume)
 }
 
 // reportTask reports a task read from a generic agent (its final outcome
 // written into the local record by the engine when it is not final yet).
-func (a *App) reportTask(res *client.SendResult, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store, ctxID, note, resume string) error {
-	f, err := a.caches().SettleFetchedTask(courier.TaskRead{Result: res, Local: local, ContextID: ctxID, Agent: src.name,
-		Target: src.target, Key: src.cred, OutDir: opts.out})
-	if err != nil {
-		return err
+func (a *App) reportTask(f *courier.Fetched, opts *fetchOptions, st *store.Store, resume string) error {
+	if !f.Task.Final {
+		return a.reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{resume: resume, note: f.Note})
 	}
-	if !f.Final {
-		return a.reportRecordWith(f.Record, opts.maxChars, st, docExtra{resume: resume, note: note})
-	}
-	a.warnNotWritten(local, f.WriteErr)
-	return a.reportRecordWith(f.Record, opts.maxChars, st, docExtra{note: note})
+	a.warnNotWritten(f.Local, f.Task.WriteErr)
+	return a.reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{note: f.Note})
 }
 
 // fetchKibana reads a context's reply from Kibana's conversation store
@@ -446,7 +395,7 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 	}
 	shown := *rec
 	if shown.State == store.Expired {
-		shown.State = store.Working
+		shown = rec.As(store.Working)
 	}
 	shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (only Serverless keeps the round of a failed run), or the contextId may be wrong"
 	if local == nil {

@@ -215,11 +215,12 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	if opts.async {
 		command = "send-async"
 	}
-	rec, h, err := c.Submit(ctx, *m, command)
+	task, err := c.Submit(ctx, *m, command)
 	if err != nil {
 		return a.submitError(err)
 	}
-	defer h.Release()
+	defer task.Release()
+	rec := task.Record()
 	// Said before anything leaves, in every mode: a caller that its own
 	// timeout stops still has the contextId (internal/mcpserver reads this
 	// line for its progress: StartedContext).
@@ -227,9 +228,9 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	// --timeout, the connection flags), as resume does.
 	a.printer().logf("%s", "task "+rec.ContextID+" started; its reply: "+a.asCaller("a2a-courier result "+rec.ContextID+" --wait"))
 	if !opts.async {
-		return a.runForeground(ctx, c, h, rec, m, opts)
+		return a.runForeground(ctx, c, task, opts)
 	}
-	if err := c.HandOff(h, rec, m.Key); err != nil {
+	if err := task.HandOff(); err != nil {
 		return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", rec.ContextID, err, rec.ContextID)
 	}
 	a.workerLogNote(c, rec)
@@ -351,17 +352,16 @@ func (a *App) submitError(err error) error {
 }
 
 // runForeground works on the task in this process, with a spinner, until
-// it is final or the caller's wait runs out; then a worker takes over.
-func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Handle, rec *store.Record, m *courier.Message, opts *sendOptions) error {
+// it is final or the caller's wait runs out; then a worker takes over (the
+// engine's rules: Task.Foreground).
+func (a *App) runForeground(ctx context.Context, c *courier.Courier, task *courier.Task, opts *sendOptions) error {
 	pr := a.printer()
+	rec := task.Record()
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	// `cancel` from another terminal reaches a foreground send too.
-	ctx, stopWatch := c.WatchCancel(ctx, rec)
-	defer stopWatch()
 	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
 	a.quietPath(opts.progress, rec)
-	final, err := c.Run(ctx, h, courier.Work{Command: "send", Key: m.Key,
+	end := task.Foreground(ctx, courier.Work{Command: "send", Interrupted: userInterrupted,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
 			case client.EventConnectionLost:
@@ -378,45 +378,30 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 			}
 		}})
 	spin.Stop()
-	if final == nil {
-		return err
+	if end.Record == nil {
+		return end.Err
 	}
 	var rwe *courier.RecordWriteError
+	var ce *client.Error
 	switch {
-	case errors.As(err, &rwe):
+	case errors.As(end.Err, &rwe):
 		// The reply is here but the record lags: show the reply all the
 		// same, and say so.
 		pr.warn("%v", rwe)
-		return a.reportRecord(final, opts.maxChars, nil)
-	case err != nil && !errors.Is(err, courier.ErrHandedOff):
-		var ce *client.Error
-		if !errors.As(err, &ce) {
-			return err
+		return a.reportRecord(end.Record, opts.maxChars, nil)
+	case end.Err != nil && !errors.Is(end.Err, courier.ErrHandedOff) && !errors.As(end.Err, &ce):
+		return end.Err
+	case end.HandOffErr != nil:
+		pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", end.HandOffErr, rec.ContextID)
+	case end.HandedOff:
+		a.workerLogNote(c, rec)
+		if userInterrupted(ctx) {
+			// Ctrl-C after the message left: the task goes on; someone
+			// who meant to stop it is told how.
+			pr.info("the task goes on in the background; to cancel it instead: a2a-courier cancel %s (it says whether the agent can stop the run)", rec.ContextID)
 		}
 	}
-	if final.State == store.Queued && userInterrupted(ctx) {
-		// Ctrl-C before the message left: the user stopped the send, and
-		// nothing ran, so there is nothing to hand over.
-		if dropped, derr := c.DropUnsent(h); derr == nil {
-			final = dropped
-		}
-	}
-	if !final.State.Terminal() && !courier.ReadingRefused(final) {
-		// The wait ran out or the caller interrupted: hand the task over.
-		// (Not when this credential may not read the reply: a worker
-		// holding it could do no better; result revives one once fixed.)
-		if werr := c.HandOff(h, rec, m.Key); werr != nil {
-			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
-		} else {
-			a.workerLogNote(c, rec)
-			if userInterrupted(ctx) {
-				// Ctrl-C after the message left: the task goes on; someone
-				// who meant to stop it is told how.
-				pr.info("the task goes on in the background; to cancel it instead: a2a-courier cancel %s (it says whether the agent can stop the run)", rec.ContextID)
-			}
-		}
-	}
-	return a.reportRecord(final, opts.maxChars, c.Store)
+	return a.reportRecord(end.Record, opts.maxChars, c.Store)
 }
 
 // workerLogNote says, with -v, where the requests a worker makes for a

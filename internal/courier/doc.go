@@ -16,12 +16,13 @@
 //	    place                               the context placed (rounds before, the task answered),
 //	    Store.Lock, create                  the lock taken, the record written before anything leaves:
 //	                                        queued, text in it, whoever sends it
-//	  send-async: Courier.HandOff           the lock let go; ensureWorker → spawn (spawn.go):
+//	  send-async: Task.HandOff              the lock let go; ensureWorker → spawn (spawn.go):
 //	                                        the same binary, setsid, stdin /dev/null, the log,
 //	                                        the credential on descriptor 3, the environment's secrets left out
 //	    worker: Courier.Serve               worker.go: the worker lock, claims by file-system events and rescans
 //	      worker.claim → Courier.Run        each task under its record's lock
-//	  send: Courier.Run                     the same code in the foreground (WatchCancel for cancel)
+//	  send: Task.Foreground                 task.go: the same code in the foreground (WatchCancel for cancel),
+//	                                        then the hand-off rules: Drop, HandOff, or the outcome
 //	    run.load                            runner.go: the record, its identity, the agent's client
 //	    run.decide                          send, or recover by reading only; end a canceled or empty task
 //	    run.begin                           a reader counts itself; a sender writes nothing yet
@@ -32,8 +33,8 @@
 //	    run.settle                          settle.go: completed, failed, rejected, canceled, input_required,
 //	                                        expired (lost), or handed off (queued again / a worker reads)
 //	  result: Courier.Wait, Revive          result.go: the record watched; a dead worker replaced
-//	  fetch: Courier.FetchKibana,           fetch.go: an outcome read without a worker, its reply kept,
-//	    SettleFetchedTask                   written into the local record when it may be (writeFetched)
+//	  fetch: Courier.FetchKibana, Fetch     fetch.go, fetchone.go: an outcome read without a worker, its
+//	                                        reply kept, written into the local record when it may be (writeFetched)
 //	  cancel: StopWayOf, Courier.Cancel     cancel.go: how the run can be stopped; the marker, the holder
 //	                                        ends the task
 //
@@ -44,5 +45,7 @@
 //
 // Every write of a record goes through store.Handle.Update, which enforces
 // the record's state machine (store/machine.go): the engine only ever asks
-// for legal moves, and a write that tries another is refused.
+// for legal moves, and a write that tries another is refused. The state
+// itself changes only through the record's transitions (store/transition.go:
+// Send, Requeue, Work, Finish, Cancel).
 package courier

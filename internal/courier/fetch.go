@@ -38,7 +38,7 @@ func (c *Courier) writeFetched(local, fetched *store.Record) (bool, error) {
 		if x.MessageID != local.MessageID || !fetchMayWrite(x) {
 			return errRecordMoved
 		}
-		finish(x, c.now(), fetched.State)
+		x.Finish(fetched.State, c.now())
 		x.Reply, x.ReplyFile, x.ReplyBytes, x.ReplyParts = fetched.Reply, fetched.ReplyFile, fetched.ReplyBytes, fetched.ReplyParts
 		x.Reason, x.Via, x.HTTPStatus = fetched.Reason, "fetch", 200
 		if x.TaskID == "" {
@@ -108,13 +108,13 @@ func (e *NoTaskError) Hint(result string) string {
 	return "check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: " + result + " shows it where it was sent"
 }
 
-// ChooseTask finds the task of a context that fetch reads from a generic
+// chooseTask finds the task of a context that fetch reads from a generic
 // agent: the local record's task, or the one holding its message (A2A 1.0
 // ListTasks), or without a record (or with state, a task state to list)
 // the context's newest task (in that state). Errors wrap
 // client.ErrNoTaskList when the agent cannot list tasks (A2A 0.3), or are
 // a *NoTaskError.
-func ChooseTask(ctx context.Context, a *client.A2A, contextID string, local *store.Record, state string) (TaskChoice, error) {
+func chooseTask(ctx context.Context, a *client.A2A, contextID string, local *store.Record, state string) (TaskChoice, error) {
 	settled := local != nil && local.State.Terminal() && local.State != store.Expired
 	switch {
 	case local != nil && state != "":
@@ -248,8 +248,7 @@ func (c *Courier) FetchKibana(ctx context.Context, k *client.Kibana, contextID s
 	if read.Record, read.Found = rec, found; !found {
 		return read, nil
 	}
-	result := *rec
-	result.State = store.State(out.State)
+	result := rec.As(store.State(out.State))
 	result.Reason = out.Reason
 	if err := keepReply(c.Store, &result, out.Reply); err != nil {
 		return nil, fmt.Errorf("keep the reply of context %s: %w", contextID, err)
@@ -375,12 +374,12 @@ type FetchedTask struct {
 	WriteErr error
 }
 
-// SettleFetchedTask makes the record of a task read from a generic agent:
+// settleFetchedTask makes the record of a task read from a generic agent:
 // a final outcome, its reply and files kept as a worker keeps them, its
 // time the server's, is written into the local record when it may be
 // (writeFetched). A task still asking the question that the local record's
 // message answers has not taken the answer in yet: it is not final.
-func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
+func (c *Courier) settleFetchedTask(t TaskRead) (*FetchedTask, error) {
 	res, local := t.Result, t.Local
 	if local == nil || !local.LocalContext {
 		// A task that names another context is not this one's (a record
@@ -410,12 +409,12 @@ func (c *Courier) SettleFetchedTask(t TaskRead) (*FetchedTask, error) {
 		if state == "" {
 			state = "in an unknown state"
 		}
-		rec.State = store.Working
+		*rec = rec.As(store.Working)
 		rec.Reason = "the task is " + state + " on the agent"
 		store.BoundFreeText(rec)
 		return &FetchedTask{Record: rec}, nil
 	}
-	rec.State = store.State(out.State)
+	*rec = rec.As(store.State(out.State))
 	rec.Reason, rec.Error = out.Reason, nil
 	dir, err := OutDir(t.OutDir)
 	if err == nil && dir != "" {

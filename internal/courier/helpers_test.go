@@ -147,7 +147,7 @@ func message(sim *agentbuildertest.Server, agent, text string) Message {
 // queued writes a record queued for a worker, as send-async does.
 func queued(t *testing.T, c *Courier, m Message) *store.Record {
 	t.Helper()
-	rec, h, err := c.Submit(context.Background(), m, "send-async")
+	rec, h, err := submitted(c, context.Background(), m, "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,4 +186,13 @@ func load(t *testing.T, c *Courier, id string) *store.Record {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// submitted is Submit's task as its record and lock.
+func submitted(c *Courier, ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
+	task, err := c.Submit(ctx, m, command)
+	if err != nil {
+		return nil, nil, err
+	}
+	return task.rec, task.h, nil
 }

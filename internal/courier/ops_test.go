@@ -24,14 +24,14 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	m := message(sim, "quick", "second")
 	m.ContextID = first.ContextID
 	var inFlight *InFlightError
-	if _, _, err := c.Submit(context.Background(), m, "send-async"); !errors.As(err, &inFlight) || inFlight.State != store.Queued {
+	if _, _, err := submitted(c, context.Background(), m, "send-async"); !errors.As(err, &inFlight) || inFlight.State != store.Queued {
 		t.Fatalf("follow-up of a queued message: %v", err)
 	}
 	h, _ := c.Store.Lock(first.ContextID)
 	complete(t, h)
 	h.Release()
 
-	next, h, err := c.Submit(context.Background(), m, "send-async")
+	next, h, err := submitted(c, context.Background(), m, "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	complete(t, hh)
 	hh.Release()
 	var finished *FinishedTaskError
-	if _, _, err := c.Submit(context.Background(), answer, "send-async"); !errors.As(err, &finished) || finished.Record.ContextID != "ctx-task-1" {
+	if _, _, err := submitted(c, context.Background(), answer, "send-async"); !errors.As(err, &finished) || finished.Record.ContextID != "ctx-task-1" {
 		t.Fatalf("answer to a finished task: %v", err)
 	}
 
@@ -68,20 +68,20 @@ func TestSubmitGuardsTheContext(t *testing.T) {
 	// known to be finished.
 	followUp := answer
 	followUp.TaskID, followUp.ContextID = "", "ctx-task-1"
-	if _, h, err := c.Submit(context.Background(), followUp, "send-async"); err != nil {
+	if _, h, err := submitted(c, context.Background(), followUp, "send-async"); err != nil {
 		t.Fatal(err)
 	} else {
 		h.Release()
 	}
 	answer.ContextID = "ctx-task-1"
-	if _, _, err := c.Submit(context.Background(), answer, "send-async"); !errors.As(err, &finished) || finished.Record.TaskID != "task-1" {
+	if _, _, err := submitted(c, context.Background(), answer, "send-async"); !errors.As(err, &finished) || finished.Record.TaskID != "task-1" {
 		t.Fatalf("answer to a finished, archived task: %v", err)
 	}
 }
 
 // submitErr submits m and releases what it took; it returns the error.
 func submitErr(c *Courier, m Message) error {
-	_, h, err := c.Submit(context.Background(), m, "send-async")
+	_, h, err := submitted(c, context.Background(), m, "send-async")
 	if h != nil {
 		h.Release()
 	}
@@ -95,11 +95,10 @@ func complete(t *testing.T, h *store.Handle) {
 	for _, st := range []store.State{store.Sending, store.Completed} {
 		if _, err := h.Update(func(x *store.Record) error {
 			if st == store.Sending {
-				now := time.Now().UTC()
-				x.State, x.SentAt = st, &now
+				x.Send(time.Now())
 				return nil
 			}
-			finish(x, time.Now(), st)
+			x.Finish(st, time.Now())
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -121,7 +120,7 @@ func TestSubmitCountsTheRoundsBefore(t *testing.T) {
 	h.Release()
 	m := message(sim, "quick", "two")
 	m.ContextID = rec.ContextID
-	next, h, err := c.Submit(context.Background(), m, "send-async")
+	next, h, err := submitted(c, context.Background(), m, "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +352,7 @@ func TestSubmitRefusedWithABadTiming(t *testing.T) {
 	c := newEngine(t)
 	bad := errors.New(`A2A_COURIER_WORKER_STALE_AFTER="10" is not a positive duration`)
 	c.TimingErr = bad
-	if rec, _, err := c.Submit(context.Background(), message(sim, "quick", "hi"), "send-async"); !errors.Is(err, bad) || rec != nil {
+	if rec, _, err := submitted(c, context.Background(), message(sim, "quick", "hi"), "send-async"); !errors.Is(err, bad) || rec != nil {
 		t.Fatalf("Submit: %v %v", rec, err)
 	}
 	if recs, errs := c.Store.List(); len(recs) != 0 || len(errs) != 0 {

@@ -2,12 +2,9 @@ package courier
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/termui"
@@ -112,13 +109,7 @@ func (c *Courier) WatchProgress(ctx context.Context, contextIDs []string, fn fun
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		var events <-chan fsnotify.Event
-		if w, err := fsnotify.NewWatcher(); err == nil {
-			defer w.Close()
-			if w.Add(c.Store.TasksDir()) == nil {
-				events = w.Events
-			}
-		}
+		changes, _ := store.Watch(ctx, c.Store) // without it, a look every second
 		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		last := make(map[string]store.Progress, len(contextIDs))
@@ -130,18 +121,23 @@ func (c *Courier) WatchProgress(ctx context.Context, contextIDs []string, fn fun
 		}
 		watched := make(map[string]bool, len(contextIDs))
 		for _, id := range contextIDs {
-			watched[id+".json"] = true
+			watched[id] = true
 			look(id)
 		}
 		for {
 			select {
 			case <-ctx.Done():
 				return
-			case ev, ok := <-events:
-				if !ok {
-					events = nil
-				} else if name := filepath.Base(ev.Name); watched[name] {
-					look(strings.TrimSuffix(name, ".json"))
+			case ch, ok := <-changes:
+				switch {
+				case !ok:
+					changes = nil
+				case ch.Kind == store.Missed:
+					for _, id := range contextIDs {
+						look(id)
+					}
+				case watched[ch.ContextID] && ch.Kind != store.CancelAsked:
+					look(ch.ContextID)
 				}
 			case <-tick.C:
 				for _, id := range contextIDs {

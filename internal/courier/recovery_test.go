@@ -180,11 +180,12 @@ func TestHandOffAndDropUnsent(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	c := newEngine(t)
-	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "hand it over"), "send-async")
+	task, err := c.Submit(context.Background(), message(sim, "quick", "hand it over"), "send-async")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.HandOff(h, rec, testKey); err != nil {
+	rec := task.Record()
+	if err := task.HandOff(); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -194,12 +195,13 @@ func TestHandOffAndDropUnsent(t *testing.T) {
 		t.Fatalf("%v %+v, runs %d", err, got, sim.Runs(rec.ContextID))
 	}
 
-	rec, h, err = c.Submit(context.Background(), message(sim, "quick", "never mind"), "send")
+	task, err = c.Submit(context.Background(), message(sim, "quick", "never mind"), "send")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dropped, err := c.DropUnsent(h)
-	h.Release()
+	rec = task.Record()
+	dropped, err := task.Drop()
+	task.Release()
 	if err != nil || dropped.State != store.Canceled || dropped.CanceledBy != "interrupt" || dropped.SentAt != nil ||
 		dropped.Message != "" || !strings.Contains(dropped.Reason, "nothing ran") {
 		t.Fatalf("%v %+v", err, dropped)
@@ -208,15 +210,15 @@ func TestHandOffAndDropUnsent(t *testing.T) {
 		t.Errorf("%d runs", sim.Runs(rec.ContextID))
 	}
 
-	rec, h, err = c.Submit(context.Background(), message(sim, "quick", "already sending"), "send")
+	task, err = c.Submit(context.Background(), message(sim, "quick", "already sending"), "send")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Update(func(x *store.Record) error { x.State = store.Sending; return nil }); err != nil {
+	if _, err := task.h.Update(func(x *store.Record) error { x.State = store.Sending; return nil }); err != nil {
 		t.Fatal(err)
 	}
-	left, err := c.DropUnsent(h)
-	h.Release()
+	left, err := task.Drop()
+	task.Release()
 	if err != nil || left.State != store.Sending || left.CanceledBy != "" {
 		t.Fatalf("%v %+v", err, left)
 	}

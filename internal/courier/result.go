@@ -3,10 +3,7 @@ package courier
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -72,17 +69,12 @@ func (c *Courier) Done(rec *store.Record) bool {
 // follow-up archived it) counts as done as it was last read.
 func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bool, keys Keys) ([]*store.Record, int, error) {
 	recs = append([]*store.Record(nil), recs...)
-	var events <-chan fsnotify.Event
-	var watchErrs <-chan error
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		if w.Add(c.Store.TasksDir()) == nil {
-			events, watchErrs = w.Events, w.Errors
-		}
-	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	changes, _ := store.Watch(wctx, c.Store) // without it, a look every second
 	names := map[string]bool{}
 	for _, r := range recs {
-		names[r.ContextID+".json"] = true
+		names[r.ContextID] = true
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -94,18 +86,13 @@ func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bo
 			select {
 			case <-ctx.Done():
 				return recs, first, nil
-			case ev, ok := <-events:
+			case ch, ok := <-changes:
 				if !ok {
-					events = nil
+					changes = nil
 				}
-				if !ok || !names[filepath.Base(ev.Name)] {
+				if !ok || ch.Kind != store.Missed && !names[ch.ContextID] {
 					continue
 				}
-			case _, ok := <-watchErrs:
-				if !ok {
-					watchErrs = nil
-				}
-				continue
 			case <-tick.C:
 			}
 		}

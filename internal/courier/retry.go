@@ -45,7 +45,7 @@ func (r *run) resend(ctx, dctx context.Context, out client.Outcome) (again bool,
 	// still sends the message again (the text is in memory); only a crash
 	// during the wait would leave it to a reader, which never sends.
 	r.update(func(x *store.Record) {
-		x.State, x.Message, x.SentAt, x.RetryAt = store.Queued, r.text, nil, &retryAt
+		x.Requeue(r.text, &retryAt)
 		x.Refusals = r.refusals
 		x.LastError = errorInfo(out.Err)
 	})

@@ -22,6 +22,10 @@ type Work struct {
 	// OnEvent, when set, receives the delivery's progress, and EventBusy
 	// while a refused message waits to be sent again.
 	OnEvent func(client.Event)
+	// Interrupted, when set, says whether a context ended by the user's
+	// interrupt (Ctrl-C), not a timeout or another signal: Task.Foreground
+	// drops a message so stopped before it left.
+	Interrupted func(context.Context) bool
 }
 
 // Run works on one task, whose record lock h this process holds, until its
@@ -208,13 +212,13 @@ func (r *run) decide(ctx context.Context) (_ *store.Record, done bool, err error
 	switch {
 	case r.send && r.text == "" && len(rec.Parts) == 0: // files or data alone may have no text
 		rec, err := r.finalWrite(func(x *store.Record) {
-			finish(x, r.c.now(), store.Failed)
+			x.Finish(store.Failed, r.c.now())
 			x.Reason = "the record holds no message text to send"
 		})
 		return rec, true, err
 	case perr != nil:
 		rec, err := r.finalWrite(func(x *store.Record) {
-			finish(x, r.c.now(), store.Failed)
+			x.Finish(store.Failed, r.c.now())
 			x.Reason = OneLine(perr) + ": nothing was sent; send the message again"
 		})
 		return rec, true, err
@@ -282,8 +286,7 @@ func (r *run) begin() error {
 func (r *run) leaving() error {
 	r.mu.Lock()
 	undurable, err := r.writeLocked(func(x *store.Record) {
-		now := r.c.now().UTC()
-		x.State, x.Message, x.SentAt, x.RetryAt = store.Sending, "", &now, nil
+		x.Send(r.c.now())
 		if !r.counted {
 			x.Workers++
 		}
@@ -315,7 +318,7 @@ func (r *run) leaving() error {
 // again, or, when even that write failed, sending without the text, which
 // nobody will send.
 func (r *run) unleaveLocked(undurable error) error {
-	if err := r.updateLocked(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil }); err != nil {
+	if err := r.updateLocked(func(x *store.Record) { x.Requeue(r.text, nil) }); err != nil {
 		return fmt.Errorf("task %s not sent: its record could not be synced to disk (%v), and cannot be put back in the queue (%w): no worker will send it; send the message again", r.id, undurable, err)
 	}
 	return fmt.Errorf("task %s not sent: the state directory could not sync the record that says it is being sent (%w): it is queued again, and a worker sends it once the directory syncs; `a2a-courier result %s --wait` has one do so", r.id, undurable, r.id)
@@ -425,7 +428,7 @@ func (r *run) writeLocked(fn func(*store.Record)) (undurable, err error) {
 	}
 	nr, err := write(r.h, func(x *store.Record) error {
 		if r.written && x.State == store.Sending {
-			x.State = store.Working
+			x.Work()
 		}
 		fn(x)
 		return nil

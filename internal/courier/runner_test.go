@@ -67,7 +67,7 @@ func TestRunSendsATaskCreatedQueued(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	c := newEngine(t)
-	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "in the foreground"), "send")
+	rec, h, err := submitted(c, context.Background(), message(sim, "quick", "in the foreground"), "send")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestRunRecoversByReadingOnly(t *testing.T) {
 	c := newEngine(t)
 	m := message(sim, "slow", "once")
 	m.MaxWait = 5 * time.Second
-	rec, h, err := c.Submit(context.Background(), m, "send")
+	rec, h, err := submitted(c, context.Background(), m, "send")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestRunHandsBackAnUnsentTask(t *testing.T) {
 	t.Parallel()
 	sim := startSim(t, nil)
 	c := newEngine(t)
-	rec, h, err := c.Submit(context.Background(), message(sim, "quick", "not yet"), "send")
+	rec, h, err := submitted(c, context.Background(), message(sim, "quick", "not yet"), "send")
 	if err != nil {
 		t.Fatal(err)
 	}

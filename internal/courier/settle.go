@@ -88,7 +88,7 @@ func (r *run) settle(ctx, dctx context.Context, out client.Outcome) (*store.Reco
 		notSent := r.send && (out.NotSent() || r.unsent)
 		return r.cancelWith("canceled on request", func(x *store.Record) {
 			if notSent {
-				x.State, x.SentAt = store.Queued, nil
+				x.Requeue(r.text, nil) // and canceled: it never left
 			}
 		})
 	case endUnsent:
@@ -125,7 +125,7 @@ func (r *run) requeue() (*store.Record, error) {
 		r.c.logf("%s: handed off before sending; still queued", r.id)
 		return cur, ErrHandedOff
 	}
-	if err := r.update(func(x *store.Record) { x.State, x.Message, x.SentAt = store.Queued, r.text, nil }); err != nil {
+	if err := r.update(func(x *store.Record) { x.Requeue(r.text, nil) }); err != nil {
 		return r.current(), fmt.Errorf("task %s was not sent, and cannot be put back in the queue (%w): no worker will send it; send the message again", r.id, err)
 	}
 	r.c.logf("%s: handed off before sending; back to queued", r.id)
@@ -163,7 +163,7 @@ func (r *run) expire(out client.Outcome, how ending) (*store.Record, error) {
 	}
 	// (endExpired, the maximum wait: the reason the release behaves by.)
 	rec, err := r.finalWrite(func(x *store.Record) {
-		finish(x, r.c.now(), store.Expired)
+		x.Finish(store.Expired, r.c.now())
 		x.Reason = reason
 		if reason == "" {
 			x.Reason = expiredReason(x)
@@ -204,7 +204,7 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 		out.Reason += "; " + r.refusedNote
 	}
 	err := r.update(func(x *store.Record) {
-		finish(x, r.c.now(), store.State(out.State))
+		x.Finish(store.State(out.State), r.c.now())
 		kerr := keepReply(r.c.Store, x, out.Reply)
 		if kerr == nil && x.Target.Kind == store.TargetA2A && (x.State == store.Completed || x.State == store.InputRequired) {
 			kerr = keepReplyParts(r.c.Store, x, out.Parts) // files saved, data and texts apart
@@ -215,7 +215,7 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 			// run either. The server still has it, for fetch to read by
 			// the task, which the record names; a generic agent's Message
 			// is kept nowhere, and is lost.
-			x.State = store.Expired
+			x.Finish(store.Expired, r.c.now())
 			if out.TaskID != "" && client.ValidID(out.TaskID) {
 				x.TaskID = out.TaskID
 			}
@@ -248,7 +248,7 @@ func (r *run) settleOutcome(out client.Outcome) (*store.Record, error) {
 		// The outcome is known but not recorded: hand it back so the
 		// caller can still show it, and say the record lags.
 		res := *r.current()
-		finish(&res, r.c.now(), store.State(out.State))
+		res.Finish(store.State(out.State), r.c.now())
 		res.Reply, res.Reason, res.Error, res.Via = out.Reply, out.Reason, errorInfo(out.Err), out.Via
 		store.BoundFreeText(&res) // as it would have been written
 		return &res, &RecordWriteError{err}
@@ -284,21 +284,20 @@ func (r *run) cancelWith(why string, before func(*store.Record)) (*store.Record,
 // markCanceled ends a task canceled with the cancel command, with the
 // reason that says what became of its run.
 func markCanceled(x *store.Record, now time.Time) {
-	sent := x.State != store.Queued
-	finish(x, now, store.Canceled)
-	x.CanceledBy = "cancel"
+	var reason string
 	switch {
-	case !sent:
-		x.Reason = "canceled on request, before it was sent: nothing ran"
+	case x.State == store.Queued:
+		reason = "canceled on request, before it was sent: nothing ran"
 	case x.Target.Kind == store.TargetA2A:
-		x.Reason = "canceled on request"
+		reason = "canceled on request"
 	case x.Path == PathTask:
-		x.Reason = "canceled on request; Kibana cannot stop a Task Manager run over A2A (its tasks/cancel answers not cancelable), so it may still finish and `fetch` can read its reply"
+		reason = "canceled on request; Kibana cannot stop a Task Manager run over A2A (its tasks/cancel answers not cancelable), so it may still finish and `fetch` can read its reply"
 	case !x.Target.NonBlocking && ReleaseAborts(x.Target):
-		x.Reason = "canceled on request; its connection was closed, and this Kibana release stops a blocking run when its connection ends: no reply will be stored"
+		reason = "canceled on request; its connection was closed, and this Kibana release stops a blocking run when its connection ends: no reply will be stored"
 	default:
-		x.Reason = "canceled on request; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
+		reason = "canceled on request; Agent Builder cannot stop a run, so it may still finish and `fetch` can read its reply"
 	}
+	x.Cancel("cancel", reason, now)
 }
 
 // expiredReason says what a task that had no outcome within its maximum
@@ -318,14 +317,4 @@ func expiredReason(x *store.Record) string {
 		return base + "; the server may still finish: look again with fetch"
 	}
 	return base + "; the server may still finish (look again with fetch), or the run failed: Kibana 9.2 to 9.5 store no failed run"
-}
-
-// finish ends a record in state st at now.
-func finish(x *store.Record, now time.Time, st store.State) {
-	t := now.UTC()
-	x.State = st
-	x.FinishedAt = &t
-	x.Message = ""
-	x.RetryAt = nil
-	x.Progress = nil
 }

@@ -113,14 +113,14 @@ func (e *FinishedTaskError) Error() string {
 // or died before its message left). The record goes to sending only once
 // a connection to the server is made (Run's leaving), so a process that
 // dies before then leaves a record the next worker sends, once. The
-// caller holds the returned lock: it works on the task (Run) or hands it
-// over (HandOff). While the worker timing is not sound (TimingErr) nothing
+// caller holds the task's lock: it works on the task (Task.Run, or
+// Task.Foreground with the hand-off rules) or hands it over (HandOff). While the worker timing is not sound (TimingErr) nothing
 // is submitted.
-func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store.Record, *store.Handle, error) {
+func (c *Courier) Submit(ctx context.Context, m Message, command string) (*Task, error) {
 	if c.TimingErr != nil {
 		// No worker could take the task over: its record would wait for
 		// one that never starts. Refused before anything is recorded.
-		return nil, nil, c.TimingErr
+		return nil, c.TimingErr
 	}
 	rec := &store.Record{
 		MessageID: uuid.NewString(), Agent: m.Agent, Target: m.Target, Identity: identity(m.Target, m.Key), State: store.Queued,
@@ -135,7 +135,7 @@ func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store
 		rec.Path = m.Path.Name
 	}
 	if err := c.place(ctx, m, rec); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// Created on the clock that later says when it was sent.
 	rec.CreatedAt = c.now().UTC()
@@ -143,25 +143,25 @@ func (c *Courier) Submit(ctx context.Context, m Message, command string) (*store
 	// on it before this process decides who works on it.
 	h, err := c.Store.Lock(rec.ContextID)
 	if errors.Is(err, store.ErrLocked) {
-		return nil, nil, &InFlightError{ContextID: rec.ContextID}
+		return nil, &InFlightError{ContextID: rec.ContextID}
 	}
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	// The parts' content waits in the spool for whoever sends the record;
 	// the record keeps only what they are.
 	if err := c.spoolParts(rec, m.Parts); err != nil {
 		h.Release()
-		return nil, nil, err
+		return nil, err
 	}
 	if err := c.create(h, rec); err != nil {
 		c.Store.RemoveSpool(rec.ContextID, rec.MessageID)
 		h.Release()
-		return nil, nil, err
+		return nil, err
 	}
 	c.Store.Audit(store.AuditEntry{Command: command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
 		MessageSHA256: rec.MessageSHA256, State: string(rec.State)})
-	return rec, h, nil
+	return &Task{c: c, h: h, rec: rec, key: m.Key}, nil
 }
 
 // place chooses the record's contextId: a new one, or that of the
@@ -302,18 +302,21 @@ func taskFinished(r *store.Record) bool {
 // question it asked: from a local record, else from the server. It returns
 // "" for a context it cannot find.
 func (c *Courier) contextOfTask(ctx context.Context, m Message) (string, string) {
-	recs, _ := c.Store.List()
-	for _, r := range recs {
-		if !sameEndpoint(r.Target, m.Target) {
-			continue // another agent's task or context of the same name
+	// Another agent's task or context of the same name is not it; of the
+	// task's record and the context's, the newer.
+	here := func(r *store.Record) bool { return sameEndpoint(r.Target, m.Target) }
+	r, _ := store.FindTask(c.Store, m.TaskID, here)
+	if m.ContextID != "" {
+		if l, err := c.Store.Load(m.ContextID); err == nil && here(l) && (r == nil || l.CreatedAt.After(r.CreatedAt)) {
+			r = l
 		}
-		if r.TaskID == m.TaskID || m.ContextID != "" && r.ContextID == m.ContextID {
-			question := ""
-			if r.State == store.InputRequired {
-				question = r.Reply
-			}
-			return r.ContextID, question
+	}
+	if r != nil {
+		question := ""
+		if r.State == store.InputRequired {
+			question = r.Reply
 		}
+		return r.ContextID, question
 	}
 	if a, err := c.A2A(m.Target, m.Key); err == nil {
 		rctx, cancel := context.WithTimeout(ctx, readTimeout)
@@ -346,26 +349,4 @@ func (c *Courier) create(h *store.Handle, rec *store.Record) error {
 		return err
 	}
 	return c.inPlace(c.Store.Create(rec))
-}
-
-// HandOff gives a task this process holds to a worker: it lets the
-// record's lock go and makes sure a worker serves the task's identity.
-func (c *Courier) HandOff(h *store.Handle, rec *store.Record, key client.Secret) error {
-	h.Release()
-	return c.ensureWorker(rec.Identity, key)
-}
-
-// DropUnsent ends a task whose message the user stopped (Ctrl-C) before it
-// left: nothing ran, so there is nothing to hand over, and no worker sends
-// it. A record no longer queued is left as it is.
-func (c *Courier) DropUnsent(h *store.Handle) (*store.Record, error) {
-	rec, err := h.Update(func(x *store.Record) error {
-		if x.State == store.Queued {
-			finish(x, c.now(), store.Canceled)
-			x.CanceledBy, x.SentAt = "interrupt", nil
-			x.Reason = "interrupted (Ctrl-C) before it was sent: nothing ran; sending again is safe"
-		}
-		return nil
-	})
-	return rec, c.inPlace(err) // in place, not synced: canceled all the same
 }

@@ -3,13 +3,8 @@ package courier
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync"
 	"time"
-
-	"github.com/fsnotify/fsnotify"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -68,13 +63,11 @@ type worker struct {
 }
 
 func (w *worker) loop(ctx context.Context) {
-	var events <-chan fsnotify.Event
-	var watchErrs <-chan error
-	if watcher, err := fsnotify.NewWatcher(); err == nil {
-		defer watcher.Close()
-		if err := watcher.Add(w.st.TasksDir()); err == nil {
-			events, watchErrs = watcher.Events, watcher.Errors
-		}
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	changes, err := store.Watch(wctx, w.st)
+	if err != nil {
+		w.c.logf("watching tasks: %v", err) // the rescan finds them
 	}
 	rescan := time.NewTicker(w.rescan)
 	defer rescan.Stop()
@@ -88,21 +81,12 @@ func (w *worker) loop(ctx context.Context) {
 			w.wg.Wait()
 			w.lock.Release()
 			return
-		case ev, ok := <-events:
+		case ch, ok := <-changes:
 			if !ok {
-				events = nil
+				changes = nil
 				continue
 			}
-			if ev.Op&(fsnotify.Create|fsnotify.Rename|fsnotify.Write) != 0 {
-				w.changed(ctx, filepath.Base(ev.Name))
-			}
-		case err, ok := <-watchErrs:
-			// An overflow loses events: the rescan catches up.
-			if !ok {
-				watchErrs = nil
-			} else {
-				w.c.logf("watching tasks: %v", err)
-			}
+			w.changed(ctx, ch)
 		case <-rescan.C:
 			w.claimAll(ctx)
 			for id := range w.active {
@@ -150,19 +134,24 @@ func (w *worker) ended(end taskEnd) {
 	}
 }
 
-// changed is an event of the tasks directory for the file name: a record
-// is claimed unless it is one to skip and unchanged since (claim compares
-// its modification time: an event is no proof of a change, Windows
-// delivers the event of a worker's own last write after the run ended);
-// a cancel file is acted on.
-func (w *worker) changed(ctx context.Context, name string) {
-	if strings.HasPrefix(name, ".") {
-		return
-	}
-	if id, ok := strings.CutSuffix(name, ".json"); ok {
-		w.claim(ctx, id)
-	} else if id, ok := strings.CutSuffix(name, ".cancel"); ok {
-		w.cancelIfAsked(id)
+// changed is a change of the tasks directory (store.Watch): a record is
+// claimed unless it is one to skip and unchanged since (claim compares its
+// modification time: an event is no proof of a change, and Windows
+// delivers the event of a worker's own last write after the run ended,
+// so the skip is never cleared by an event); a removed record is looked
+// at too (a follow-up may already be in its place); a cancel is acted on;
+// after missed events every record is looked at.
+func (w *worker) changed(ctx context.Context, ch store.Change) {
+	switch ch.Kind {
+	case store.RecordChanged, store.RecordRemoved:
+		w.claim(ctx, ch.ContextID)
+	case store.CancelAsked:
+		w.cancelIfAsked(ch.ContextID)
+	default:
+		if ch.Err != nil {
+			w.c.logf("watching tasks: %v", ch.Err)
+		}
+		w.claimAll(ctx)
 	}
 }
 
@@ -170,27 +159,18 @@ func (w *worker) claimAll(ctx context.Context) {
 	if w.closing {
 		return
 	}
-	entries, err := os.ReadDir(w.st.TasksDir())
+	ids, err := store.RecordIDs(w.st)
 	if err != nil {
 		w.c.logf("read tasks: %v", err)
 		return
 	}
-	for _, e := range entries {
-		name := e.Name()
-		if strings.HasSuffix(name, ".json") && !strings.HasPrefix(name, ".") {
-			w.claim(ctx, strings.TrimSuffix(name, ".json"))
-		}
+	for _, id := range ids {
+		w.claim(ctx, id)
 	}
 }
 
 // recordMtime returns the modification time of a task's record file.
-func (w *worker) recordMtime(id string) (time.Time, bool) {
-	fi, err := os.Stat(filepath.Join(w.st.TasksDir(), id+".json"))
-	if err != nil {
-		return time.Time{}, false
-	}
-	return fi.ModTime(), true
-}
+func (w *worker) recordMtime(id string) (time.Time, bool) { return store.RecordModTime(w.st, id) }
 
 func (w *worker) skipNow(id string) {
 	if mt, ok := w.recordMtime(id); ok {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // A task whose reply could not be read is not claimed again when an event
@@ -37,7 +38,7 @@ func TestALateEventDoesNotClaimARefusedTaskAgain(t *testing.T) {
 		t.Fatal("the run did not end")
 	}
 	runs := sim.TotalRuns()
-	w.changed(ctx, rec.ContextID+".json") // the late event of the last write
+	w.changed(ctx, store.Change{Kind: store.RecordChanged, ContextID: rec.ContextID}) // the late event of the last write
 	if w.active[rec.ContextID] != nil {
 		t.Errorf("the refused task was claimed again by a late event of its unchanged record")
 	}
