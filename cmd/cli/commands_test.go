@@ -790,7 +790,7 @@ func TestCanceledHints(t *testing.T) {
 		{"cancel of a running generic task", store.Record{Target: store.Target{Kind: "a2a"}, SentAt: &sent, CanceledBy: "cancel"}, "canceled on request"},
 	} {
 		c.rec.ContextID, c.rec.State = "c1", store.Canceled
-		if ce := recordError(&c.rec); !strings.Contains(ce.hint, c.want) || ce.exit != ExitTaskFailed {
+		if ce := recordError(&c.rec); !strings.Contains(ce.hint.String(), c.want) || ce.exit != ExitTaskFailed {
 			t.Errorf("%s: exit %d, hint %q, want %q", c.name, ce.exit, ce.hint, c.want)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/oshint"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -68,7 +69,7 @@ func (a *App) openStore() (*store.Store, error) {
 // directory): a problem of the set-up, exit 2, with what to do about it.
 // Nothing is retried: the next write would be refused the same way.
 func stateDirErr(err error, ue *store.UnwritableError) *cliError {
-	return &cliError{exit: ExitUsage, code: "state_dir", message: courier.OneLine(err), hint: oshint.Unwritable(ue), err: err}
+	return &cliError{exit: ExitUsage, code: "state_dir", message: courier.OneLine(err), hint: plain(oshint.Unwritable(ue)), err: err}
 }
 
 // durationFlag returns the flag's value when it was given, else the setting.
@@ -118,22 +119,21 @@ func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space stri
 	return k, spaceName(s.Space), sameKibana, err
 }
 
-// inTaskSpace names, in a hint about recorded task rec (config.Sourced's
+// inTaskSpace names, in a hint about recorded task rec (config.Settings.Where's
 // "check KIBANA_SPACE_ID"), the space it was sent to: it is read there,
 // whatever space is configured now.
-func inTaskSpace(rec *store.Record, hint string) string {
+func inTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
 	if rec.Target.Kind != store.TargetKibana {
 		return hint
 	}
-	s := &config.Settings{Space: rec.Target.Space, Sources: map[string]string{"space": "task " + rec.ContextID}}
-	return s.Sourced(hint)
+	return hint.Fix(nextstep.KibanaSpace, config.SpaceWhere(rec.Target.Space, "task "+rec.ContextID, ""))
 }
 
 // refusedTaskSpace is inTaskSpace for the error of a task that ended
 // (refused, say): when the task went to the configured space, the hint
 // names that one by its source instead (App.hint), which is what to
 // change before sending again.
-func (a *App) refusedTaskSpace(rec *store.Record, hint string) string {
+func (a *App) refusedTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
 	if s := a.cached; s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
 		return hint
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -83,7 +84,7 @@ type historyDoc struct {
 func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 	if opts.agent != "" {
 		if err := client.CheckID("agent id", opts.agent); err != nil {
-			return usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
+			return usageErrSay(say("agent ids are listed by `%s`", nextstep.New("discover")), "%s", err.Error())
 		}
 	}
 	if opts.limit < 0 {

@@ -25,6 +25,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -253,7 +254,7 @@ type App struct {
 	// verbose shows the requests on stderr (-v); resumeFlags are the flags
 	// of the caller's command line that a printed command keeps (--timeout).
 	verbose     bool
-	resumeFlags []string
+	resumeFlags []nextstep.Arg
 
 	clientsOnce sync.Once
 	clients     func(store.Target) (*http.Client, error)
@@ -265,25 +266,46 @@ type App struct {
 func (a *App) printer() *printer {
 	if a.out == nil {
 		a.out = newPrinter(a.p, a.jsonOut)
-		a.out.asRun = a.hint
+		a.out.caller = a.caller
 	}
 	return a.out
 }
 
 func (a *App) printError(e *cliError) { a.printer().printError(e) }
 
-// hint is a text for the caller as it applies to this command line: the
-// settings it speaks of named by where they came from (config.Sourced,
-// once they are loaded), the commands it names run as the caller's did
-// (asRun).
-func (a *App) hint(s string) string {
-	if a.readsTask != nil {
-		s = inTaskSpace(a.readsTask, s)
+// hint is a text for the caller as it applies to this command line
+// (caller).
+func (a *App) hint(t nextstep.Text) string { return a.caller().Text(t) }
+
+// caller is what the steps printed for the caller keep of its command
+// line: its connection flags (none when the MCP server runs the command:
+// the flags are the server's), the flags of a command that waits
+// (--timeout), --json, and where the settings a hint speaks of came from
+// (config.Settings.Where, once they are loaded).
+func (a *App) caller() nextstep.Caller {
+	c := nextstep.Caller{Waits: a.resumeFlags, JSON: a.jsonOut}
+	if !a.p.Tool {
+		for _, f := range []nextstep.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
+			{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
+			if f.Value != "" {
+				c.Conn = append(c.Conn, f)
+			}
+		}
 	}
-	if a.cached != nil {
-		s = a.cached.Sourced(s)
+	task, s := a.readsTask, a.cached
+	c.Where = func(v nextstep.Setting, check bool) string {
+		switch {
+		case v == nextstep.KibanaSpace && check && task != nil && task.Target.Kind == store.TargetKibana:
+			// The space the recorded task is read in (inTaskSpace).
+			return config.SpaceWhere(task.Target.Space, "task "+task.ContextID, "")
+		case s != nil:
+			return s.Where(v, check)
+		case check:
+			return "check " + string(v)
+		}
+		return string(v)
 	}
-	return a.asRun(s)
+	return c
 }
 
 func versionString() string { return buildinfo.Version(Version) }

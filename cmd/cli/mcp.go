@@ -77,7 +77,7 @@ func (a *App) runMCP(ctx context.Context) error {
 	err := mcpserver.Serve(ctx, o, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
-			hint: "the server's stdin could not be read; see the assistant's MCP log"}
+			hint: plain("the server's stdin could not be read; see the assistant's MCP log")}
 	}
 	return nil
 }
@@ -89,7 +89,7 @@ func (a *App) runMCP(ctx context.Context) error {
 // handing its task to a worker).
 func (a *App) mcpRunner() mcpserver.Runner {
 	var conn []string
-	for _, f := range a.connFlags() {
+	for _, f := range a.caller().Conn {
 		conn = append(conn, f.Name, f.Value)
 	}
 	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -12,6 +12,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -65,10 +66,10 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 			opts.contextIDs = args
 			opts.timeoutSet = cmd.Flags().Changed("timeout")
 			if opts.timeoutSet {
-				app.resumeFlags = []string{"--timeout", opts.timeout.String()}
+				app.resumeFlags = []nextstep.Arg{{Flag: "--timeout", Value: opts.timeout.String()}}
 			}
 			if opts.progress {
-				app.resumeFlags = append(app.resumeFlags, "--progress")
+				app.resumeFlags = append(app.resumeFlags, nextstep.Arg{Flag: "--progress", Bool: true})
 			}
 			return app.runResult(cmd.Context(), opts)
 		},
@@ -148,9 +149,9 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 
 // noLocalRecord is the error of a contextId this machine has no record of.
 func noLocalRecord(id string) *cliError {
-	hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
+	hint := say("started on another machine or with another state directory? `%s` asks the server", fetchStep(id))
 	if rest, ok := courier.ContextOfConversationID(id); ok {
-		hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+		hint = say("that is a conversation id: its contextId is %s (%s)", rest, resultStep(rest))
 	}
 	return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
 }
@@ -230,7 +231,15 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 	}
 	if doc.Pending != nil {
 		code = ExitStillRunning
-		doc.Resume = a.asCaller("a2a-courier result " + strings.Join(doc.Pending, " ") + " --wait" + map[bool]string{true: " --any"}[opts.any])
+		step := nextstep.New("result")
+		for _, id := range doc.Pending {
+			step = step.Pos(id)
+		}
+		step = step.Bool("--wait")
+		if opts.any {
+			step = step.Bool("--any")
+		}
+		doc.Resume = a.caller().Resume(step)
 	}
 	if opts.any {
 		switch {

@@ -13,7 +13,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
-	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -154,10 +154,10 @@ func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error 
 		opts.maxWaitSet = cmd.Flags().Changed("max-wait")
 		opts.timeoutSet = cmd.Flags().Changed("timeout")
 		if opts.timeoutSet {
-			app.resumeFlags = []string{"--timeout", opts.timeout.String()}
+			app.resumeFlags = []nextstep.Arg{{Flag: "--timeout", Value: opts.timeout.String()}}
 		}
 		if opts.progress {
-			app.resumeFlags = append(app.resumeFlags, "--progress")
+			app.resumeFlags = append(app.resumeFlags, nextstep.Arg{Flag: "--progress", Bool: true})
 		}
 		return app.runSend(cmd.Context(), opts)
 	}
@@ -223,9 +223,9 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	// Said before anything leaves, in every mode: a caller that its own
 	// timeout stops still has the contextId (internal/mcpserver reads this
 	// line for its progress: StartedContext).
-	// The command in it runs as the caller ran this one (asCaller: --json,
+	// The command in it runs as the caller ran this one (App.caller: --json,
 	// --timeout, the connection flags), as resume does.
-	a.printer().logf("%s", "task "+rec.ContextID+" started; its reply: "+a.asCaller("a2a-courier result "+rec.ContextID+" --wait"))
+	a.printer().logf("task %s started; its reply: %s", rec.ContextID, a.caller().Resume(waitStep(rec.ContextID)))
 	if !opts.async {
 		return a.runForeground(ctx, c, h, rec, m, opts)
 	}
@@ -236,7 +236,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	pr := a.printer()
 	doc := recordDoc(rec)
 	if pr.json {
-		doc.Resume = a.asCaller(doc.Resume)
+		doc.Resume = a.caller().Resume(doc.resume)
 		pr.writeJSON(doc)
 	} else {
 		pr.payload(rec.ContextID)
@@ -246,7 +246,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 		// found by what the caller can still run.
 		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
 			message: fmt.Sprintf("task %s is recorded and goes on in the background, but its contextId could not be written to stdout: %v", rec.ContextID, werr),
-			hint:    "`a2a-courier tasks` lists it; `a2a-courier result " + rec.ContextID + " --wait` waits for its reply"}
+			hint:    say("`%s` lists it; `%s` waits for its reply", nextstep.New("tasks"), waitStep(rec.ContextID))}
 	}
 	return nil
 }
@@ -319,28 +319,28 @@ func submitError(err error) error {
 	var other *courier.OtherAgentError
 	switch {
 	case errors.As(err, &unknown):
-		hint := "`a2a-courier history` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context"
+		hint := say("`%s` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context", nextstep.New("history"))
 		if rest, ok := courier.ContextOfConversationID(unknown.ContextID); ok {
-			hint = "that is a conversation id: its contextId is " + rest + " (--context " + rest + ")"
+			hint = plain("that is a conversation id: its contextId is " + rest + " (--context " + rest + ")")
 		} else if !courier.IsUUID(unknown.ContextID) {
-			hint = "contextIds made by a2a-courier (and by Kibana) are UUIDs; " + hint
+			hint = plain("contextIds made by a2a-courier (and by Kibana) are UUIDs; ").Append(hint)
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", message: unknown.Error(), hint: hint}
 	case errors.As(err, &other):
-		cmd := "a2a-courier send " + sendTarget(other.ConversationAgent, other.ConversationTarget) + " --context " + other.ContextID
+		cmd := nextstep.New("send").Words(sendTarget(other.ConversationAgent, other.ConversationTarget)).Flag("--context", other.ContextID)
 		if t := other.ConversationTarget; t.Kind == store.TargetKibana && strings.EqualFold(other.Agent, other.ConversationAgent) {
 			// The same agent of another Kibana or space: name that one.
-			cmd += " --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(nonEmptyStr(t.Space, "default"))
+			cmd = cmd.Flag("--kibana-url", t.URL).Flag("--space", nonEmptyStr(t.Space, "default"))
 		}
-		return usageErr("`"+cmd+"` goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
+		return usageErrSay(say("`%s` goes on with that conversation; leave out --context to start a new one with %s", cmd, other.Agent), "%s", other.Error())
 	case errors.As(err, &inFlight):
-		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
+		return usageErrSay(say("wait for it: %s", waitStep(inFlight.ContextID)), "%s", inFlight.Error())
 	case errors.As(err, &finished):
 		// Answering a task that asks nothing any more: the agent would
 		// refuse it, and a refused answer must not stand in for the
 		// outcome the context already has.
 		return &cliError{exit: ExitUsage, code: "usage", message: finished.Error(),
-			hint: "`a2a-courier result " + shellcmd.Quote(finished.Record.ContextID) + "` shows its outcome; to ask something new, send a new message"}
+			hint: say("`%s` shows its outcome; to ask something new, send a new message", resultStep(finished.Record.ContextID))}
 	}
 	return err
 }
@@ -401,13 +401,13 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, h *store.Ha
 		// (Not when this credential may not read the reply: a worker
 		// holding it could do no better; result revives one once fixed.)
 		if werr := c.HandOff(h, rec, m.Key); werr != nil {
-			pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", werr, rec.ContextID)
+			pr.warn("the background worker did not start (%v); `%s` retries", werr, waitStep(rec.ContextID))
 		} else {
 			a.workerLogNote(c, rec)
 			if userInterrupted(ctx) {
 				// Ctrl-C after the message left: the task goes on; someone
 				// who meant to stop it is told how.
-				pr.info("the task goes on in the background; to cancel it instead: a2a-courier cancel %s (it says whether the agent can stop the run)", rec.ContextID)
+				pr.info("the task goes on in the background; to cancel it instead: %s (it says whether the agent can stop the run)", nextstep.New("cancel").Pos(rec.ContextID))
 			}
 		}
 	}
@@ -432,11 +432,11 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 	if width <= 0 {
 		width = 80
 	}
-	if pr := a.printer(); lines {
+	if lines {
 		if task != "" {
 			task += ": "
 		}
-		pr.overSpinner("progress: %s%s: %s", task, singleLine(nonEmptyStr(e.State, "working")), text)
+		a.printer().overSpinner("progress: %s%s: %s", task, singleLine(nonEmptyStr(e.State, "working")), text)
 	}
 	return ansi.Truncate(label+": "+text, max(width-15, 20), "…")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -120,10 +121,7 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 	l, err := c.TaskList(ctx, client.TaskFilter{ContextID: opts.contextID, State: opts.state}, opts.limit)
 	if errors.Is(err, client.ErrNoTaskList) {
 		ce := errNoTaskList(src, opts.contextID, err)
-		if opts.contextID == "" {
-			ce.message = strings.Replace(ce.message, " by contextId", "", 1)
-		}
-		ce.hint = "`a2a-courier tasks` (without --url) lists the tasks sent from this machine; a2a-courier fetch --task <taskId> " + src.command + " reads one task"
+		ce.hint = say("`%s` (without --url) lists the tasks sent from this machine; %s reads one task", nextstep.New("tasks"), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))
 		return ce
 	} else if err != nil {
 		return err
