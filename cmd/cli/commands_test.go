@@ -21,7 +21,6 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -254,7 +253,7 @@ func TestSendSync(t *testing.T) {
 		r.expect(t, ExitOK)
 		// Before anything leaves, stderr names the task (a caller stopped
 		// by its own timeout still has the contextId), and tasks lists it.
-		ctxID := mcpserver.StartedContext(r.stderr)
+		ctxID := startedContext(r.stderr)
 		if r.stdout != "Echo: How many errors?\n" || ctxID == "" || afterStarted(r.stderr) != "" {
 			t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
 		}

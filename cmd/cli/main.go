@@ -25,6 +25,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -66,6 +67,11 @@ type Process struct {
 	// Tool marks a command the MCP server runs: the connection flags are
 	// the server's own, so the commands it prints leave them out.
 	Tool bool
+	// Events, when its hooks are set, is told as the command goes what an
+	// in-process caller (the MCP server) follows, as values: the task a
+	// send recorded, the status updates of --progress (whose lines it
+	// then does not print). Nothing of stderr is read for its meaning.
+	Events mcpserver.Events
 }
 
 // Main runs the program with the real process and returns its exit code.

@@ -92,10 +92,10 @@ func (a *App) mcpRunner() mcpserver.Runner {
 	for _, f := range a.caller().Conn {
 		conn = append(conn, f.Name, f.Value)
 	}
-	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, ev mcpserver.Events) int {
 		p := *a.p
 		p.Args = append(append([]string{}, conn...), args...)
-		p.Stdin, p.Stdout, p.Stderr = stdin, stdout, stderr
+		p.Stdin, p.Stdout, p.Stderr, p.Events = stdin, stdout, stderr, ev
 		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals, p.Tool = false, false, false, nil, nil, true
 		return Run(ctx, &p)
 	}

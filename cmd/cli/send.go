@@ -221,10 +221,13 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	}
 	defer h.Release()
 	// Said before anything leaves, in every mode: a caller that its own
-	// timeout stops still has the contextId (internal/mcpserver reads this
-	// line for its progress: StartedContext).
+	// timeout stops still has the contextId (the MCP server is told it as
+	// a value: Process.Events).
 	// The command in it runs as the caller ran this one (App.caller: --json,
 	// --timeout, the connection flags), as resume does.
+	if started := a.p.Events.Started; started != nil {
+		started(rec.ContextID)
+	}
 	a.printer().logf("task %s started; its reply: %s", rec.ContextID, a.caller().Resume(waitStep(rec.ContextID)))
 	if !opts.async {
 		return a.runForeground(ctx, c, h, rec, m, opts)
@@ -436,7 +439,12 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 		if task != "" {
 			task += ": "
 		}
-		a.printer().overSpinner("progress: %s%s: %s", task, singleLine(nonEmptyStr(e.State, "working")), text)
+		update := task + singleLine(nonEmptyStr(e.State, "working")) + ": " + text
+		if told := a.p.Events.Progress; told != nil {
+			told(update) // the MCP server's, as a value
+		} else {
+			a.printer().overSpinner("progress: %s", update)
+		}
 	}
 	return ansi.Truncate(label+": "+text, max(width-15, 20), "…")
 }
