@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"net/http"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// Factory is what a command is built from, in the manner of gh's
+// cmdutil.Factory: fields, and no behaviour of its own. A command's
+// Options take from it what the command uses, and nothing else; a test
+// builds the command with a Factory of its own and a runF that receives
+// the Options as parsed (flags and arguments), with no server and no
+// state directory. See CONTRIBUTING.md.
+//
+// Each func is lazy, and built once per command line: the first call
+// does the work (reading the config file, opening the state directory),
+// the later ones return what it made.
+type Factory struct {
+	// Process is the process the command runs in: arguments, streams,
+	// environment, clock (the IO streams and what a test replaces).
+	Process *Process
+	// Printer writes the command's output: the result on stdout, the rest
+	// on stderr, one JSON document with --json.
+	Printer func() *printer
+	// Settings resolves the effective settings (flag > environment >
+	// config file > default), not requiring a Kibana.
+	Settings func() (*config.Settings, error)
+	// KibanaSettings is Settings requiring a Kibana URL and an API key.
+	KibanaSettings func() (*config.Settings, error)
+	// Kibana is the Agent Builder client for settings.
+	Kibana func(*config.Settings) (*client.Kibana, error)
+	// Engine is the task engine on the state directory (newEngine: the
+	// one way an engine is built).
+	Engine func() (*courier.Courier, error)
+	// Caches is the engine for what needs no record (cards, clients).
+	Caches func() *courier.Courier
+	// Caller is what the steps a command prints keep of the caller's
+	// command line (nextstep.Caller).
+	Caller func() nextstep.Caller
+}
+
+// factory is the Factory of the command line a runs.
+func (a *App) factory() *Factory {
+	return &Factory{Process: a.p, Printer: a.printer, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
+		Kibana: a.kibana, Engine: a.engine, Caches: a.caches, Caller: a.caller}
+}
+
+// engineParts are what an engine is built of: its state directory (nil:
+// an engine for what needs no record), its HTTP clients, the worker
+// timing of the environment (and the error of a value that is not a
+// duration), and its log (a worker's).
+type engineParts struct {
+	store     *store.Store
+	clients   func(store.Target) (*http.Client, error)
+	timing    store.WorkerTiming
+	timingErr error
+	logf      func(format string, args ...any)
+}
+
+// newEngine is the one way the task engine is built, for a command
+// (App.engine), for what needs no record (App.caches) and for a detached
+// worker (runWorker): the process's clock, executable and environment
+// (for the workers it spawns), with parts.
+func newEngine(p *Process, parts engineParts) *courier.Courier {
+	return &courier.Courier{Store: parts.store, HTTPClient: parts.clients, Now: p.Now, UserAgent: userAgent(),
+		Executable: p.Executable, Environ: p.Environ, Timing: parts.timing, TimingErr: parts.timingErr, Logf: parts.logf}
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
+	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+)
+
+// The tests of this file build one command from a Factory of their own
+// (unitFactory) and run it with a runF that receives its Options as
+// parsed: no server, no state directory, no process; milliseconds.
+
+// errNotInAUnitTest is what a unit test's Factory gives for what a
+// command's flags must not need.
+var errNotInAUnitTest = errors.New("not in a unit test")
+
+// unitFactory is a Factory on buffers whose engine and settings are never
+// there; stdout and stderr are what the command printed.
+func unitFactory(jsonOut bool) (f *Factory, stdout, stderr *bytes.Buffer) {
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	p := &Process{Stdout: stdout, Stderr: stderr}
+	p.fillDefaults()
+	pr := newPrinter(p, jsonOut)
+	return &Factory{
+		Process:        p,
+		Printer:        func() *printer { return pr },
+		Settings:       func() (*config.Settings, error) { return nil, errNotInAUnitTest },
+		KibanaSettings: func() (*config.Settings, error) { return nil, errNotInAUnitTest },
+		Engine:         func() (*courier.Courier, error) { return nil, errNotInAUnitTest },
+		Caches:         func() *courier.Courier { return nil },
+		Caller:         func() nextstep.Caller { return nextstep.Caller{} },
+	}, stdout, stderr
+}
+
+// parse runs cmd with args, its output discarded, and returns its error.
+func parse(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	return cmd.Execute()
+}
+
+// prune's flags reach its Options as given; an argument is refused before
+// it runs.
+func TestPruneFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	for _, tc := range []struct {
+		args      []string
+		olderThan string
+		dryRun    bool
+		refused   bool
+	}{
+		{[]string{"--older-than", "30d", "--dry-run"}, "30d", true, false},
+		{[]string{"--older-than=12h"}, "12h", false, false},
+		{nil, "", false, false},
+		{[]string{"extra"}, "", false, true},
+		{[]string{"--older-than"}, "", false, true},
+	} {
+		var got *pruneOptions
+		err := parse(newCmdPrune(f, func(o *pruneOptions) error { got = o; return nil }), tc.args...)
+		switch {
+		case tc.refused && (err == nil || got != nil):
+			t.Errorf("%q: err %v, ran %v", tc.args, err, got != nil)
+		case !tc.refused && (err != nil || got == nil || got.OlderThan != tc.olderThan || got.DryRun != tc.dryRun):
+			t.Errorf("%q: err %v, options %+v", tc.args, err, got)
+		}
+	}
+}
+
+// prune without --older-than, or with an age it cannot read, is a usage
+// error before the state directory is opened.
+func TestPruneRunRefusesWithoutAnAge(t *testing.T) {
+	t.Parallel()
+	for _, age := range []string{"", "soon"} {
+		f, _, _ := unitFactory(false)
+		opened := 0
+		opts := &pruneOptions{Printer: f.Printer, OlderThan: age, Engine: func() (*courier.Courier, error) { opened++; return nil, errNotInAUnitTest }}
+		ce := classify(pruneRun(opts))
+		if ce.exit != ExitUsage || opened != 0 {
+			t.Errorf("%q: exit %d (%s), engine opened %d times", age, ce.exit, ce.message, opened)
+		}
+	}
+}
+
+// version takes no argument, and prints what the build says.
+func TestVersionCommand(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	ran := 0
+	if err := parse(newCmdVersion(f, func(*versionOptions) error { ran++; return nil })); err != nil || ran != 1 {
+		t.Errorf("no argument: %v, ran %d", err, ran)
+	}
+	if err := parse(newCmdVersion(f, func(*versionOptions) error { ran++; return nil }), "x"); err == nil || ran != 1 {
+		t.Errorf("an argument: %v, ran %d", err, ran)
+	}
+	for _, jsonOut := range []bool{false, true} {
+		f, stdout, _ := unitFactory(jsonOut)
+		opts := &versionOptions{Printer: f.Printer, Info: func() buildinfo.Info {
+			return buildinfo.Info{Version: "v1.2.3", Go: "go1.26", Platform: "linux/amd64", Commit: "abc", CommitTime: "2026-01-01T00:00:00Z", Modified: true}
+		}}
+		if err := versionRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		want := "a2a-courier v1.2.3 (go1.26, linux/amd64)\ncommit abc 2026-01-01T00:00:00Z (modified)\n"
+		if jsonOut {
+			want = `"version": "v1.2.3"`
+		}
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("json %v: %q, want %q", jsonOut, stdout.String(), want)
+		}
+	}
+}
