@@ -39,6 +39,9 @@ type Factory struct {
 	Engine func() (*courier.Courier, error)
 	// Caches is the engine for what needs no record (cards, clients).
 	Caches func() *courier.Courier
+	// HTTPClients are the process's HTTP clients, one per TLS setting
+	// (with -v, each logs its requests).
+	HTTPClients func() func(store.Target) (*http.Client, error)
 	// Caller is what the steps a command prints keep of the caller's
 	// command line (nextstep.Caller).
 	Caller func() nextstep.Caller
@@ -47,7 +50,7 @@ type Factory struct {
 // factory is the Factory of the command line a runs.
 func (a *App) factory() *Factory {
 	return &Factory{Process: a.p, Printer: a.printer, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
-		Kibana: a.kibana, Engine: a.engine, Caches: a.caches, Caller: a.caller}
+		Kibana: a.kibana, Engine: a.engine, Caches: a.caches, HTTPClients: a.httpClients, Caller: a.caller}
 }
 
 // engineParts are what an engine is built of: its state directory (nil:

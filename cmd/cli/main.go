@@ -327,7 +327,7 @@ type commandSpec struct {
 // commandSpecs is the command tree, in the order --help lists it.
 func commandSpecs() []commandSpec {
 	return []commandSpec{
-		{"discover", false, newDiscoverCmd},
+		{"discover", false, func(a *App) *cobra.Command { return newCmdDiscover(a.factory(), nil) }},
 		{"get-card", false, newGetCardCmd},
 		{"send", false, newSendCmd},
 		{"send-async", false, newSendAsyncCmd},

@@ -2,13 +2,18 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
@@ -118,6 +123,60 @@ func TestVersionCommand(t *testing.T) {
 		}
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("json %v: %q, want %q", jsonOut, stdout.String(), want)
+		}
+	}
+}
+
+// discover's --timeout reaches its Options; an argument is refused.
+func TestDiscoverFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *discoverOptions
+	run := func(_ context.Context, o *discoverOptions) error { got = o; return nil }
+	if err := parse(newCmdDiscover(f, run), "--timeout", "5s"); err != nil || got == nil || got.Timeout != 5*time.Second {
+		t.Errorf("--timeout 5s: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDiscover(f, run)); err != nil || got == nil || got.Timeout != defaultReadTimeout {
+		t.Errorf("no flag: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDiscover(f, run), "an-agent"); err == nil || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+}
+
+// discover's run, against the simulator, with the settings of its
+// Options (no config file, no environment): the agents' ids, names and
+// kinds, sorted by id, in the --json document.
+func TestDiscoverRunListsTheSimulatorsAgents(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	f, stdout, _ := unitFactory(true)
+	s := &config.Settings{URL: sim.URL, APIKey: client.Secret(testKey), Sources: map[string]string{}}
+	settings := func() (*config.Settings, error) { return s, nil }
+	opts := &discoverOptions{Process: f.Process, Printer: f.Printer, Settings: settings, KibanaSettings: settings, Timeout: time.Minute,
+		Kibana: func(s *config.Settings) (*client.Kibana, error) {
+			return client.NewKibana(client.KibanaConfig{URL: s.URL, APIKey: s.APIKey, HTTPClient: http.DefaultClient})
+		}}
+	if err := discoverRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Agents []discovered }
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	want := simOptions().Agents
+	if len(doc.Agents) != len(want) {
+		t.Fatalf("agents %+v, want %d", doc.Agents, len(want))
+	}
+	names := map[string]string{}
+	for _, ag := range want {
+		names[ag.ID] = ag.Name
+	}
+	for i, ag := range doc.Agents {
+		if name, ok := names[ag.ID]; !ok || ag.Name != name || ag.Kind != "kibana" || i > 0 && doc.Agents[i-1].ID > ag.ID {
+			t.Errorf("agent %d: %+v (the simulator's: %v)", i, ag, names)
 		}
 	}
 }
