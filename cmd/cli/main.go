@@ -169,6 +169,23 @@ func Run(ctx context.Context, p *Process) int {
 	return ce.exit
 }
 
+// waitFlags are the flags of a command that waits (send, send-async,
+// result) that the steps it prints keep as the caller gave them: a
+// --timeout given, and --progress.
+func waitFlags(c *cobra.Command) []nextstep.Arg {
+	var w []nextstep.Arg
+	if n := c.Name(); n != "send" && n != "send-async" && n != "result" {
+		return nil
+	}
+	if f := c.Flags().Lookup("timeout"); f != nil && f.Changed {
+		w = append(w, nextstep.Arg{Flag: "--timeout", Value: f.Value.String()})
+	}
+	if f := c.Flags().Lookup("progress"); f != nil && f.Value.String() == "true" {
+		w = append(w, nextstep.Arg{Flag: "--progress", Bool: true})
+	}
+	return w
+}
+
 // unknownCommandErr turns cobra's unknown-command error, whose suggestions
 // ("Did you mean this?") follow the first line, into a usage error that
 // names them in its hint.
@@ -257,10 +274,13 @@ type App struct {
 	// remote is set once the command deals with a generic A2A agent, so
 	// that hints speak of it, not of Kibana.
 	remote bool
-	// verbose shows the requests on stderr (-v); resumeFlags are the flags
-	// of the caller's command line that a printed command keeps (--timeout).
-	verbose     bool
-	resumeFlags []nextstep.Arg
+	// verbose shows the requests on stderr (-v).
+	verbose bool
+	// waits are the flags of a command that waits as the caller gave
+	// them (--timeout, --progress), which its printed steps keep: the
+	// parsed command line, set once, before the command runs
+	// (PersistentPreRunE, waitFlags), as flags is.
+	waits []nextstep.Arg
 
 	clientsOnce sync.Once
 	clients     func(store.Target) (*http.Client, error)
@@ -289,7 +309,7 @@ func (a *App) hint(t nextstep.Text) string { return a.caller().Text(t) }
 // (--timeout), --json, and where the settings a hint speaks of came from
 // (config.Settings.Where, once they are loaded).
 func (a *App) caller() nextstep.Caller {
-	c := nextstep.Caller{Waits: a.resumeFlags, JSON: a.jsonOut}
+	c := nextstep.Caller{Waits: a.waits, JSON: a.jsonOut}
 	if !a.p.Tool {
 		for _, f := range []nextstep.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
 			{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
@@ -413,6 +433,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 		if app.p.WatchSignals != nil && c.Name() != "version" {
 			app.p.WatchSignals()
 		}
+		app.waits = waitFlags(c)
 		for _, name := range []string{"timeout", "poll-interval", "max-wait"} {
 			if f := c.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "duration" {
 				if d, err := time.ParseDuration(f.Value.String()); err == nil && d <= 0 {

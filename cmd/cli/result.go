@@ -65,12 +65,6 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.contextIDs = args
 			opts.timeoutSet = cmd.Flags().Changed("timeout")
-			if opts.timeoutSet {
-				app.resumeFlags = []nextstep.Arg{{Flag: "--timeout", Value: opts.timeout.String()}}
-			}
-			if opts.progress {
-				app.resumeFlags = append(app.resumeFlags, nextstep.Arg{Flag: "--progress", Bool: true})
-			}
 			return app.runResult(cmd.Context(), opts)
 		},
 	}

@@ -153,12 +153,6 @@ func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error 
 		opts.pollSet = cmd.Flags().Changed("poll-interval")
 		opts.maxWaitSet = cmd.Flags().Changed("max-wait")
 		opts.timeoutSet = cmd.Flags().Changed("timeout")
-		if opts.timeoutSet {
-			app.resumeFlags = []nextstep.Arg{{Flag: "--timeout", Value: opts.timeout.String()}}
-		}
-		if opts.progress {
-			app.resumeFlags = append(app.resumeFlags, nextstep.Arg{Flag: "--progress", Bool: true})
-		}
 		return app.runSend(cmd.Context(), opts)
 	}
 }
