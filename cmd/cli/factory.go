@@ -37,6 +37,8 @@ type Factory struct {
 	// Engine is the task engine on the state directory (newEngine: the
 	// one way an engine is built).
 	Engine func() (*courier.Courier, error)
+	// Store opens the state directory (making it when missing).
+	Store func() (*store.Store, error)
 	// Caches is the engine for what needs no record (cards, clients).
 	Caches func() *courier.Courier
 	// HTTPClients are the process's HTTP clients, one per TLS setting
@@ -50,7 +52,7 @@ type Factory struct {
 // factory is the Factory of the command line a runs.
 func (a *App) factory() *Factory {
 	return &Factory{Process: a.p, Printer: a.printer, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
-		Kibana: a.kibana, Engine: a.engine, Caches: a.caches, HTTPClients: a.httpClients, Caller: a.caller}
+		Kibana: a.kibana, Engine: a.engine, Store: a.openStore, Caches: a.caches, HTTPClients: a.httpClients, Caller: a.caller}
 }
 
 // engineParts are what an engine is built of: its state directory (nil:

@@ -356,7 +356,7 @@ func commandSpecs() []commandSpec {
 		{"cancel", false, newCancelCmd},
 		{"tasks", false, newTasksCmd},
 		{"prune", false, func(a *App) *cobra.Command { return newCmdPrune(a.factory(), nil) }},
-		{"history", false, newHistoryCmd},
+		{"history", false, func(a *App) *cobra.Command { return newCmdHistory(a.factory(), nil) }},
 		{"show", false, newShowCmd},
 		{"doctor", false, newDoctorCmd},
 		{"config", false, newConfigCmd},

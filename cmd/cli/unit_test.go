@@ -18,6 +18,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // The tests of this file build one command from a Factory of their own
@@ -41,6 +42,7 @@ func unitFactory(jsonOut bool) (f *Factory, stdout, stderr *bytes.Buffer) {
 		Settings:       func() (*config.Settings, error) { return nil, errNotInAUnitTest },
 		KibanaSettings: func() (*config.Settings, error) { return nil, errNotInAUnitTest },
 		Engine:         func() (*courier.Courier, error) { return nil, errNotInAUnitTest },
+		Store:          func() (*store.Store, error) { return nil, errNotInAUnitTest },
 		Caches:         func() *courier.Courier { return nil },
 		Caller:         func() nextstep.Caller { return nextstep.Caller{} },
 	}, stdout, stderr
@@ -178,5 +180,52 @@ func TestDiscoverRunListsTheSimulatorsAgents(t *testing.T) {
 		if name, ok := names[ag.ID]; !ok || ag.Name != name || ag.Kind != "kibana" || i > 0 && doc.Agents[i-1].ID > ag.ID {
 			t.Errorf("agent %d: %+v (the simulator's: %v)", i, ag, names)
 		}
+	}
+}
+
+// history's flags reach its Options as given.
+func TestHistoryFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *historyOptions
+	run := func(_ context.Context, o *historyOptions) error { got = o; return nil }
+	if err := parse(newCmdHistory(f, run), "--agent", "elastic-ai-agent", "--limit", "0", "--timeout", "2m"); err != nil || got == nil ||
+		got.Agent != "elastic-ai-agent" || got.Limit != 0 || got.Timeout != 2*time.Minute {
+		t.Errorf("flags: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdHistory(f, run)); err != nil || got == nil || got.Limit != defaultHistoryLimit || got.Agent != "" {
+		t.Errorf("defaults: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdHistory(f, run), "--limit", "x"); err == nil || got != nil {
+		t.Errorf("--limit x: %v, ran %v", err, got != nil)
+	}
+}
+
+// history's run: a bad --limit or --agent is refused before any server is
+// asked; an agent the simulator does not have exits 5 with the hint that
+// names discover.
+func TestHistoryRun(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(true)
+	asked := 0
+	noServer := func() (*config.Settings, error) { asked++; return nil, errNotInAUnitTest }
+	for _, o := range []historyOptions{{Limit: -1}, {Agent: "no/such", Limit: 1}} {
+		o.Printer, o.KibanaSettings, o.Store = f.Printer, noServer, f.Store
+		if ce := classify(historyRun(context.Background(), &o)); ce.exit != ExitUsage || asked != 0 {
+			t.Errorf("%+v: exit %d (%s), settings asked %d times", o, ce.exit, ce.message, asked)
+		}
+	}
+	sim := startSim(t, nil)
+	s := &config.Settings{URL: sim.URL, APIKey: client.Secret(testKey), Sources: map[string]string{}}
+	o := &historyOptions{Printer: f.Printer, Store: f.Store, Agent: "nobody", Limit: 5, Timeout: time.Minute,
+		KibanaSettings: func() (*config.Settings, error) { return s, nil },
+		Kibana: func(s *config.Settings) (*client.Kibana, error) {
+			return client.NewKibana(client.KibanaConfig{URL: s.URL, APIKey: s.APIKey, HTTPClient: http.DefaultClient})
+		}}
+	ce := classify(historyRun(context.Background(), o))
+	if ce.exit != ExitNotFound || ce.code != "not_found" || !strings.Contains(ce.hint.String(), "`a2a-courier discover` lists") {
+		t.Errorf("unknown agent: exit %d, %s, hint %q", ce.exit, ce.message, ce.hint)
 	}
 }
