@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -44,6 +45,9 @@ type Factory struct {
 	// HTTPClients are the process's HTTP clients, one per TLS setting
 	// (with -v, each logs its requests).
 	HTTPClients func() func(store.Target) (*http.Client, error)
+	// ResolveTarget finds the agent a command names (an Agent Builder
+	// agent, a peer of the config file, --url) and reads its card.
+	ResolveTarget func(ctx context.Context, name string, af agentFlags) (*target, error)
 	// Caller is what the steps a command prints keep of the caller's
 	// command line (nextstep.Caller).
 	Caller func() nextstep.Caller
@@ -52,7 +56,7 @@ type Factory struct {
 // factory is the Factory of the command line a runs.
 func (a *App) factory() *Factory {
 	return &Factory{Process: a.p, Printer: a.printer, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
-		Kibana: a.kibana, Engine: a.engine, Store: a.openStore, Caches: a.caches, HTTPClients: a.httpClients, Caller: a.caller}
+		Kibana: a.kibana, Engine: a.engine, Store: a.openStore, Caches: a.caches, HTTPClients: a.httpClients, ResolveTarget: a.resolveTarget, Caller: a.caller}
 }
 
 // engineParts are what an engine is built of: its state directory (nil:

@@ -348,7 +348,7 @@ type commandSpec struct {
 func commandSpecs() []commandSpec {
 	return []commandSpec{
 		{"discover", false, func(a *App) *cobra.Command { return newCmdDiscover(a.factory(), nil) }},
-		{"get-card", false, newGetCardCmd},
+		{"get-card", false, func(a *App) *cobra.Command { return newCmdGetCard(a.factory(), nil) }},
 		{"send", false, newSendCmd},
 		{"send-async", false, newSendAsyncCmd},
 		{"result", false, newResultCmd},

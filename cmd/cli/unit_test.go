@@ -229,3 +229,46 @@ func TestHistoryRun(t *testing.T) {
 		t.Errorf("unknown agent: exit %d, %s, hint %q", ce.exit, ce.message, ce.hint)
 	}
 }
+
+// get-card takes an agent or --url (not both, not neither), and its
+// agent flags, into its Options.
+func TestGetCardFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *getCardOptions
+	run := func(_ context.Context, o *getCardOptions) error { got = o; return nil }
+	if err := parse(newCmdGetCard(f, run), "research", "--timeout", "3s", "--protocol", "1.0", "--binding", "rest"); err != nil || got == nil ||
+		got.Agent != "research" || got.Timeout != 3*time.Second || got.AgentFlags.protocol != "1.0" || got.AgentFlags.binding != "rest" {
+		t.Errorf("a peer: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdGetCard(f, run), "--url", "https://agents.example.com/r", "--no-stream"); err != nil || got == nil ||
+		got.Agent != "" || got.AgentFlags.url != "https://agents.example.com/r" || !got.AgentFlags.noStream {
+		t.Errorf("--url: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{nil, {"a", "b"}, {"a", "--url", "https://x.example.com"}} {
+		got = nil
+		err := parse(newCmdGetCard(f, run), args...)
+		if ce := classify(err); err == nil || ce.exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v (exit %d), ran %v", args, err, ce.exit, got != nil)
+		}
+	}
+}
+
+// get-card's run prints the card the resolver reads: here the App's,
+// on the simulator, its settings from an environment of the test's own.
+func TestGetCardRunPrintsTheCard(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	env := map[string]string{"KIBANA_URL": sim.URL, "KIBANA_API_KEY": testKey, "A2A_COURIER_CONFIG_DIR": t.TempDir(), "A2A_COURIER_STATE_DIR": t.TempDir()}
+	f, stdout, _ := unitFactory(false)
+	f.Process.LookupEnv = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	app := &App{p: f.Process}
+	opts := &getCardOptions{Printer: f.Printer, ResolveTarget: app.resolveTarget, Agent: "elastic-ai-agent", Timeout: time.Minute}
+	if err := getCardRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.Contains(out, "Name:         Elastic AI Agent\n") || !strings.Contains(out, "Description:  ") {
+		t.Errorf("card %q", out)
+	}
+}
