@@ -13,6 +13,8 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// cancelOptions are cancel's flags and arguments. Its run is still the
+// App's (runCancel): its dependencies are the App's report helpers.
 type cancelOptions struct {
 	id         string
 	agentFlags agentFlags
@@ -20,7 +22,9 @@ type cancelOptions struct {
 	timeout    time.Duration
 }
 
-func newCancelCmd(app *App) *cobra.Command {
+// newCmdCancel builds cancel, run by runF (App.runCancel, or a test's,
+// which gets the options as parsed).
+func newCmdCancel(_ *Factory, runF func(context.Context, *cancelOptions) error) *cobra.Command {
 	opts := &cancelOptions{}
 	cmd := &cobra.Command{
 		Use:   "cancel <contextId|taskId> [peer]",
@@ -50,7 +54,7 @@ argument, or --url.`,
 			if len(args) == 2 {
 				opts.agent = args[1]
 			}
-			return app.runCancel(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	addAgentFlags(cmd, &opts.agentFlags)

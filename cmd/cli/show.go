@@ -28,7 +28,10 @@ type showOptions struct {
 	redact func(string) string
 }
 
-func newShowCmd(app *App) *cobra.Command {
+// newCmdShow builds show, run by runF (App.runShow, or a test's, which
+// gets the options as parsed). Its run is still the App's: its
+// dependencies are the App's report helpers.
+func newCmdShow(_ *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
 	opts := &showOptions{}
 	cmd := &cobra.Command{
 		Use:   "show <conversationId|contextId>",
@@ -70,7 +73,7 @@ the round failed; 1 when a finished round holds no reply. With
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.target = args[0]
 			opts.roundSet = cmd.Flags().Changed("round")
-			return app.runShow(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().IntVar(&opts.round, "round", 0, "print the reply of this round (1 is the first; default: the last)")

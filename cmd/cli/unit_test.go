@@ -272,3 +272,47 @@ func TestGetCardRunPrintsTheCard(t *testing.T) {
 		t.Errorf("card %q", out)
 	}
 }
+
+// cancel takes a contextId or task id and at most an agent, and its agent
+// flags, into its options.
+func TestCancelFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *cancelOptions
+	run := func(_ context.Context, o *cancelOptions) error { got = o; return nil }
+	if err := parse(newCmdCancel(f, run), "t-1", "research", "--timeout", "9s"); err != nil || got == nil ||
+		got.id != "t-1" || got.agent != "research" || got.timeout != 9*time.Second {
+		t.Errorf("id and peer: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdCancel(f, run), "c-1", "--url", "https://agents.example.com/r"); err != nil || got == nil ||
+		got.id != "c-1" || got.agent != "" || got.agentFlags.url != "https://agents.example.com/r" || got.timeout != defaultReadTimeout {
+		t.Errorf("--url: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{nil, {"a", "b", "c"}} {
+		got = nil
+		if err := parse(newCmdCancel(f, run), args...); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v, ran %v", args, err, got != nil)
+		}
+	}
+}
+
+// show takes one id, and tells a --round given from none (roundSet).
+func TestShowFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *showOptions
+	run := func(_ context.Context, o *showOptions) error { got = o; return nil }
+	if err := parse(newCmdShow(f, run), "a2a-c1", "--round", "2", "--max-chars", "400"); err != nil || got == nil ||
+		got.target != "a2a-c1" || got.round != 2 || !got.roundSet || got.maxChars != 400 || got.allRounds {
+		t.Errorf("--round 2: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdShow(f, run), "c1", "--all-rounds"); err != nil || got == nil || got.roundSet || !got.allRounds || got.round != 0 {
+		t.Errorf("--all-rounds: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdShow(f, run), "c1", "c2"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("two ids: %v, ran %v", err, got != nil)
+	}
+}
