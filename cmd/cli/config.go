@@ -48,8 +48,8 @@ func (a *App) configPath() string { return config.Path(a.p.getenv) }
 // noConfigDir is the error of a command that needs the config directory
 // when there is none: it names the variable to set (HOME, or on Windows
 // %APPDATA%).
-func (a *App) noConfigDir() error {
-	return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: %v", config.NoConfigDir(a.p.getenv))
+func noConfigDir(p *Process) error {
+	return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: %v", config.NoConfigDir(p.getenv))
 }
 
 func (a *App) openStore() (*store.Store, error) {

@@ -28,6 +28,11 @@ type Factory struct {
 	// Printer writes the command's output: the result on stdout, the rest
 	// on stderr, one JSON document with --json.
 	Printer func() *printer
+	// ConfigPath is the config file's path ("" without a config
+	// directory); Flags are the root's flags as parsed (--profile, the
+	// connection flags).
+	ConfigPath func() string
+	Flags      func() config.Flags
 	// Settings resolves the effective settings (flag > environment >
 	// config file > default), not requiring a Kibana.
 	Settings func() (*config.Settings, error)
@@ -55,7 +60,7 @@ type Factory struct {
 
 // factory is the Factory of the command line a runs.
 func (a *App) factory() *Factory {
-	return &Factory{Process: a.p, Printer: a.printer, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
+	return &Factory{Process: a.p, Printer: a.printer, ConfigPath: a.configPath, Flags: func() config.Flags { return a.flags }, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
 		Kibana: a.kibana, Engine: a.engine, Store: a.openStore, Caches: a.caches, HTTPClients: a.httpClients, ResolveTarget: a.resolveTarget, Caller: a.caller}
 }
 

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +316,68 @@ func TestShowFlags(t *testing.T) {
 	got = nil
 	if err := parse(newCmdShow(f, run), "c1", "c2"); classify(err).exit != ExitUsage || got != nil {
 		t.Errorf("two ids: %v, ran %v", err, got != nil)
+	}
+}
+
+// config set and unset take the name and value into their options; set
+// takes one or two arguments, unset one.
+func TestConfigChangeFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *configChangeOptions
+	run := func(o *configChangeOptions) error { got = o; return nil }
+	if err := parse(newCmdConfigSet(f, run), "space", "prod"); err != nil || got == nil || got.Name != "space" || got.Value != "prod" || !got.HasValue || got.Unset {
+		t.Errorf("set space prod: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdConfigSet(f, run), "api-key"); err != nil || got == nil || got.Name != "api-key" || got.HasValue {
+		t.Errorf("set api-key: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdConfigUnset(f, run), "space"); err != nil || got == nil || got.Name != "space" || !got.Unset {
+		t.Errorf("unset space: %v, %+v", err, got)
+	}
+	for _, c := range []*cobra.Command{newCmdConfigSet(f, run), newCmdConfigUnset(f, run), newCmdConfigPath(f, run)} {
+		got = nil
+		if err := parse(c, "a", "b", "c"); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%s a b c: %v, ran %v", c.Name(), err, got != nil)
+		}
+	}
+}
+
+// config set's run on a config file of the test's own: the value is
+// written to the profile --profile names; the API key comes from stdin,
+// never as an argument; an unknown name is a usage error that writes
+// nothing.
+func TestConfigSetRun(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "a2a-courier", "config.yaml")
+	f, _, _ := unitFactory(true)
+	opts := func(name, value string, has bool) *configChangeOptions {
+		o := configChangeOpts(f)
+		o.ConfigPath = func() string { return path }
+		o.Flags = func() config.Flags { return config.Flags{Profile: "lab"} }
+		o.Name, o.Value, o.HasValue = name, value, has
+		return o
+	}
+	if err := configSetRun(opts("kibana-url", "https://kb.example.com", true)); err != nil {
+		t.Fatal(err)
+	}
+	f.Process.Stdin = strings.NewReader("c2VjcmV0OmtleQ==\n")
+	if err := configSetRun(opts("api-key", "", false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*configChangeOptions{opts("api-key", "c2VjcmV0", true), opts("no-such", "x", true), opts("space", "", false)} {
+		if ce := classify(configSetRun(o)); ce.exit != ExitUsage {
+			t.Errorf("%s %q: exit %d (%s)", o.Name, o.Value, ce.exit, ce.message)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, "lab:") || !strings.Contains(s, "kibana_url: https://kb.example.com") || !strings.Contains(s, "api_key: c2VjcmV0OmtleQ==") ||
+		strings.Contains(s, "no_such") || strings.Contains(s, "api_key: c2VjcmV0\n") {
+		t.Errorf("config file:\n%s", s)
 	}
 }
