@@ -16,6 +16,8 @@ import (
 
 // tasksOptions select the rows of tasks: the local ledger's or, with
 // --url, an A2A 1.0 agent's own list (ListTasks).
+// tasksOptions are tasks' flags. Its runs are still the App's (runTasks,
+// runRemoteTasks): they report through the App's helpers.
 type tasksOptions struct {
 	state, agent, contextID string
 	limit                   int
@@ -23,7 +25,17 @@ type tasksOptions struct {
 	timeout                 time.Duration
 }
 
-func newTasksCmd(app *App) *cobra.Command {
+// tasksRun lists this machine's tasks, or with --url a generic agent's.
+func (a *App) tasksRun(ctx context.Context, opts *tasksOptions) error {
+	if opts.agentFlags.url != "" {
+		return a.runRemoteTasks(ctx, opts)
+	}
+	return a.runTasks(opts)
+}
+
+// newCmdTasks builds tasks, run by runF (App.tasksRun, or a test's, which
+// gets the options as parsed and checked).
+func newCmdTasks(_ *Factory, runF func(context.Context, *tasksOptions) error) *cobra.Command {
 	opts := &tasksOptions{}
 	cmd := &cobra.Command{
 		Use:   "tasks",
@@ -62,13 +74,10 @@ tasks (A2A 0.3, or a server without ListTasks) exits 2, code unsupported.`,
   a2a-courier tasks --url https://agents.example.com/research --state working`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.agentFlags.url != "" {
-				return app.runRemoteTasks(cmd.Context(), opts)
-			}
-			if opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "" {
+			if opts.agentFlags.url == "" && (opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "") {
 				return usageErr("--context, --protocol and --binding list a generic A2A agent's tasks: add --url <agent URL>", "--context, --protocol or --binding without --url")
 			}
-			return app.runTasks(opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.state, "state", "", "only tasks in these states (running, or state names, commas between; one state with --url)")

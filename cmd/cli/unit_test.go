@@ -381,3 +381,46 @@ func TestConfigSetRun(t *testing.T) {
 		t.Errorf("config file:\n%s", s)
 	}
 }
+
+// tasks: its filters reach its options; --context, --protocol and
+// --binding need --url, refused before it runs.
+func TestTasksFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *tasksOptions
+	run := func(_ context.Context, o *tasksOptions) error { got = o; return nil }
+	if err := parse(newCmdTasks(f, run), "--state", "running", "--agent", "a", "--limit", "3"); err != nil || got == nil ||
+		got.state != "running" || got.agent != "a" || got.limit != 3 || got.agentFlags.url != "" {
+		t.Errorf("local: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdTasks(f, run), "--url", "https://agents.example.com/r", "--context", "c1", "--protocol", "1.0"); err != nil || got == nil ||
+		got.contextID != "c1" || got.agentFlags.protocol != "1.0" || got.limit != defaultHistoryLimit {
+		t.Errorf("--url: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{{"--context", "c1"}, {"--binding", "rest"}, {"x"}} {
+		got = nil
+		if err := parse(newCmdTasks(f, run), args...); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v, ran %v", args, err, got != nil)
+		}
+	}
+}
+
+// doctor's --timeout bounds each check; it takes no argument.
+func TestDoctorFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *doctorOptions
+	run := func(_ context.Context, o *doctorOptions) error { got = o; return nil }
+	if err := parse(newCmdDoctor(f, run)); err != nil || got == nil || got.timeout != 20*time.Second {
+		t.Errorf("default: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDoctor(f, run), "--timeout", "5s"); err != nil || got == nil || got.timeout != 5*time.Second {
+		t.Errorf("--timeout 5s: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDoctor(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+}
