@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/skill"
 )
@@ -33,13 +32,13 @@ func TestPrintedCommandsKeepTheCallersFlags(t *testing.T) {
 	}
 	r = h.run("send", "asks", "drop them", "--timeout", "90s")
 	r.expect(t, ExitInputRequired)
-	ctxID := mcpserver.StartedContext(r.stderr)
+	ctxID := startedContext(r.stderr)
 	if want := "answer with (the answer on stdin): a2a-courier send asks --context " + ctxID + " --timeout 1m30s -"; !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr %q lacks %q", r.stderr, want)
 	}
 	r = h.run("send", "audit-agent", "a long one", "--timeout", "1s")
 	r.expect(t, ExitStillRunning)
-	ctxID = mcpserver.StartedContext(r.stderr)
+	ctxID = startedContext(r.stderr)
 	if want := "resume with: a2a-courier result " + ctxID + " --wait --timeout 1s\n"; !strings.HasSuffix(r.stderr, want) {
 		t.Errorf("stderr %q lacks %q", r.stderr, want)
 	}
@@ -180,7 +179,7 @@ func TestKilledSendIsInTheLedger(t *testing.T) {
 	var ctxID string
 	lines := bufio.NewScanner(stderr)
 	for ctxID == "" && lines.Scan() {
-		ctxID = mcpserver.StartedContext(lines.Text())
+		ctxID = startedContext(lines.Text())
 	}
 	if ctxID == "" {
 		cmd.Process.Kill()

@@ -9,9 +9,12 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// cancelOptions are cancel's flags and arguments. Its run is still the
+// App's (runCancel): its dependencies are the App's report helpers.
 type cancelOptions struct {
 	id         string
 	agentFlags agentFlags
@@ -19,7 +22,9 @@ type cancelOptions struct {
 	timeout    time.Duration
 }
 
-func newCancelCmd(app *App) *cobra.Command {
+// newCmdCancel builds cancel, run by runF (App.runCancel, or a test's,
+// which gets the options as parsed).
+func newCmdCancel(_ *Factory, runF func(context.Context, *cancelOptions) error) *cobra.Command {
 	opts := &cancelOptions{}
 	cmd := &cobra.Command{
 		Use:   "cancel <contextId|taskId> [peer]",
@@ -49,7 +54,7 @@ argument, or --url.`,
 			if len(args) == 2 {
 				opts.agent = args[1]
 			}
-			return app.runCancel(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	addAgentFlags(cmd, &opts.agentFlags)
@@ -93,11 +98,11 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	case errors.Is(err, courier.ErrCancelPending):
 		return &cliError{exit: ExitStillRunning, code: "cancel_pending",
 			message: "task " + rec.ContextID + " is held by a worker that has not confirmed the cancel yet",
-			hint:    "the cancel marker stays: the worker stops following the task when it next looks; `a2a-courier result " + rec.ContextID + "` shows it then"}
+			hint:    say("the cancel marker stays: the worker stops following the task when it next looks; `%s` shows it then", resultStep(rec.ContextID))}
 	case errors.Is(err, courier.ErrCancelReplaced):
 		return &cliError{exit: ExitUnexpected, code: "unexpected",
 			message: "task " + rec.ContextID + " got a new message while it was being canceled, and the canceled message's record is not in the archive",
-			hint:    "`a2a-courier result " + rec.ContextID + "` shows the context's newest message"}
+			hint:    say("`%s` shows the context's newest message", resultStep(rec.ContextID))}
 	case err != nil:
 		return err
 	case canceled.State != store.Canceled:
@@ -111,7 +116,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 // alreadyFinished refuses to cancel a task that has ended (exit 6).
 func alreadyFinished(rec *store.Record, says string) error {
 	return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " " + says + " " + string(rec.State),
-		hint: "a finished task cannot be canceled; `a2a-courier result " + rec.ContextID + "` shows it"}
+		hint: say("a finished task cannot be canceled; `%s` shows it", resultStep(rec.ContextID))}
 }
 
 // cancelRecord finds the local record of a contextId or task id; nil when
@@ -135,9 +140,10 @@ func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (
 // on the agent named.
 func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *cancelOptions) error {
 	if opts.agent == "" && opts.agentFlags.url == "" {
-		hint := "`a2a-courier tasks` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: a2a-courier cancel <taskId> <peer>, or --url <agent URL>"
+		hint := say("`%s` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: %s, or --url <agent URL>",
+			nextstep.New("tasks"), nextstep.New("cancel").Hole("", "taskId").Hole("", "peer"))
 		if rest, ok := courier.ContextOfConversationID(opts.id); ok {
-			hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier cancel " + rest + ")"
+			hint = say("that is a conversation id: its contextId is %s (%s)", rest, nextstep.New("cancel").Pos(rest))
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task or context " + opts.id, hint: hint}
 	}
@@ -177,11 +183,11 @@ func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Re
 		}
 		return a.cancelKibanaTask(ctx, rec), nil
 	case courier.StopKibanaUnnamed:
-		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
+		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case courier.StopByClosing:
 		a.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
 	case courier.StopCannot:
-		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
+		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case courier.StopUnnamed:
 		a.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
 	}
@@ -198,18 +204,18 @@ func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
 		if err != nil {
 			why = courier.OneLine(err)
 		}
-		a.printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `a2a-courier fetch %s` can still read its reply", why, rec.ContextID)
+		a.printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `%s` can still read its reply", why, fetchStep(rec.ContextID))
 		return false
 	}
 	switch ks := courier.StopKibanaTask(ctx, k, rec); {
 	case ks.Stopped:
 		return true
 	case ks.NotCancelable:
-		a.printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `a2a-courier fetch %s` can still read its reply", rec.ContextID)
+		a.printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case ks.Err != nil:
-		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `a2a-courier fetch %s` can still read its reply", courier.OneLine(ks.Err), rec.ContextID)
+		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `%s` can still read its reply", courier.OneLine(ks.Err), fetchStep(rec.ContextID))
 	default:
-		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `a2a-courier fetch %s` can still read its reply", ks.State, rec.ContextID)
+		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `%s` can still read its reply", ks.State, fetchStep(rec.ContextID))
 	}
 	return false
 }
@@ -221,9 +227,9 @@ func cancelError(err error) error {
 		ce := fromClientError(rerr)
 		switch rpcCodeOf(err) {
 		case -32002:
-			ce.exit, ce.code, ce.hint = ExitTaskFailed, "not_cancelable", "the agent says the task can no longer be canceled (it has finished)"
+			ce.exit, ce.code, ce.hint = ExitTaskFailed, "not_cancelable", plain("the agent says the task can no longer be canceled (it has finished)")
 		case -32001:
-			ce.exit, ce.code, ce.hint = ExitNotFound, "not_found", "the agent does not know that task"
+			ce.exit, ce.code, ce.hint = ExitNotFound, "not_found", plain("the agent does not know that task")
 		}
 		return ce
 	}

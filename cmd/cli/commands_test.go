@@ -21,7 +21,6 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -255,7 +254,7 @@ func TestSendSync(t *testing.T) {
 		r.expect(t, ExitOK)
 		// Before anything leaves, stderr names the task (a caller stopped
 		// by its own timeout still has the contextId), and tasks lists it.
-		ctxID := mcpserver.StartedContext(r.stderr)
+		ctxID := startedContext(r.stderr)
 		if r.stdout != "Echo: How many errors?\n" || ctxID == "" || afterStarted(r.stderr) != "" {
 			t.Errorf("stdout %q stderr %q", r.stdout, r.stderr)
 		}
@@ -790,7 +789,7 @@ func TestCanceledHints(t *testing.T) {
 		{"cancel of a running generic task", store.Record{Target: store.Target{Kind: "a2a"}, SentAt: &sent, CanceledBy: "cancel"}, "canceled on request"},
 	} {
 		c.rec.ContextID, c.rec.State = "c1", store.Canceled
-		if ce := recordError(&c.rec); !strings.Contains(ce.hint, c.want) || ce.exit != ExitTaskFailed {
+		if ce := recordError(&c.rec); !strings.Contains(ce.hint.String(), c.want) || ce.exit != ExitTaskFailed {
 			t.Errorf("%s: exit %d, hint %q, want %q", c.name, ce.exit, ce.hint, c.want)
 		}
 	}

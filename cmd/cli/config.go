@@ -8,6 +8,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/oshint"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -48,8 +49,8 @@ func (a *App) configPath() string { return config.Path(a.p.getenv) }
 // noConfigDir is the error of a command that needs the config directory
 // when there is none: it names the variable to set (HOME, or on Windows
 // %APPDATA%).
-func (a *App) noConfigDir() error {
-	return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: %v", config.NoConfigDir(a.p.getenv))
+func noConfigDir(p *Process) error {
+	return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: %v", config.NoConfigDir(p.getenv))
 }
 
 func (a *App) openStore() (*store.Store, error) {
@@ -69,7 +70,7 @@ func (a *App) openStore() (*store.Store, error) {
 // directory): a problem of the set-up, exit 2, with what to do about it.
 // Nothing is retried: the next write would be refused the same way.
 func stateDirErr(err error, ue *store.UnwritableError) *cliError {
-	return &cliError{exit: ExitUsage, code: "state_dir", message: courier.OneLine(err), hint: oshint.Unwritable(ue), err: err}
+	return &cliError{exit: ExitUsage, code: "state_dir", message: courier.OneLine(err), hint: plain(oshint.Unwritable(ue)), err: err}
 }
 
 // durationFlag returns the flag's value when it was given, else the setting.
@@ -219,7 +220,7 @@ func (a *App) otherKibanaErr(rec *store.Record, s *config.Settings) *cliError {
 	if t.Profile != "" {
 		sent = ", with profile " + t.Profile
 	}
-	return &cliError{exit: ExitUsage, code: "config", hint: hint,
+	return &cliError{exit: ExitUsage, code: "config", hint: plain(hint),
 		message: fmt.Sprintf("task %s was sent to another Kibana (%s, space %s%s) than the configured one (%s); it is not read there",
 			rec.ContextID, client.RedactURL(t.URL), spaceName(t.Space), sent, configuredKibana(s))}
 }
@@ -232,22 +233,21 @@ func configuredKibana(s *config.Settings) string {
 	return client.RedactURL(s.URL) + ", " + s.Sources["kibana_url"]
 }
 
-// inTaskSpace names, in a hint about recorded task rec (config.Sourced's
+// inTaskSpace names, in a hint about recorded task rec (config.Settings.Where's
 // "check KIBANA_SPACE_ID"), the space it was sent to: it is read there,
 // whatever space is configured now.
-func inTaskSpace(rec *store.Record, hint string) string {
+func inTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
 	if rec.Target.Kind != store.TargetKibana {
 		return hint
 	}
-	s := &config.Settings{Space: rec.Target.Space, Sources: map[string]string{"space": "task " + rec.ContextID}}
-	return s.Sourced(hint)
+	return hint.Fix(nextstep.KibanaSpace, config.SpaceWhere(rec.Target.Space, "task "+rec.ContextID, ""))
 }
 
 // refusedTaskSpace is inTaskSpace for the error of a task that ended
 // (refused, say): when the task went to the configured space, the hint
 // names that one by its source instead (App.hint), which is what to
 // change before sending again.
-func (a *App) refusedTaskSpace(rec *store.Record, hint string) string {
+func (a *App) refusedTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
 	if s := a.cached; s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
 		return hint
 	}

@@ -509,7 +509,7 @@ func TestConfigDurationsArePositiveWithAUnit(t *testing.T) {
 		if strings.Contains(doc, ": 20\n") {
 			want = "did you mean 20s?" // a bare number gets its unit suggested
 		}
-		if err != nil && !strings.Contains(classify(err).hint, want) {
+		if err != nil && !strings.Contains(classify(err).hint.String(), want) {
 			t.Errorf("%q: hint %q", doc, classify(err).hint)
 		}
 	}

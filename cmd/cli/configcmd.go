@@ -48,7 +48,8 @@ flag value: "config set api-key" reads it from stdin.`,
 		Args: exactArgs(0, "a subcommand: show, set, unset or path"),
 		RunE: groupRun(app),
 	}
-	cmd.AddCommand(newConfigShowCmd(app), newConfigSetCmd(app), newConfigUnsetCmd(app), newConfigPathCmd(app))
+	f := app.factory()
+	cmd.AddCommand(newConfigShowCmd(app), newCmdConfigSet(f, nil), newCmdConfigUnset(f, nil), newCmdConfigPath(f, nil))
 	return cmd
 }
 
@@ -174,7 +175,33 @@ func wrapText(text string, width int, indent string) string {
 	return b.String()
 }
 
-func newConfigSetCmd(app *App) *cobra.Command {
+// configChangeOptions are the dependencies and arguments of config set
+// and config unset.
+type configChangeOptions struct {
+	Process *Process
+	Printer func() *printer
+	// ConfigPath is the config file's path ("" when there is no config
+	// directory); Flags are the connection flags (--profile picks the
+	// profile changed).
+	ConfigPath func() string
+	Flags      func() config.Flags
+
+	// Name is the setting, Value its value (config set; HasValue when
+	// given as an argument), Unset for config unset.
+	Name     string
+	Value    string
+	HasValue bool
+	Unset    bool
+}
+
+func configChangeOpts(f *Factory) *configChangeOptions {
+	return &configChangeOptions{Process: f.Process, Printer: f.Printer, ConfigPath: f.ConfigPath, Flags: f.Flags}
+}
+
+// newCmdConfigSet builds config set; runF, when not nil, runs in place of
+// configSetRun (a test's, which gets the options as parsed).
+func newCmdConfigSet(f *Factory, runF func(*configChangeOptions) error) *cobra.Command {
+	opts := configChangeOpts(f)
 	return &cobra.Command{
 		Use:   "set <name> [value]",
 		Short: "Set a value in the profile (api-key is read from stdin, never an argument)",
@@ -195,12 +222,22 @@ the process list or the shell history.`,
   a2a-courier config set poll-interval 30s`,
 		Args: rangeArgs(1, 2, "a name and a value"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return app.runConfigSet(args)
+			opts.Name = args[0]
+			if len(args) == 2 {
+				opts.Value, opts.HasValue = args[1], true
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return configSetRun(opts)
 		},
 	}
 }
 
-func newConfigUnsetCmd(app *App) *cobra.Command {
+// newCmdConfigUnset builds config unset; runF, when not nil, runs in place
+// of configChange (a test's, which gets the options as parsed).
+func newCmdConfigUnset(f *Factory, runF func(*configChangeOptions) error) *cobra.Command {
+	opts := configChangeOpts(f)
 	return &cobra.Command{
 		Use:   "unset <name>",
 		Short: "Remove a value from the profile",
@@ -215,42 +252,57 @@ default_profile that the file does not have is a configuration error (exit 2).`,
 		Example: `  a2a-courier config unset space --profile prod`,
 		Args:    exactArgs(1, "a name"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return app.runConfigUnset(args[0])
+			opts.Name, opts.Unset = args[0], true
+			if runF != nil {
+				return runF(opts)
+			}
+			return configChange(opts, configfile.Change{Name: opts.Name, Unset: true})
 		},
 	}
 }
 
-func newConfigPathCmd(app *App) *cobra.Command {
+// newCmdConfigPath builds config path; runF, when not nil, runs in place
+// of configPathRun.
+func newCmdConfigPath(f *Factory, runF func(*configChangeOptions) error) *cobra.Command {
+	opts := configChangeOpts(f)
 	return &cobra.Command{
 		Use:     "path",
 		Short:   "Print the config file's path",
 		Example: `  a2a-courier config path`,
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := app.configPath()
-			if p == "" {
-				return app.noConfigDir()
+			if runF != nil {
+				return runF(opts)
 			}
-			if app.printer().json {
-				_, err := os.Stat(p)
-				return app.printer().writeJSON(map[string]any{"config_file": p, "config_file_exists": err == nil})
-			}
-			app.printer().payload(p)
-			return nil
+			return configPathRun(opts)
 		},
 	}
 }
 
-func (a *App) runConfigSet(args []string) error {
-	name, value := args[0], ""
+func configPathRun(opts *configChangeOptions) error {
+	p := opts.ConfigPath()
+	if p == "" {
+		return noConfigDir(opts.Process)
+	}
+	pr := opts.Printer()
+	if pr.json {
+		_, err := os.Stat(p)
+		return pr.writeJSON(map[string]any{"config_file": p, "config_file_exists": err == nil})
+	}
+	pr.payload(p)
+	return nil
+}
+
+func configSetRun(opts *configChangeOptions) error {
+	name, value := opts.Name, ""
 	if !configfile.Known(name) {
 		return usageErr("names: "+configfile.SettableNames(), "unknown setting %q", name)
 	}
 	switch {
-	case name == "api-key" && len(args) == 2:
+	case name == "api-key" && opts.HasValue:
 		return usageErr("pipe it instead: "+shellcmd.FromFile("a2a-courier config set api-key", "key-file"), "the API key is never an argument (it would show in the process list and the shell history)")
 	case name == "api-key":
-		b, err := io.ReadAll(io.LimitReader(a.p.Stdin, 64<<10))
+		b, err := io.ReadAll(io.LimitReader(opts.Process.Stdin, 64<<10))
 		if err != nil {
 			return err
 		}
@@ -262,36 +314,32 @@ func (a *App) runConfigSet(args []string) error {
 		if value == "" || strings.ContainsAny(value, "\n\r") {
 			return usageErr("pipe the key's encoded value, on one line: "+shellcmd.FromFile("a2a-courier config set api-key", "key-file"), "no API key on stdin")
 		}
-	case len(args) != 2 && name == "default-profile":
+	case !opts.HasValue && name == "default-profile":
 		return usageErr("a2a-courier config set default-profile <profile>", "default-profile needs a value")
-	case len(args) != 2:
+	case !opts.HasValue:
 		return usageErr("a2a-courier config set "+name+" <value>", "%s needs a value", name)
 	default:
-		v, err := configfile.CheckValue(name, args[1])
+		v, err := configfile.CheckValue(name, opts.Value)
 		if err != nil {
 			return err
 		}
 		value = v
 	}
-	return a.changeConfig(configfile.Change{Name: name, Value: value})
+	return configChange(opts, configfile.Change{Name: name, Value: value})
 }
 
-func (a *App) runConfigUnset(name string) error {
-	return a.changeConfig(configfile.Change{Name: name, Unset: true})
-}
-
-// changeConfig applies config set or unset to the config file, says what
+// configChange applies config set or unset to the config file, says what
 // changed, and prints the --json document.
-func (a *App) changeConfig(c configfile.Change) error {
-	c.Path, c.Getenv, c.Flags = a.configPath(), a.p.getenv, a.flags
+func configChange(opts *configChangeOptions, c configfile.Change) error {
+	c.Path, c.Getenv, c.Flags = opts.ConfigPath(), opts.Process.getenv, opts.Flags()
 	if c.Path == "" {
-		return a.noConfigDir()
+		return noConfigDir(opts.Process)
 	}
 	d, err := configfile.Apply(c)
 	if err != nil {
 		return err
 	}
-	pr := a.printer()
+	pr := opts.Printer()
 	if d.Rewritten != "" {
 		pr.info("note: %s could not be edited in place (%s): it was rewritten with its data and comments, in a plain layout", d.Path, d.Rewritten)
 	}

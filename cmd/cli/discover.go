@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -10,16 +11,28 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/termui"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// discoverOptions are discover's dependencies and flags.
 type discoverOptions struct {
-	timeout time.Duration
+	Process        *Process
+	Printer        func() *printer
+	Settings       func() (*config.Settings, error)
+	KibanaSettings func() (*config.Settings, error)
+	Kibana         func(*config.Settings) (*client.Kibana, error)
+	HTTPClients    func() func(store.Target) (*http.Client, error)
+
+	Timeout time.Duration
 }
 
-func newDiscoverCmd(app *App) *cobra.Command {
-	opts := &discoverOptions{}
+// newCmdDiscover builds discover; runF, when not nil, runs in place of
+// discoverRun (a test's, which gets the options as parsed).
+func newCmdDiscover(f *Factory, runF func(context.Context, *discoverOptions) error) *cobra.Command {
+	opts := &discoverOptions{Process: f.Process, Printer: f.Printer, Settings: f.Settings, KibanaSettings: f.KibanaSettings,
+		Kibana: f.Kibana, HTTPClients: f.HTTPClients}
 	cmd := &cobra.Command{
 		Use:   "discover",
 		Short: "List the agents you can talk to: id, name, one-line description",
@@ -40,10 +53,13 @@ sorted by id.`,
   a2a-courier discover | cut -f1`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return app.runDiscover(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return discoverRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
 	return cmd
 }
 
@@ -58,22 +74,22 @@ type discovered struct {
 	URL  string `json:"url,omitempty"`
 }
 
-func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
-	s, err := a.loadSettings()
+func discoverRun(ctx context.Context, opts *discoverOptions) error {
+	s, err := opts.Settings()
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	pr := a.printer()
+	pr := opts.Printer()
 	var list []discovered
 	hint := "" // a space with no agents: where the space came from
 	if s.URL != "" || s.APIKey != "" || len(s.Peers) == 0 {
-		ks, err := a.kibanaSettings()
+		ks, err := opts.KibanaSettings()
 		if err != nil {
 			return err
 		}
-		k, err := a.kibana(ks)
+		k, err := opts.Kibana(ks)
 		if err != nil {
 			return err
 		}
@@ -85,11 +101,11 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 			list = append(list, discovered{ID: ag.ID, Name: ag.Name, Description: ag.Description, Kind: "kibana"})
 		}
 		if len(agents) == 0 {
-			hint = a.hint("the space has no agents, or the key sees none there; check KIBANA_SPACE_ID")
+			hint = pr.caller().Text(say("the space has no agents, or the key sees none there; %s", nextstep.Check(nextstep.KibanaSpace)))
 			pr.info("no agents in %s\nhint: %s", describeTarget(ks), hint)
 		}
 	}
-	list = append(list, a.discoverPeers(ctx, s)...)
+	list = append(list, discoverPeers(ctx, opts, s)...)
 	if pr.json {
 		if list == nil {
 			list = []discovered{}
@@ -120,7 +136,7 @@ func (a *App) runDiscover(ctx context.Context, opts *discoverOptions) error {
 }
 
 // discoverPeers reads the cards of the config file's peers, at once.
-func (a *App) discoverPeers(ctx context.Context, s *config.Settings) []discovered {
+func discoverPeers(ctx context.Context, opts *discoverOptions, s *config.Settings) []discovered {
 	names := make([]string, 0, len(s.Peers))
 	for n := range s.Peers {
 		names = append(names, n)
@@ -134,7 +150,7 @@ func (a *App) discoverPeers(ctx context.Context, s *config.Settings) []discovere
 		wg.Add(1)
 		go func(d *discovered, p config.Peer) {
 			defer wg.Done()
-			hc, err := a.httpClients()(store.Target{CAFile: config.ExpandHome(p.CACert, a.p.getenv), Insecure: p.Insecure || s.Insecure})
+			hc, err := opts.HTTPClients()(store.Target{CAFile: config.ExpandHome(p.CACert, opts.Process.getenv), Insecure: p.Insecure || s.Insecure})
 			if err == nil {
 				var ra *client.RemoteAgent
 				b, _ := client.ParseBinding(p.Binding) // the config file's reading checked it

@@ -12,11 +12,14 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/doctor"
 )
 
+// doctorOptions are doctor's flags. Its run is still the App's
+// (runDoctor): it hands doctor.Run the App's clients and error report.
 type doctorOptions struct {
 	timeout time.Duration
 }
 
-func newDoctorCmd(app *App) *cobra.Command {
+// newCmdDoctor builds doctor, run by runF (App.runDoctor, or a test's).
+func newCmdDoctor(_ *Factory, runF func(context.Context, *doctorOptions) error) *cobra.Command {
 	opts := &doctorOptions{}
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -34,7 +37,7 @@ exit code of the first failure.`,
   a2a-courier doctor --json --profile prod`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return app.runDoctor(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", 20*time.Second, "how long to wait for each check")

@@ -22,8 +22,7 @@ func (a *App) engine() (*courier.Courier, error) {
 		return nil, err
 	}
 	timing, terr := a.workerTiming()
-	a.eng = &courier.Courier{Store: st, HTTPClient: a.httpClients(), Now: a.p.Now, UserAgent: userAgent(),
-		Executable: a.p.Executable, Environ: a.p.Environ, Timing: timing, TimingErr: terr}
+	a.eng = newEngine(a.p, engineParts{store: st, clients: a.httpClients(), timing: timing, timingErr: terr})
 	return a.eng, nil
 }
 
@@ -34,7 +33,7 @@ func (a *App) caches() *courier.Courier {
 	if c, err := a.engine(); err == nil {
 		return c
 	}
-	return &courier.Courier{HTTPClient: a.httpClients(), Now: a.p.Now, UserAgent: userAgent()}
+	return newEngine(a.p, engineParts{clients: a.httpClients()})
 }
 
 // httpClients is the process's HTTP clients, one per TLS setting

@@ -9,6 +9,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -18,7 +19,7 @@ type cliError struct {
 	exit    int
 	code    string
 	message string
-	hint    string
+	hint    nextstep.Text
 	err     error
 	// setup lists the set-up steps for --json when nothing is configured.
 	setup []string
@@ -30,12 +31,25 @@ func (e *cliError) Error() string { return e.message }
 func (e *cliError) Unwrap() error { return e.err }
 
 func usageErr(hint, format string, args ...any) *cliError {
+	return usageErrSay(plain(hint), format, args...)
+}
+
+// usageErrSay is usageErr whose hint names commands or settings.
+func usageErrSay(hint nextstep.Text, format string, args ...any) *cliError {
 	return &cliError{exit: ExitUsage, code: "usage", message: fmt.Sprintf(format, args...), hint: hint}
 }
 
 func configErr(hint, format string, args ...any) *cliError {
-	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: hint}
+	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: plain(hint)}
 }
+
+// say is a hint or a message that names commands (nextstep.Step) or
+// settings (nextstep.Check): they are rendered for the caller where it
+// is printed.
+func say(format string, args ...any) nextstep.Text { return nextstep.Say(format, args...) }
+
+// plain is a hint that names no command nor setting.
+func plain(s string) nextstep.Text { return nextstep.Plain(s) }
 
 // classify turns any error into a *cliError.
 func classify(err error) *cliError {
@@ -53,7 +67,7 @@ func classify(err error) *cliError {
 	}
 	var cfg *config.Error
 	if errors.As(err, &cfg) {
-		return &cliError{exit: ExitUsage, code: cfg.Code, message: cfg.Message, hint: cfg.Hint, setup: cfg.Setup, err: err}
+		return &cliError{exit: ExitUsage, code: cfg.Code, message: cfg.Message, hint: plain(cfg.Hint), setup: cfg.Setup, err: err}
 	}
 	var unwritable *store.UnwritableError
 	if errors.As(err, &unwritable) {
@@ -62,7 +76,7 @@ func classify(err error) *cliError {
 	var corrupt *store.CorruptError
 	if errors.As(err, &corrupt) {
 		return &cliError{exit: ExitUnexpected, code: "damaged_record", message: corrupt.Error(), err: err,
-			hint: "move that file out of the state directory; other tasks are not affected"}
+			hint: plain("move that file out of the state directory; other tasks are not affected")}
 	}
 	if errors.Is(err, context.Canceled) {
 		return &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted", err: err}

@@ -114,7 +114,7 @@ func TestEveryKindIsReported(t *testing.T) {
 			t.Errorf("no row for kind %s", k)
 			continue
 		}
-		if row.exit < ExitUnexpected || row.exit > ExitBusy || row.hint == "" && k != client.KindUnexpected && k != client.KindBadRequest {
+		if row.exit < ExitUnexpected || row.exit > ExitBusy || row.hint.IsZero() && k != client.KindUnexpected && k != client.KindBadRequest {
 			t.Errorf("kind %s: exit %d, hint %q", k, row.exit, row.hint)
 		}
 		if ce := fromClientError(&client.Error{Kind: k, Op: "op"}); ce.code == "" || ce.exit != exitFor(k, 0, 0) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
-	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -163,7 +163,7 @@ type fetchSource struct {
 	name   string
 	// command names the agent in the commands fetch prints: "--url <url>"
 	// or the peer's name.
-	command string
+	command []nextstep.Arg
 }
 
 // fetchTarget resolves the agent named by a peer argument or --url, as send
@@ -205,27 +205,27 @@ func (a *App) recordSource(rec *store.Record, opts *fetchOptions) (*fetchSource,
 }
 
 // agentCommand names a generic agent on a command line.
-func agentCommand(t store.Target, af agentFlags) string {
-	s := "--url " + shellcmd.Quote(t.URL)
+func agentCommand(t store.Target, af agentFlags) []nextstep.Arg {
+	s := nextstep.New("").Flag("--url", t.URL)
 	if t.Peer != "" {
-		s = shellcmd.Quote(t.Peer)
+		s = nextstep.New("").Pos(t.Peer)
 	}
 	if af.protocol != "" {
-		s += " --protocol " + af.protocol
+		s = s.Flag("--protocol", af.protocol)
 	}
 	if af.binding != "" {
-		s += " --binding " + shellcmd.Quote(af.binding)
+		s = s.Flag("--binding", af.binding)
 	}
-	return s
+	return s.Args
 }
 
 // sendTarget names a task's agent as send takes it: the Agent Builder
 // agent's id, or a generic agent's peer name or --url.
-func sendTarget(agent string, t store.Target) string {
+func sendTarget(agent string, t store.Target) []nextstep.Arg {
 	if t.Kind == store.TargetA2A {
 		return agentCommand(t, agentFlags{})
 	}
-	return shellcmd.Quote(agent)
+	return nextstep.New("").Pos(agent).Args
 }
 
 // sameAgent reports whether a record was sent to the agent t names.
@@ -236,15 +236,17 @@ func sameAgent(rec, t store.Target) bool {
 // errNoTaskList explains why a context cannot be read from an agent.
 func errNoTaskList(src *fetchSource, contextID string, err error) *cliError {
 	ce := &cliError{exit: ExitUsage, code: "unsupported", err: err,
-		hint: "run `a2a-courier result " + shellcmd.Quote(contextID) + "` where the task was sent, or pass the task id: a2a-courier fetch --task <taskId> " + src.command}
-	ce.message = "this agent speaks A2A 0.3, which cannot list tasks by contextId"
+		hint: say("run `%s` where the task was sent, or pass the task id: %s", resultStep(contextID), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))}
+	// Without a contextId (tasks --url), the listing was not by one.
+	by := map[bool]string{true: " by contextId"}[contextID != ""]
+	ce.message = "this agent speaks A2A 0.3, which cannot list tasks" + by
 	var rerr *client.Error
 	if client.Dialect(src.target.Dialect) == client.V10 && errors.As(err, &rerr) {
 		answer := fmt.Sprintf("HTTP %d", rerr.StatusCode)
 		if rerr.Kind == client.KindRPC {
 			answer = fmt.Sprintf("JSON-RPC error %d", rerr.RPCCode)
 		}
-		ce.message = "this agent's server cannot list tasks by contextId (ListTasks answered " + answer + ")"
+		ce.message = "this agent's server cannot list tasks" + by + " (ListTasks answered " + answer + ")"
 	}
 	return ce
 }
@@ -261,7 +263,7 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 	case errors.Is(err, client.ErrNoTaskList):
 		return errNoTaskList(src, ctxID, err)
 	case errors.As(err, &none):
-		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: none.Hint("`a2a-courier result " + shellcmd.Quote(ctxID) + "`")}
+		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: say(none.Hint("`%s`"), resultStep(ctxID))} // the hint's prose is courier's, with no verb but this one
 	case err != nil:
 		return err
 	case f.FromRecord:
@@ -269,13 +271,13 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 		// where it stands (and result revives its worker).
 		return a.reportRecord(f.Local, opts.maxChars, st)
 	}
-	resume := ""
+	var resume nextstep.Step
 	switch {
 	case f.Local == nil:
-		resume = "a2a-courier fetch " + shellcmd.Quote(ctxID) + " " + src.command
+		resume = fetchStep(ctxID).Words(src.command)
 	case f.Local.State.Terminal():
 		// An expired record has no worker left: fetch looks again.
-		resume = "a2a-courier fetch " + shellcmd.Quote(ctxID)
+		resume = fetchStep(ctxID)
 	}
 	return a.reportTask(f, opts, st, resume)
 }
@@ -312,7 +314,7 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		}
 	default:
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.taskID,
-			hint: "for a task started elsewhere, name the agent: a2a-courier fetch --task " + shellcmd.Quote(opts.taskID) + " <peer>, or --url <agent URL>"}
+			hint: say("for a task started elsewhere, name the agent: %s, or --url <agent URL>", nextstep.New("fetch").Flag("--task", opts.taskID).Hole("", "peer"))}
 	}
 	f, err := a.caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
 		TaskID: opts.taskID, Local: local, OutDir: opts.out})
@@ -325,16 +327,16 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		// task cannot be read: the record says where it stands.
 		return a.reportRecord(f.Local, opts.maxChars, st)
 	}
-	resume := "a2a-courier fetch --task " + shellcmd.Quote(opts.taskID) + " " + src.command
+	resume := nextstep.New("fetch").Flag("--task", opts.taskID).Words(src.command)
 	if f.Local != nil && !f.Local.State.Terminal() {
-		resume = "" // its worker follows it: result --wait
+		resume = nextstep.Step{} // its worker follows it: result --wait
 	}
 	return a.reportTask(f, opts, st, resume)
 }
 
 // reportTask reports a task read from a generic agent (its final outcome
 // written into the local record by the engine when it is not final yet).
-func (a *App) reportTask(f *courier.Fetched, opts *fetchOptions, st *store.Store, resume string) error {
+func (a *App) reportTask(f *courier.Fetched, opts *fetchOptions, st *store.Store, resume nextstep.Step) error {
 	if !f.Task.Final {
 		return a.reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{resume: resume, note: f.Note})
 	}
@@ -360,16 +362,16 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	var unreadable *courier.UnreadableRoundError
 	switch {
 	case errors.As(err, &unknown):
-		hint := "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
+		hint := plain("contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id")
 		if rest := unknown.ConversationOf; rest != "" {
-			hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier fetch " + rest + "), or read it with a2a-courier show " + opts.contextID
+			hint = say("that is a conversation id: its contextId is %s (%s), or read it with %s", rest, fetchStep(rest), nextstep.New("show").Pos(opts.contextID))
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", err: unknown.Err,
 			message: unknown.Error() + " in space " + space + ", and this machine no record of it",
-			hint:    hint + "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"}
+			hint:    hint.Then("; for a task sent to another A2A agent, add --url <agent URL> or the peer's name")}
 	case errors.As(err, &unreadable):
 		return &cliError{exit: ExitTaskFailed, code: "task_lost", message: unreadable.Error(),
-			hint: "open the conversation in Kibana; no reply can be read from it"}
+			hint: plain("open the conversation in Kibana; no reply can be read from it")}
 	case err != nil:
 		return err
 	case !read.Found:
@@ -414,12 +416,12 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 	}
 	if a.printer().json {
 		doc := recordDoc(&shown)
-		doc.Resume, doc.Note = a.asCaller("a2a-courier fetch "+opts.contextID), a.withRecordNote(rec, "")
+		doc.Resume, doc.Note = a.caller().Resume(fetchStep(opts.contextID)), a.withRecordNote(rec, "")
 		a.printer().writeJSON(doc)
 		return exitWith(ExitStillRunning)
 	}
 	a.printer().info("%s.", shown.Reason)
-	a.printer().info("look again later: a2a-courier fetch %s", opts.contextID)
+	a.printer().info("look again later: %s", fetchStep(opts.contextID))
 	return exitWith(ExitStillRunning)
 }
 

@@ -12,7 +12,6 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -68,7 +67,7 @@ func TestFailureTextIsBounded(t *testing.T) {
 				r := h.run("send", "--url", srv.URL, "hi")
 				checkSmallFailure(t, r, len(reason))
 				first, _, _ := strings.Cut(r.stderr, "\n")
-				ctxID = mcpserver.StartedContext(first)
+				ctxID = startedContext(first)
 			}
 			path := filepath.Join(h.env["A2A_COURIER_STATE_DIR"], "tasks", ctxID+".json")
 			fi, err := os.Stat(path)

@@ -14,14 +14,21 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// getCardOptions are get-card's dependencies and flags.
 type getCardOptions struct {
-	agent      string
-	agentFlags agentFlags
-	timeout    time.Duration
+	Printer func() *printer
+	// ResolveTarget finds the agent and reads its card (App.resolveTarget).
+	ResolveTarget func(ctx context.Context, name string, af agentFlags) (*target, error)
+
+	Agent      string
+	AgentFlags agentFlags
+	Timeout    time.Duration
 }
 
-func newGetCardCmd(app *App) *cobra.Command {
-	opts := &getCardOptions{}
+// newCmdGetCard builds get-card; runF, when not nil, runs in place of
+// getCardRun (a test's, which gets the options as parsed).
+func newCmdGetCard(f *Factory, runF func(context.Context, *getCardOptions) error) *cobra.Command {
+	opts := &getCardOptions{Printer: f.Printer, ResolveTarget: f.ResolveTarget}
 	cmd := &cobra.Command{
 		Use:   "get-card <agent>",
 		Short: "Show an agent's card: what it does, its skills and capabilities",
@@ -37,28 +44,31 @@ skills (on Agent Builder, one per tool the agent may use).
 		Args: rangeArgs(0, 1, "an agent id (see `a2a-courier discover`), a peer, or --url"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var err error
-			if opts.agent, _, err = splitAgentArgs(opts.agentFlags, args, 0); err != nil {
+			if opts.Agent, _, err = splitAgentArgs(opts.AgentFlags, args, 0); err != nil {
 				return err
 			}
-			return app.runGetCard(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return getCardRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
-	addAgentFlags(cmd, &opts.agentFlags)
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	addAgentFlags(cmd, &opts.AgentFlags)
 	return cmd
 }
 
-func (a *App) runGetCard(ctx context.Context, opts *getCardOptions) error {
-	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+func getCardRun(ctx context.Context, opts *getCardOptions) error {
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	opts.agentFlags.freshCard = true
-	opts.agentFlags.cardOnly = true
-	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+	af := opts.AgentFlags
+	af.freshCard, af.cardOnly = true, true
+	tg, err := opts.ResolveTarget(ctx, opts.Agent, af)
 	if err != nil {
 		return err
 	}
 	card := tg.Card
-	pr := a.printer()
+	pr := opts.Printer()
 	if pr.json {
 		return pr.writeRawJSON(card.Raw)
 	}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/proctest"
 	"github.com/a2a-courier/a2a-courier/internal/simulator/agentbuilder"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -181,7 +180,7 @@ func (r result) expect(t *testing.T, code int) {
 // reads for its progress: the two agree here).
 func afterStarted(stderr string) string {
 	first, rest, ok := strings.Cut(stderr, "\n")
-	if ok && mcpserver.StartedContext(first) != "" {
+	if ok && startedContext(first) != "" {
 		return rest
 	}
 	return stderr
@@ -227,4 +226,19 @@ func loadRecord(t *testing.T, h *harness, contextID string) *store.Record {
 		t.Fatal(err)
 	}
 	return rec
+}
+
+// startedContext finds the contextId send and send-async announce on
+// stderr before anything leaves: a line "task <contextId> started", which
+// may go on ("; its reply: …"). (The MCP server is told it as a value:
+// mcpserver.Events.)
+func startedContext(stderr string) string {
+	for _, line := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "task "); ok {
+			if id, _, ok := strings.Cut(rest, " started"); ok && !strings.ContainsAny(id, " \t") {
+				return id
+			}
+		}
+	}
+	return ""
 }

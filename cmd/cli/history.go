@@ -11,6 +11,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -18,14 +19,24 @@ import (
 // a token the calling assistant pays for.
 const defaultHistoryLimit = 20
 
+// historyOptions are history's dependencies and flags.
 type historyOptions struct {
-	agent   string
-	limit   int
-	timeout time.Duration
+	Printer        func() *printer
+	KibanaSettings func() (*config.Settings, error)
+	Kibana         func(*config.Settings) (*client.Kibana, error)
+	// Store is the state directory, for when this machine recorded a
+	// conversation's last reply (localLastReply).
+	Store func() (*store.Store, error)
+
+	Agent   string
+	Limit   int
+	Timeout time.Duration
 }
 
-func newHistoryCmd(app *App) *cobra.Command {
-	opts := &historyOptions{}
+// newCmdHistory builds history; runF, when not nil, runs in place of
+// historyRun (a test's, which gets the options as parsed).
+func newCmdHistory(f *Factory, runF func(context.Context, *historyOptions) error) *cobra.Command {
+	opts := &historyOptions{Printer: f.Printer, KibanaSettings: f.KibanaSettings, Kibana: f.Kibana, Store: f.Store}
 	cmd := &cobra.Command{
 		Use:   "history",
 		Short: "List past conversations, newest first: id, title, agent, time",
@@ -57,12 +68,15 @@ reports. An --agent that is no agent of the space exits 5 (not found).`,
   a2a-courier history | cut -f1`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return app.runHistory(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return historyRun(cmd.Context(), opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.agent, "agent", "", "list only the conversations of this agent id")
-	cmd.Flags().IntVar(&opts.limit, "limit", defaultHistoryLimit, "list at most this many conversations, newest first; 0 lists all")
-	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
+	cmd.Flags().StringVar(&opts.Agent, "agent", "", "list only the conversations of this agent id")
+	cmd.Flags().IntVar(&opts.Limit, "limit", defaultHistoryLimit, "list at most this many conversations, newest first; 0 lists all")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
 	return cmd
 }
 
@@ -80,41 +94,41 @@ type historyDoc struct {
 	Total         int            `json:"total"`
 }
 
-func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
-	if opts.agent != "" {
-		if err := client.CheckID("agent id", opts.agent); err != nil {
-			return usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
+func historyRun(ctx context.Context, opts *historyOptions) error {
+	if opts.Agent != "" {
+		if err := client.CheckID("agent id", opts.Agent); err != nil {
+			return usageErrSay(say("agent ids are listed by `%s`", nextstep.New("discover")), "%s", err.Error())
 		}
 	}
-	if opts.limit < 0 {
+	if opts.Limit < 0 {
 		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
 	}
-	s, err := a.kibanaSettings()
+	s, err := opts.KibanaSettings()
 	if err != nil {
 		return err
 	}
-	k, err := a.kibana(s)
+	k, err := opts.Kibana(s)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	defer cancel()
-	list, err := k.ListConversations(ctx, client.ListConversationsOptions{AgentID: opts.agent, Limit: opts.limit, LastActivity: a.localLastReply(s)})
+	list, err := k.ListConversations(ctx, client.ListConversationsOptions{AgentID: opts.Agent, Limit: opts.Limit, LastActivity: localLastReply(opts.Store, s)})
 	if err != nil {
 		return err
 	}
-	if len(list.Conversations) == 0 && opts.agent != "" {
+	if len(list.Conversations) == 0 && opts.Agent != "" {
 		// An agent id that is not one is an error, not an empty list.
 		agents, err := k.ListAgents(ctx)
 		if err != nil {
 			return err
 		}
-		if !slices.ContainsFunc(agents, func(ag client.Agent) bool { return ag.ID == opts.agent }) {
-			return &cliError{exit: ExitNotFound, code: "not_found", hint: agentHint(agents, opts.agent),
-				message: fmt.Sprintf("agent %s is unknown in %s", opts.agent, describeTarget(s))}
+		if !slices.ContainsFunc(agents, func(ag client.Agent) bool { return ag.ID == opts.Agent }) {
+			return &cliError{exit: ExitNotFound, code: "not_found", hint: agentHint(agents, opts.Agent),
+				message: fmt.Sprintf("agent %s is unknown in %s", opts.Agent, describeTarget(s))}
 		}
 	}
-	pr := a.printer()
+	pr := opts.Printer()
 	if list.Capped {
 		if list.Paginated {
 			pr.warn("the server pages through at most 10000 conversations; older ones are not listed")
@@ -134,8 +148,8 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 		return pr.writeJSON(doc)
 	}
 	if len(list.Conversations) == 0 {
-		if opts.agent != "" {
-			pr.info("no conversations with agent %s in %s", opts.agent, describeTarget(s))
+		if opts.Agent != "" {
+			pr.info("no conversations with agent %s in %s", opts.Agent, describeTarget(s))
 		} else {
 			pr.info("no conversations in %s", describeTarget(s))
 		}
@@ -150,7 +164,7 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 		rows[i] = []string{c.ID, c.Title, c.AgentID, updated}
 	}
 	pr.table([]string{"ID", "TITLE", "AGENT", "UPDATED"}, rows, 1)
-	if opts.limit > 0 && len(list.Conversations) == opts.limit && list.Total > opts.limit {
+	if opts.Limit > 0 && len(list.Conversations) == opts.Limit && list.Total > opts.Limit {
 		pr.info("%d of %d conversations, newest first; --limit 0 lists all", len(list.Conversations), list.Total)
 	}
 	return nil
@@ -160,8 +174,8 @@ func (a *App) runHistory(ctx context.Context, opts *historyOptions) error {
 // conversation (a2a-<contextId>), from its task record: Kibana 9.2 and 9.3
 // never move updated_at forward on follow-up rounds, so a conversation
 // continued here would otherwise sort by its first round.
-func (a *App) localLastReply(s *config.Settings) func(id string) (time.Time, bool) {
-	st, err := a.openStore()
+func localLastReply(openStore func() (*store.Store, error), s *config.Settings) func(id string) (time.Time, bool) {
+	st, err := openStore()
 	if err != nil {
 		return nil
 	}

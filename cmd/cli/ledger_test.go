@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -23,12 +22,12 @@ func TestTasksCommand(t *testing.T) {
 	h := newHarness(t, sim)
 	done := h.run("send", "elastic-ai-agent", "What is up?")
 	done.expect(t, ExitOK)
-	doneID := mcpserver.StartedContext(done.stderr)
+	doneID := startedContext(done.stderr)
 	h.run("send", "flaky-agent", "Will you fail?").expect(t, ExitTaskFailed)
 	slow := h.run("send-async", "audit-agent", "Take your time")
 	slow.expect(t, ExitOK)
 	slowID := strings.TrimSpace(slow.stdout)
-	if mcpserver.StartedContext(slow.stderr) != slowID {
+	if startedContext(slow.stderr) != slowID {
 		t.Errorf("send-async's stderr %q does not name %s", slow.stderr, slowID)
 	}
 

@@ -138,7 +138,7 @@ func TestFilesReadByPathAreBounded(t *testing.T) {
 				t.Fatal("config.ReadTokenFile did not return within 10s")
 			}
 			ce := classify(err)
-			if ce.exit != ExitUsage || ce.message != msg || ce.hint != "keep it in a regular file, mode 0600: the token file holds the token on one line" {
+			if ce.exit != ExitUsage || ce.message != msg || ce.hint.String() != "keep it in a regular file, mode 0600: the token file holds the token on one line" {
 				t.Errorf("exit %d, %q, hint %q; want %q", ce.exit, ce.message, ce.hint, msg)
 			}
 		})
@@ -196,7 +196,7 @@ func TestStateDirThatCannotBeWrittenIsAConfigurationError(t *testing.T) {
 		ce := classify(err)
 		want := "task ctx not sent: cannot record that it is being sent: write task record ctx: cannot write to the state directory " +
 			dir + ": open " + path + ": " + c.errno.Error()
-		if ce.exit != ExitUsage || ce.code != "state_dir" || ce.message != want || ce.hint != c.hint {
+		if ce.exit != ExitUsage || ce.code != "state_dir" || ce.message != want || ce.hint.String() != c.hint {
 			t.Errorf("%v: exit %d code %s\n%q\nwant %q\nhint %q", c.errno, ce.exit, ce.code, ce.message, want, ce.hint)
 		}
 	}

@@ -25,6 +25,8 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
 	"github.com/a2a-courier/a2a-courier/store"
@@ -66,6 +68,11 @@ type Process struct {
 	// Tool marks a command the MCP server runs: the connection flags are
 	// the server's own, so the commands it prints leave them out.
 	Tool bool
+	// Events, when its hooks are set, is told as the command goes what an
+	// in-process caller (the MCP server) follows, as values: the task a
+	// send recorded, the status updates of --progress (whose lines it
+	// then does not print). Nothing of stderr is read for its meaning.
+	Events mcpserver.Events
 }
 
 // Main runs the program with the real process and returns its exit code.
@@ -161,6 +168,23 @@ func Run(ctx context.Context, p *Process) int {
 	}
 	app.printError(ce)
 	return ce.exit
+}
+
+// waitFlags are the flags of a command that waits (send, send-async,
+// result) that the steps it prints keep as the caller gave them: a
+// --timeout given, and --progress.
+func waitFlags(c *cobra.Command) []nextstep.Arg {
+	var w []nextstep.Arg
+	if n := c.Name(); n != "send" && n != "send-async" && n != "result" {
+		return nil
+	}
+	if f := c.Flags().Lookup("timeout"); f != nil && f.Changed {
+		w = append(w, nextstep.Arg{Flag: "--timeout", Value: f.Value.String()})
+	}
+	if f := c.Flags().Lookup("progress"); f != nil && f.Value.String() == "true" {
+		w = append(w, nextstep.Arg{Flag: "--progress", Bool: true})
+	}
+	return w
 }
 
 // unknownCommandErr turns cobra's unknown-command error, whose suggestions
@@ -259,10 +283,13 @@ type App struct {
 	// remote is set once the command deals with a generic A2A agent, so
 	// that hints speak of it, not of Kibana.
 	remote bool
-	// verbose shows the requests on stderr (-v); resumeFlags are the flags
-	// of the caller's command line that a printed command keeps (--timeout).
-	verbose     bool
-	resumeFlags []string
+	// verbose shows the requests on stderr (-v).
+	verbose bool
+	// waits are the flags of a command that waits as the caller gave
+	// them (--timeout, --progress), which its printed steps keep: the
+	// parsed command line, set once, before the command runs
+	// (PersistentPreRunE, waitFlags), as flags is.
+	waits []nextstep.Arg
 
 	clientsOnce sync.Once
 	clients     func(store.Target) (*http.Client, error)
@@ -274,25 +301,46 @@ type App struct {
 func (a *App) printer() *printer {
 	if a.out == nil {
 		a.out = newPrinter(a.p, a.jsonOut)
-		a.out.asRun = a.hint
+		a.out.caller = a.caller
 	}
 	return a.out
 }
 
 func (a *App) printError(e *cliError) { a.printer().printError(e) }
 
-// hint is a text for the caller as it applies to this command line: the
-// settings it speaks of named by where they came from (config.Sourced,
-// once they are loaded), the commands it names run as the caller's did
-// (asRun).
-func (a *App) hint(s string) string {
-	if a.readsTask != nil {
-		s = inTaskSpace(a.readsTask, s)
+// hint is a text for the caller as it applies to this command line
+// (caller).
+func (a *App) hint(t nextstep.Text) string { return a.caller().Text(t) }
+
+// caller is what the steps printed for the caller keep of its command
+// line: its connection flags (none when the MCP server runs the command:
+// the flags are the server's), the flags of a command that waits
+// (--timeout), --json, and where the settings a hint speaks of came from
+// (config.Settings.Where, once they are loaded).
+func (a *App) caller() nextstep.Caller {
+	c := nextstep.Caller{Waits: a.waits, JSON: a.jsonOut}
+	if !a.p.Tool {
+		for _, f := range []nextstep.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
+			{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
+			if f.Value != "" {
+				c.Conn = append(c.Conn, f)
+			}
+		}
 	}
-	if a.cached != nil {
-		s = a.cached.Sourced(s)
+	task, s := a.readsTask, a.cached
+	c.Where = func(v nextstep.Setting, check bool) string {
+		switch {
+		case v == nextstep.KibanaSpace && check && task != nil && task.Target.Kind == store.TargetKibana:
+			// The space the recorded task is read in (inTaskSpace).
+			return config.SpaceWhere(task.Target.Space, "task "+task.ContextID, "")
+		case s != nil:
+			return s.Where(v, check)
+		case check:
+			return "check " + string(v)
+		}
+		return string(v)
 	}
-	return a.asRun(s)
+	return c
 }
 
 func versionString() string { return buildinfo.Version(Version) }
@@ -308,22 +356,22 @@ type commandSpec struct {
 // commandSpecs is the command tree, in the order --help lists it.
 func commandSpecs() []commandSpec {
 	return []commandSpec{
-		{"discover", false, newDiscoverCmd},
-		{"get-card", false, newGetCardCmd},
+		{"discover", false, func(a *App) *cobra.Command { return newCmdDiscover(a.factory(), nil) }},
+		{"get-card", false, func(a *App) *cobra.Command { return newCmdGetCard(a.factory(), nil) }},
 		{"send", false, newSendCmd},
 		{"send-async", false, newSendAsyncCmd},
 		{"result", false, newResultCmd},
 		{"fetch", false, newFetchCmd},
-		{"cancel", false, newCancelCmd},
-		{"tasks", false, newTasksCmd},
-		{"prune", false, newPruneCmd},
-		{"history", false, newHistoryCmd},
-		{"show", false, newShowCmd},
-		{"doctor", false, newDoctorCmd},
+		{"cancel", false, func(a *App) *cobra.Command { return newCmdCancel(a.factory(), a.runCancel) }},
+		{"tasks", false, func(a *App) *cobra.Command { return newCmdTasks(a.factory(), a.tasksRun) }},
+		{"prune", false, func(a *App) *cobra.Command { return newCmdPrune(a.factory(), nil) }},
+		{"history", false, func(a *App) *cobra.Command { return newCmdHistory(a.factory(), nil) }},
+		{"show", false, func(a *App) *cobra.Command { return newCmdShow(a.factory(), a.runShow) }},
+		{"doctor", false, func(a *App) *cobra.Command { return newCmdDoctor(a.factory(), a.runDoctor) }},
 		{"config", false, newConfigCmd},
 		{"mcp", false, newMCPCmd},
 		{"skill", true, newSkillCmd},
-		{"version", true, newVersionCmd},
+		{"version", true, func(a *App) *cobra.Command { return newCmdVersion(a.factory(), nil) }},
 		{"demo", true, newDemoCmd},
 		{"dev-server", true, newDevServerCmd},
 		{"worker", false, newWorkerCmd},
@@ -394,6 +442,7 @@ With --json, stdout carries exactly one JSON document, errors included.
 		if app.p.WatchSignals != nil && c.Name() != "version" {
 			app.p.WatchSignals()
 		}
+		app.waits = waitFlags(c)
 		for _, name := range []string{"timeout", "poll-interval", "max-wait"} {
 			if f := c.Flags().Lookup(name); f != nil && f.Changed && f.Value.Type() == "duration" {
 				if d, err := time.ParseDuration(f.Value.String()); err == nil && d <= 0 {

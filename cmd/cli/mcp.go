@@ -78,7 +78,7 @@ func (a *App) runMCP(ctx context.Context) error {
 	err := mcpserver.Serve(ctx, o, a.p.Stdin, a.p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
-			hint: "the server's stdin could not be read; see the assistant's MCP log"}
+			hint: plain("the server's stdin could not be read; see the assistant's MCP log")}
 	}
 	return nil
 }
@@ -90,13 +90,13 @@ func (a *App) runMCP(ctx context.Context) error {
 // handing its task to a worker).
 func (a *App) mcpRunner() mcpserver.Runner {
 	var conn []string
-	for _, f := range a.connFlags() {
+	for _, f := range a.caller().Conn {
 		conn = append(conn, f.Name, f.Value)
 	}
-	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, ev mcpserver.Events) int {
 		p := *a.p
 		p.Args = append(append([]string{}, conn...), args...)
-		p.Stdin, p.Stdout, p.Stderr = stdin, stdout, stderr
+		p.Stdin, p.Stdout, p.Stderr, p.Events = stdin, stdout, stderr, ev
 		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals, p.Tool = false, false, false, nil, nil, true
 		return Run(ctx, &p)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 )
 
 // TestStillRunningWhereAFailureLeavesNoTrace: on 9.5 a blocking send whose
@@ -32,7 +31,7 @@ func TestStillRunningWhereAFailureLeavesNoTrace(t *testing.T) {
 			r := h.run("send", "audit-agent", "long and cut", "--timeout", "1500ms", "--max-wait", "40s", "--poll-interval", "200ms")
 			r.expect(t, ExitStillRunning)
 			sendSaid := afterStarted(r.stderr)
-			rj := h.run("result", mcpserver.StartedContext(r.stderr), "--json")
+			rj := h.run("result", startedContext(r.stderr), "--json")
 			rj.expect(t, ExitStillRunning)
 			d := decodeTask(t, rj.stdout)
 			rt := h.run("result", d.ContextID)
@@ -64,7 +63,7 @@ func TestMCPStillRunningWhereAFailureLeavesNoTrace(t *testing.T) {
 	p := newProc(t, sim)
 	r := p.run("send", "audit-agent", "long and cut", "--timeout", "1500ms", "--max-wait", "40s", "--poll-interval", "200ms")
 	r.expect(t, ExitStillRunning)
-	ctxID := mcpserver.StartedContext(r.stderr)
+	ctxID := startedContext(r.stderr)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	m := startMCP(t, ctx, p)

@@ -13,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
 
@@ -36,17 +37,18 @@ type printer struct {
 	mu             sync.Mutex
 	// stdout is out, remembering its first failed write.
 	stdout *failedWriter
-	// asRun fits a text to the caller's command line (App.hint): the
-	// settings and commands it names; nil leaves texts as they are.
-	asRun func(string) string
+	// caller is what the steps and settings the printed texts name keep
+	// of the caller's command line (App.caller); nil: nothing.
+	caller func() nextstep.Caller
 }
 
-// run is s with the commands it names made to run as the caller's did.
-func (pr *printer) run(s string) string {
-	if pr.asRun == nil {
-		return s
+// say renders a text for the caller: the steps (nextstep.Step) and
+// settings it names as they apply to the caller's command line.
+func (pr *printer) say(t nextstep.Text) string {
+	if pr.caller == nil {
+		return t.String()
 	}
-	return pr.asRun(s)
+	return pr.caller().Text(t)
 }
 
 func newPrinter(p *Process, jsonOut bool) *printer {
@@ -164,7 +166,7 @@ func (pr *printer) info(format string, args ...any) {
 	}
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
-	fmt.Fprintln(pr.err, termui.Text(pr.run(fmt.Sprintf(format, args...))))
+	fmt.Fprintln(pr.err, termui.Text(pr.say(nextstep.Say(format, args...))))
 }
 
 // logf prints a line on stderr in every mode: logs of long-running
@@ -192,7 +194,7 @@ func (pr *printer) warn(format string, args ...any) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	label := pr.errR.NewStyle().Foreground(lipgloss.Color("3")).Bold(true).Render("warning:")
-	fmt.Fprintln(pr.err, label+" "+termui.Text(pr.run(fmt.Sprintf(format, args...))))
+	fmt.Fprintln(pr.err, label+" "+termui.Text(pr.say(nextstep.Say(format, args...))))
 }
 
 type errorDoc struct {
@@ -200,13 +202,15 @@ type errorDoc struct {
 	Message string   `json:"message"`
 	Hint    string   `json:"hint,omitempty"`
 	Setup   []string `json:"setup,omitempty"`
+	// hint is Hint as a text, which a command renders for its caller.
+	hint nextstep.Text
 	// RetryAfterSeconds is the wait a busy server asked for (code busy).
 	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
 }
 
 func (pr *printer) printError(e *cliError) {
 	if pr.json {
-		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: pr.run(e.hint), Setup: e.setup,
+		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: pr.say(e.hint), Setup: e.setup,
 			RetryAfterSeconds: courier.WholeSeconds(e.retryAfter)}})
 		if pr.outErr() == nil {
 			return
@@ -214,8 +218,8 @@ func (pr *printer) printError(e *cliError) {
 		// stdout is gone (a closed pipe): the error document never reached
 		// the caller, so it gets one line on stderr instead.
 		line := e.message
-		if e.hint != "" {
-			line += " (" + pr.run(e.hint) + ")"
+		if !e.hint.IsZero() {
+			line += " (" + pr.say(e.hint) + ")"
 		}
 		pr.mu.Lock()
 		defer pr.mu.Unlock()
@@ -226,9 +230,9 @@ func (pr *printer) printError(e *cliError) {
 	defer pr.mu.Unlock()
 	label := pr.errR.NewStyle().Foreground(lipgloss.Color("1")).Bold(true).Render("a2a-courier:")
 	fmt.Fprintf(pr.err, "%s %s\n", label, termui.Text(e.message))
-	if e.hint != "" {
+	if !e.hint.IsZero() {
 		hint := pr.errR.NewStyle().Faint(true).Render("hint:")
-		fmt.Fprintf(pr.err, "%s %s\n", hint, termui.Text(pr.run(e.hint)))
+		fmt.Fprintf(pr.err, "%s %s\n", hint, termui.Text(pr.say(e.hint)))
 	}
 }
 

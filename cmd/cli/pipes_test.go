@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -314,7 +313,7 @@ func TestStartedLineRunsAsTheCaller(t *testing.T) {
 		r := p.run(tc.args...)
 		r.expect(t, ExitOK)
 		first, _, _ := strings.Cut(r.stderr, "\n")
-		id := mcpserver.StartedContext(first)
+		id := startedContext(first)
 		if want := "task " + id + " started; its reply: a2a-courier result " + id + tc.tail; id == "" || first != want {
 			t.Errorf("%v: started line %q, want %q", tc.args, first, want)
 		}

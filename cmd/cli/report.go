@@ -10,7 +10,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
-	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -64,7 +64,7 @@ const exitCodeTable = `Exit codes:
 type kindReport struct {
 	exit int
 	code string
-	hint string
+	hint nextstep.Text
 	// refine, when set, adjusts the report for the HTTP status, the
 	// JSON-RPC code or what was being done (Op).
 	refine func(e *client.Error, r *kindReport)
@@ -77,36 +77,36 @@ type kindReport struct {
 var kindReports = map[client.Kind]kindReport{
 	client.KindUnexpected: {exit: ExitUnexpected},
 	client.KindUnreachable: {exit: ExitUnreachable,
-		hint: "check KIBANA_URL and that Kibana is up and reachable from this machine"},
+		hint: say("%s and that Kibana is up and reachable from this machine", nextstep.Check(nextstep.KibanaURL))},
 	client.KindTLS: {exit: ExitUnreachable,
-		hint: "check the URL's scheme; for a private CA set A2A_COURIER_CA_CERT to its PEM bundle"},
+		hint: plain("check the URL's scheme; for a private CA set A2A_COURIER_CA_CERT to its PEM bundle")},
 	client.KindAuth: {exit: ExitAuth,
-		hint: "the API key was refused: check KIBANA_API_KEY (the \"encoded\" value of an Elasticsearch API key) and that it has not expired"},
+		hint: say("the API key was refused: %s (the \"encoded\" value of an Elasticsearch API key) and that it has not expired", nextstep.Check(nextstep.KibanaAPIKey))},
 	client.KindForbidden: {exit: ExitAuth,
-		hint: "the API key lacks a privilege in the space: it needs Agent Builder read (feature_agentBuilder.read) there; check KIBANA_SPACE_ID"},
+		hint: say("the API key lacks a privilege in the space: it needs Agent Builder read (feature_agentBuilder.read) there; %s", nextstep.Check(nextstep.KibanaSpace))},
 	client.KindNotFound: {exit: ExitNotFound, refine: refineNotFound,
-		hint: "check the id; `a2a-courier discover` lists the agents of this space"},
+		hint: say("check the id; `%s` lists the agents of this space", nextstep.New("discover"))},
 	// The request, as given, is one the server does not take.
 	client.KindBadRequest: {exit: ExitUsage, refine: refineBadRequest},
 	client.KindTooLarge: {exit: ExitUsage,
-		hint: "the message is larger than the server accepts; shorten it"},
+		hint: plain("the message is larger than the server accepts; shorten it")},
 	client.KindBusy: {exit: ExitBusy, refine: refineBusy,
-		hint: "the server is busy or rate limiting; try again later"},
+		hint: plain("the server is busy or rate limiting; try again later")},
 	client.KindServer: {exit: ExitUnexpected, refine: refineServer,
-		hint: "the server failed; try again, and check Kibana's logs if it persists"},
+		hint: plain("the server failed; try again, and check Kibana's logs if it persists")},
 	client.KindConnection: {exit: ExitUnreachable, refine: refineConnection,
-		hint: "the connection to the server broke; check the network and try again"},
+		hint: plain("the connection to the server broke; check the network and try again")},
 	// An answer not understood.
 	client.KindProtocol: {exit: ExitUnexpected, refine: refineProtocol,
-		hint: "the server's answer was not what Agent Builder sends; is KIBANA_URL the Kibana URL (not Elasticsearch)?"},
+		hint: say("the server's answer was not what Agent Builder sends; is %s the Kibana URL (not Elasticsearch)?", nextstep.KibanaURL)},
 	// Every JSON-RPC error refuses the request as sent (bad params -32602,
 	// an unknown method or a protocol version the agent does not speak
 	// -32601 and -32009, an unsupported operation -32004, a task in a
 	// terminal state, …), but those refineRPC names.
 	client.KindRPC: {exit: ExitUsage, refine: refineRPC,
-		hint: "the agent's A2A endpoint refused the request"},
+		hint: plain("the agent's A2A endpoint refused the request")},
 	client.KindAgentFailed: {exit: ExitTaskFailed,
-		hint: "the agent's run failed; sending again starts a new run"},
+		hint: plain("the agent's run failed; sending again starts a new run")},
 }
 
 // reportOf is the report of a remote failure: its kind's row, refined.
@@ -125,9 +125,9 @@ func reportOf(e *client.Error) kindReport {
 func refineNotFound(e *client.Error, r *kindReport) {
 	switch {
 	case strings.Contains(e.Op, "conversation"):
-		r.hint = "check the id; `a2a-courier history` lists the conversations of this space"
+		r.hint = say("check the id; `%s` lists the conversations of this space", nextstep.New("history"))
 	case e.Op == "list agents":
-		r.hint = "Agent Builder is not enabled in this Kibana (9.2/9.3: Advanced Settings), or KIBANA_URL is not Kibana's address"
+		r.hint = say("Agent Builder is not enabled in this Kibana (9.2/9.3: Advanced Settings), or %s is not Kibana's address", nextstep.KibanaURL)
 	}
 }
 
@@ -135,63 +135,63 @@ func refineBadRequest(e *client.Error, r *kindReport) {
 	switch {
 	case strings.Contains(e.Message, "redirects in a loop"):
 		r.code = "config"
-		r.hint = "check KIBANA_URL (or the agent's URL): a login or SSO page in front of the server, or a proxy misconfigured, sends requests round in a loop"
+		r.hint = say("%s (or the agent's URL): a login or SSO page in front of the server, or a proxy misconfigured, sends requests round in a loop", nextstep.Check(nextstep.KibanaURL))
 	case strings.Contains(e.Message, "redirected away"):
 		r.code = "config"
-		r.hint = "set KIBANA_URL to the address the server redirects to, if you trust it"
+		r.hint = say("set %s to the address the server redirects to, if you trust it", nextstep.KibanaURL)
 	case e.StatusCode == 501 || e.StatusCode == 505:
-		r.hint = "the server does not implement this request: is KIBANA_URL Kibana's address (not Elasticsearch's), with its base path if any?"
+		r.hint = say("the server does not implement this request: is %s Kibana's address (not Elasticsearch's), with its base path if any?", nextstep.KibanaURL)
 	case e.StatusCode != 0:
-		r.hint = fmt.Sprintf("the server refused the request (HTTP %d): check the ids and values given; "+
-			"if they are right, run `a2a-courier doctor` to check that KIBANA_URL is a Kibana with Agent Builder", e.StatusCode)
+		r.hint = say("the server refused the request (HTTP %d): check the ids and values given; "+
+			"if they are right, run `%s` to check that %s is a Kibana with Agent Builder", e.StatusCode, nextstep.New("doctor"), nextstep.KibanaURL)
 	default:
-		r.hint = "check the ids and values given"
+		r.hint = plain("check the ids and values given")
 	}
 }
 
 func refineBusy(e *client.Error, r *kindReport) {
 	if e.RetryAfter > 0 {
-		r.hint = fmt.Sprintf("the server asked to retry after %s", courier.WaitText(e.RetryAfter))
+		r.hint = say("the server asked to retry after %s", courier.WaitText(e.RetryAfter))
 	}
 }
 
 func refineServer(e *client.Error, r *kindReport) {
 	if e.StatusCode == 502 || e.StatusCode == 504 {
 		r.exit = ExitUnreachable // a proxy got no answer from the server
-		r.hint = "a proxy in front of Kibana could not get an answer from it; try again"
+		r.hint = plain("a proxy in front of Kibana could not get an answer from it; try again")
 	}
 }
 
 func refineConnection(e *client.Error, r *kindReport) {
 	if errors.Is(e, context.DeadlineExceeded) {
-		r.hint = "no answer in time: raise --timeout, or check that the server is up"
+		r.hint = plain("no answer in time: raise --timeout, or check that the server is up")
 	}
 }
 
 func refineProtocol(e *client.Error, r *kindReport) {
 	switch {
 	case errors.Is(e, client.ErrReplyTooLarge):
-		r.hint = "the answer is larger than a2a-courier reads (32 MiB for an answer, 256 MiB for a conversation); ask the agent for a shorter reply"
+		r.hint = plain("the answer is larger than a2a-courier reads (32 MiB for an answer, 256 MiB for a conversation); ask the agent for a shorter reply")
 	case errors.Is(e, client.ErrOtherContext):
-		r.hint = "the agent's answer belongs to another conversation, so it is not taken as this one's reply; fetch --task <taskId> reads a task as the agent shows it"
+		r.hint = plain("the agent's answer belongs to another conversation, so it is not taken as this one's reply; fetch --task <taskId> reads a task as the agent shows it")
 	case errors.Is(e, client.ErrNestedTooDeep):
-		r.hint = "the answer nests deeper than any real document does (1000 levels); the server or a proxy in front of it sends something else than JSON replies"
+		r.hint = plain("the answer nests deeper than any real document does (1000 levels); the server or a proxy in front of it sends something else than JSON replies")
 	}
 }
 
 func refineRPC(e *client.Error, r *kindReport) {
 	switch e.RPCCode {
 	case -32001: // TaskNotFoundError
-		r.exit, r.code, r.hint = ExitNotFound, "not_found", "the agent does not know that task"
+		r.exit, r.code, r.hint = ExitNotFound, "not_found", plain("the agent does not know that task")
 	case -32002: // TaskNotCancelableError: it has finished
 		r.exit = ExitTaskFailed
 	case -32603: // InternalError: the agent failed
 		r.exit = ExitUnexpected
-		r.hint = "the agent failed while handling the request; try again, and check the agent's logs if it persists"
+		r.hint = plain("the agent failed while handling the request; try again, and check the agent's logs if it persists")
 	case -32009, -32601:
 		r.code = "protocol_version"
-		r.hint = "the agent does not speak this A2A version (" + map[int]string{-32009: "version not supported", -32601: "method not found"}[e.RPCCode] +
-			"): check its card with get-card, and drop --protocol if you gave one"
+		r.hint = plain("the agent does not speak this A2A version (" + map[int]string{-32009: "version not supported", -32601: "method not found"}[e.RPCCode] +
+			"): check its card with get-card, and drop --protocol if you gave one")
 	}
 }
 
@@ -211,7 +211,7 @@ func fromClientError(e *client.Error) *cliError {
 			msg += " (" + mcpserver.ErrServerStopping.Error() + ")"
 		}
 		return &cliError{exit: ExitUnexpected, code: "interrupted", err: e,
-			message: msg, hint: "the command was stopped before the server answered; run it again"}
+			message: msg, hint: plain("the command was stopped before the server answered; run it again")}
 	}
 	r := reportOf(e)
 	out := &cliError{message: e.Error(), err: e, code: r.code, exit: r.exit, hint: r.hint}
@@ -238,15 +238,16 @@ func remoteHint(ce *cliError) *cliError {
 	}[ce.code]
 	// Only hints that speak of Kibana are replaced: a hint written for
 	// the case at hand stays.
-	kibanaHint := ce.hint == ""
+	kibanaHint := ce.hint.IsZero()
+	said := ce.hint.String()
 	for _, w := range []string{"KIBANA_", "Kibana", "Agent Builder", "discover", "history", "API key"} {
-		kibanaHint = kibanaHint || strings.Contains(ce.hint, w)
+		kibanaHint = kibanaHint || strings.Contains(said, w)
 	}
 	if hint == "" || !kibanaHint {
 		return ce
 	}
 	out := *ce
-	out.hint = hint
+	out.hint = plain(hint)
 	return &out
 }
 
@@ -280,46 +281,57 @@ type taskDoc struct {
 	CreatedAt      *time.Time `json:"created_at,omitempty"`
 	FinishedAt     *time.Time `json:"finished_at,omitempty"`
 	Error          *errorDoc  `json:"error,omitempty"`
+	// resume and answer are Resume and Answer as steps: the command
+	// renders them for its caller (App.caller), once.
+	resume, answer nextstep.Step
 }
 
 // answerPlaceholder stands for the answer in commands shown to people; a
 // message that is this text was pasted without being filled in.
 const answerPlaceholder = "<your answer>"
 
-// answerCommand is the command that answers an agent's question, reading
+// answerStep is the command that answers an agent's question, reading
 // the answer from stdin ("-"): a document's command runs as it is, with no
 // placeholder to fill in. asJSON adds --json (the command of a JSON
 // document, read by programs).
-func answerCommand(rec *store.Record, asJSON bool) string {
-	var cmd string
-	if rec.Target.Kind == store.TargetA2A {
-		agent := shellcmd.Quote(rec.Target.Peer)
-		if rec.Target.Peer == "" {
-			agent = "--url " + shellcmd.Quote(rec.Target.URL)
-		}
-		cmd = fmt.Sprintf("a2a-courier send %s --task %s", agent, shellcmd.Quote(rec.TaskID))
-	} else {
-		cmd = fmt.Sprintf("a2a-courier send %s --context %s", shellcmd.Quote(rec.Agent), shellcmd.Quote(rec.ContextID))
+func answerStep(rec *store.Record, asJSON bool) nextstep.Step {
+	s := nextstep.New("send")
+	switch {
+	case rec.Target.Kind != store.TargetA2A:
+		s = s.Pos(rec.Agent).Flag("--context", rec.ContextID)
+	case rec.Target.Peer == "":
+		s = s.Flag("--url", rec.Target.URL).Flag("--task", rec.TaskID)
+	default:
+		s = s.Pos(rec.Target.Peer).Flag("--task", rec.TaskID)
 	}
 	if asJSON {
-		cmd += " --json"
+		s = s.Bool("--json")
 	}
-	return cmd + " -"
+	return s.ReadsStdin()
 }
 
-// resumeCommand is the exact command that continues a task.
-func resumeCommand(rec *store.Record) string {
+// resumeStep is the exact command that continues a task.
+func resumeStep(rec *store.Record) nextstep.Step {
 	if rec.Lost {
-		return "" // nothing reads it back
+		return nextstep.Step{} // nothing reads it back
 	}
 	if rec.State == store.Expired {
-		return "a2a-courier fetch " + shellcmd.Quote(rec.ContextID)
+		return fetchStep(rec.ContextID)
 	}
 	if !rec.State.Terminal() {
-		return "a2a-courier result " + shellcmd.Quote(rec.ContextID) + " --wait"
+		return waitStep(rec.ContextID)
 	}
-	return ""
+	return nextstep.Step{}
 }
+
+// fetchStep reads a task's reply from the server.
+func fetchStep(contextID string) nextstep.Step { return nextstep.New("fetch").Pos(contextID) }
+
+// resultStep shows a task's outcome.
+func resultStep(contextID string) nextstep.Step { return nextstep.New("result").Pos(contextID) }
+
+// waitStep waits for a task's reply.
+func waitStep(contextID string) nextstep.Step { return resultStep(contextID).Bool("--wait") }
 
 // exitCodeFor maps a record's state (and, for rejected tasks, the reason
 // they were rejected) to the exit code table.
@@ -353,8 +365,9 @@ func exitCodeFor(rec *store.Record) int {
 func recordDoc(rec *store.Record) taskDoc {
 	d := taskDoc{
 		ContextID: rec.ContextID, Agent: rec.Agent, State: string(rec.State), Reason: rec.Reason,
-		Resume: resumeCommand(rec), MessageID: rec.MessageID, FinishedAt: rec.FinishedAt,
+		resume: resumeStep(rec), MessageID: rec.MessageID, FinishedAt: rec.FinishedAt,
 	}
+	d.Resume = d.resume.String()
 	if rec.ContextID != "" && rec.Target.Kind != store.TargetA2A {
 		// Only Agent Builder keeps a conversation under this id.
 		d.ConversationID = client.ConversationIDForContext(rec.ContextID)
@@ -367,7 +380,8 @@ func recordDoc(rec *store.Record) taskDoc {
 		d.Reply, d.Parts = &reply, rec.ReplyParts
 	}
 	if rec.State == store.InputRequired {
-		d.Answer = answerCommand(rec, true)
+		d.answer = answerStep(rec, true)
+		d.Answer = d.answer.String()
 	}
 	d.TaskID = rec.TaskID
 	d.Path, d.KibanaVersion, d.KibanaFlavor = rec.Path, rec.Target.KibanaVersion, rec.Target.KibanaFlavor
@@ -376,7 +390,7 @@ func recordDoc(rec *store.Record) taskDoc {
 	}
 	if code := exitCodeFor(rec); code != ExitOK && code != ExitStillRunning && code != ExitInputRequired {
 		ce := recordError(rec)
-		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint, RetryAfterSeconds: courier.WholeSeconds(ce.retryAfter)}
+		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint.String(), hint: ce.hint, RetryAfterSeconds: courier.WholeSeconds(ce.retryAfter)}
 	}
 	return d
 }
@@ -389,9 +403,9 @@ func recordError(rec *store.Record) *cliError {
 	ce.code = "task_" + string(rec.State)
 	switch rec.State {
 	case store.Failed:
-		ce.hint = "the agent's run failed; sending again starts a new run"
+		ce.hint = plain("the agent's run failed; sending again starts a new run")
 		if rec.Target.Kind == store.TargetA2A {
-			ce.hint = "the agent's task failed; sending again starts a new run"
+			ce.hint = plain("the agent's task failed; sending again starts a new run")
 		}
 	case store.Rejected:
 		if rec.Error != nil {
@@ -405,19 +419,19 @@ func recordError(rec *store.Record) *cliError {
 		}
 		if courier.KindOf(rec.Error) == client.KindBusy {
 			ce.retryAfter = time.Duration(rec.Error.RetryAfterSeconds) * time.Second
-			ce.hint = busyHint(rec)
+			ce.hint = plain(busyHint(rec))
 			// The reason says why it was not sent again (courier's
 			// sendRetryWait).
 			if why, ok := strings.CutPrefix(rec.Reason, rec.Error.Message+"; "); ok && why != "" {
 				ce.message += "; not sent again: " + why
 			}
 		}
-		if ce.hint == "" {
-			ce.hint = "nothing ran on the server; it is safe to send again"
+		if ce.hint.IsZero() {
+			ce.hint = plain("nothing ran on the server; it is safe to send again")
 		}
 	case store.Expired:
 		ce.code = "task_lost"
-		ce.hint = "the agent can no longer show this task, so its reply cannot be read back; sending again runs the whole task again: ask before doing so"
+		ce.hint = plain("the agent can no longer show this task, so its reply cannot be read back; sending again runs the whole task again: ask before doing so")
 	case store.Canceled:
 		canceledBy := rec.CanceledBy
 		if canceledBy == "" && strings.HasPrefix(rec.Reason, "canceled on request") {
@@ -425,16 +439,16 @@ func recordError(rec *store.Record) *cliError {
 		}
 		switch {
 		case canceledBy == "":
-			ce.hint = "the agent stopped the run on its side; sending again starts a new run"
+			ce.hint = plain("the agent stopped the run on its side; sending again starts a new run")
 		case rec.SentAt == nil && rec.MessageID != "":
 			// (A task canceled by its id alone has no record of its send.)
-			ce.hint = "nothing was sent, so nothing ran; sending again is safe"
+			ce.hint = plain("nothing was sent, so nothing ran; sending again is safe")
 		case rec.Target.Kind != store.TargetA2A && !rec.Target.NonBlocking && courier.ReleaseAborts(rec.Target):
-			ce.hint = "the run stopped with its connection; sending again starts a new run"
+			ce.hint = plain("the run stopped with its connection; sending again starts a new run")
 		case rec.Target.Kind != store.TargetA2A:
-			ce.hint = "a2a-courier stopped following it; Agent Builder may still finish the run: `a2a-courier fetch " + rec.ContextID + "` reads its reply"
+			ce.hint = say("a2a-courier stopped following it; Agent Builder may still finish the run: `%s` reads its reply", fetchStep(rec.ContextID))
 		default:
-			ce.hint = "the task was canceled on request; sending again starts a new run"
+			ce.hint = plain("the task was canceled on request; sending again starts a new run")
 		}
 	}
 	return ce
@@ -476,7 +490,7 @@ func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) err
 type docExtra struct {
 	// resume replaces the command that continues a task still running
 	// (without a local record, result cannot).
-	resume string
+	resume nextstep.Step
 	// note says how the task was chosen.
 	note string
 	// waited says that Wait found the task done (courier.Done): a read
@@ -505,7 +519,7 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		// The caller closed stdout: the task is not lost with it.
 		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
 			message: fmt.Sprintf("the result of task %s (%s) could not be written to stdout: %v; its record keeps it", rec.ContextID, rec.State, werr),
-			hint:    "`a2a-courier result " + rec.ContextID + "` prints it again"}
+			hint:    say("`%s` prints it again", resultStep(rec.ContextID))}
 	}
 	return exitWith(code)
 }
@@ -521,12 +535,13 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		// Not "nothing is lost": a failure of this run would never show.
 		doc.Note = courier.NoTraceNote(rec, a.p.Now())
 	}
-	if extra.resume != "" && doc.Resume != "" {
-		doc.Resume = extra.resume
+	if !extra.resume.IsZero() && !doc.resume.IsZero() {
+		doc.resume = extra.resume
 	}
-	doc.Resume, doc.Answer, doc.Note = a.asCaller(doc.Resume), a.asCaller(doc.Answer), a.asRun(doc.Note)
+	caller := a.caller()
+	doc.Resume, doc.Answer = caller.Resume(doc.resume), caller.Resume(doc.answer)
 	if doc.Error != nil {
-		doc.Error.Hint = a.hint(a.refusedTaskSpace(rec, doc.Error.Hint))
+		doc.Error.Hint = a.hint(a.refusedTaskSpace(rec, doc.Error.hint))
 	}
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,
@@ -563,7 +578,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		// would have a caller wait for ever.
 		ce := fromClientError(courier.ClientError(rec.LastError))
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
-		ce.hint = inTaskSpace(rec, ce.hint) + "; once fixed, `a2a-courier fetch " + rec.ContextID + "` reads the reply"
+		ce.hint = inTaskSpace(rec, ce.hint).Then("; once fixed, `%s` reads the reply", fetchStep(rec.ContextID))
 		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint)}
 		return doc, ce.exit, ce, nil
 	}
@@ -581,49 +596,6 @@ func (a *App) withRecordNote(rec *store.Record, note string) string {
 	default:
 		return rn + "; " + note
 	}
-}
-
-// asCaller is a command printed for the caller to run next, with what of
-// the caller's own command line it keeps: --timeout as it was given (for a
-// command that waits: result, send) and --json. An answer command keeps
-// its "-" (stdin) last.
-func (a *App) asCaller(command string) string {
-	if command == "" {
-		return ""
-	}
-	head, stdin := strings.CutSuffix(command, " -")
-	if len(a.resumeFlags) > 0 && (strings.HasPrefix(head, "a2a-courier result ") || strings.HasPrefix(head, "a2a-courier send ")) {
-		head += " " + strings.Join(a.resumeFlags, " ")
-	}
-	if a.jsonOut && !strings.Contains(head, " --json") {
-		head += " --json"
-	}
-	if stdin {
-		head += " -"
-	}
-	return a.asRun(head)
-}
-
-// asRun makes the commands s names reach the server the caller's command
-// line chose, with the connection flags it was given (shellcmd.WithFlags);
-// none when the MCP server runs the command (the flags are the server's).
-func (a *App) asRun(s string) string {
-	if a.p.Tool {
-		return s
-	}
-	return shellcmd.WithFlags(s, a.connFlags())
-}
-
-// connFlags are the connection flags of the caller's command line.
-func (a *App) connFlags() []shellcmd.Flag {
-	var flags []shellcmd.Flag
-	for _, f := range []shellcmd.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
-		{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
-		if f.Value != "" {
-			flags = append(flags, f)
-		}
-	}
-	return flags
 }
 
 // printRecord prints a record's outcome for people: the reply on stdout, or
@@ -644,14 +616,14 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 		if pr.errTTY && rec.Agent != "" {
 			// People see the handle on the conversation; programs have
 			// --json, and a pipe stays clean.
-			pr.info("context %s (continue with: a2a-courier send %s --context %s)", rec.ContextID, sendTarget(rec.Agent, rec.Target), rec.ContextID)
+			pr.info("context %s (continue with: %s)", rec.ContextID, nextstep.New("send").Words(sendTarget(rec.Agent, rec.Target)).Flag("--context", rec.ContextID))
 		}
 	case rec.State == store.InputRequired:
 		if *doc.Reply != "" {
 			pr.payload(*doc.Reply)
 		}
 		pr.info("the agent needs input before it can finish (context %s).", rec.ContextID)
-		pr.info("answer with (the answer on stdin): %s", a.asCaller(answerCommand(rec, false)))
+		pr.info("answer with (the answer on stdin): %s", a.caller().Resume(answerStep(rec, false)))
 	case code == ExitStillRunning && rec.State == store.Expired:
 		pr.info("%s (context %s).", nonEmptyStr(rec.Reason, "no reply within the maximum wait; the server may still finish"), rec.ContextID)
 		pr.info("look again later: %s", doc.Resume)
@@ -711,7 +683,7 @@ func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
 func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
 	pr := a.printer()
 	doc := recordDoc(rec)
-	doc.Note, doc.Resume = a.stalledText(rec, w), a.asCaller(doc.Resume)
+	doc.Note, doc.Resume = a.stalledText(rec, w), a.caller().Resume(doc.resume)
 	if pr.json {
 		if err := pr.writeJSON(doc); err != nil {
 			return err

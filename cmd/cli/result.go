@@ -12,6 +12,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -64,12 +65,6 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.contextIDs = args
 			opts.timeoutSet = cmd.Flags().Changed("timeout")
-			if opts.timeoutSet {
-				app.resumeFlags = []string{"--timeout", opts.timeout.String()}
-			}
-			if opts.progress {
-				app.resumeFlags = append(app.resumeFlags, "--progress")
-			}
 			return app.runResult(cmd.Context(), opts)
 		},
 	}
@@ -152,11 +147,11 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 
 // noLocalRecord is the error of a contextId this machine has no record of.
 func noLocalRecord(id string) *cliError {
-	hint := "started on another machine or with another state directory? `a2a-courier fetch " + id + "` asks the server"
+	hint := say("started on another machine or with another state directory? `%s` asks the server", fetchStep(id))
 	if rest, ok := courier.ContextOfConversationID(id); ok {
-		hint = "that is a conversation id: its contextId is " + rest + " (a2a-courier result " + rest + ")"
+		hint = say("that is a conversation id: its contextId is %s (%s)", rest, resultStep(rest))
 	} else if !courier.IsUUID(id) {
-		hint = "contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id"
+		hint = plain("contextIds made by a2a-courier (and by Kibana) are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd: check the id")
 	}
 	return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + id, hint: hint}
 }
@@ -248,7 +243,15 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 	}
 	if doc.Pending != nil {
 		code = ExitStillRunning
-		doc.Resume = a.asCaller("a2a-courier result " + strings.Join(doc.Pending, " ") + " --wait" + map[bool]string{true: " --any"}[opts.any])
+		step := nextstep.New("result")
+		for _, id := range doc.Pending {
+			step = step.Pos(id)
+		}
+		step = step.Bool("--wait")
+		if opts.any {
+			step = step.Bool("--any")
+		}
+		doc.Resume = a.caller().Resume(step)
 	}
 	if opts.any {
 		switch {
@@ -350,8 +353,8 @@ func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
 	if err != nil {
 		ce := classify(err)
 		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, ce.message)
-		if ce.code == "config" && ce.hint != "" {
-			a.printer().info("hint: %s", ce.hint)
+		if ce.code == "config" && !ce.hint.IsZero() {
+			a.printer().info("hint: %s", a.hint(ce.hint))
 		}
 		return
 	}

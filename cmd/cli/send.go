@@ -13,7 +13,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
-	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -153,12 +153,6 @@ func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error 
 		opts.pollSet = cmd.Flags().Changed("poll-interval")
 		opts.maxWaitSet = cmd.Flags().Changed("max-wait")
 		opts.timeoutSet = cmd.Flags().Changed("timeout")
-		if opts.timeoutSet {
-			app.resumeFlags = []string{"--timeout", opts.timeout.String()}
-		}
-		if opts.progress {
-			app.resumeFlags = append(app.resumeFlags, "--progress")
-		}
 		return app.runSend(cmd.Context(), opts)
 	}
 }
@@ -222,11 +216,14 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	defer task.Release()
 	rec := task.Record()
 	// Said before anything leaves, in every mode: a caller that its own
-	// timeout stops still has the contextId (internal/mcpserver reads this
-	// line for its progress: StartedContext).
-	// The command in it runs as the caller ran this one (asCaller: --json,
+	// timeout stops still has the contextId (the MCP server is told it as
+	// a value: Process.Events).
+	// The command in it runs as the caller ran this one (App.caller: --json,
 	// --timeout, the connection flags), as resume does.
-	a.printer().logf("%s", "task "+rec.ContextID+" started; its reply: "+a.asCaller("a2a-courier result "+rec.ContextID+" --wait"))
+	if started := a.p.Events.Started; started != nil {
+		started(rec.ContextID)
+	}
+	a.printer().logf("task %s started; its reply: %s", rec.ContextID, a.caller().Resume(waitStep(rec.ContextID)))
 	if !opts.async {
 		return a.runForeground(ctx, c, task, opts)
 	}
@@ -237,7 +234,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	pr := a.printer()
 	doc := recordDoc(rec)
 	if pr.json {
-		doc.Resume = a.asCaller(doc.Resume)
+		doc.Resume = a.caller().Resume(doc.resume)
 		pr.writeJSON(doc)
 	} else {
 		pr.payload(rec.ContextID)
@@ -247,7 +244,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 		// found by what the caller can still run.
 		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
 			message: fmt.Sprintf("task %s is recorded and goes on in the background, but its contextId could not be written to stdout: %v", rec.ContextID, werr),
-			hint:    "`a2a-courier tasks` lists it; `a2a-courier result " + rec.ContextID + " --wait` waits for its reply"}
+			hint:    say("`%s` lists it; `%s` waits for its reply", nextstep.New("tasks"), waitStep(rec.ContextID))}
 	}
 	return nil
 }
@@ -320,33 +317,33 @@ func (a *App) submitError(err error) error {
 	var other *courier.OtherAgentError
 	switch {
 	case errors.As(err, &unknown):
-		hint := "`a2a-courier history` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context"
+		hint := say("`%s` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context", nextstep.New("history"))
 		if rest, ok := courier.ContextOfConversationID(unknown.ContextID); ok {
-			hint = "that is a conversation id: its contextId is " + rest + " (--context " + rest + ")"
+			hint = plain("that is a conversation id: its contextId is " + rest + " (--context " + rest + ")")
 		} else if !courier.IsUUID(unknown.ContextID) {
-			hint = "contextIds made by a2a-courier (and by Kibana) are UUIDs; " + hint
+			hint = plain("contextIds made by a2a-courier (and by Kibana) are UUIDs; ").Append(hint)
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", message: unknown.Error(), hint: hint}
 	case errors.As(err, &other):
-		cmd := "a2a-courier send " + sendTarget(other.ConversationAgent, other.ConversationTarget) + " --context " + other.ContextID
+		cmd := nextstep.New("send").Words(sendTarget(other.ConversationAgent, other.ConversationTarget)).Flag("--context", other.ContextID)
 		if t := other.ConversationTarget; t.Kind == store.TargetKibana && strings.EqualFold(other.Agent, other.ConversationAgent) {
 			// The same agent of another Kibana or space: name that one, by
 			// the profile the task was sent with while it still names it.
 			if _, ok := a.profileReaching(t.Profile, t.URL); t.Profile != "" && ok {
-				cmd = "a2a-courier send --profile " + shellcmd.Quote(t.Profile) + " " + sendTarget(other.ConversationAgent, t) + " --context " + other.ContextID
+				cmd = nextstep.New("send").Flag("--profile", t.Profile).Words(sendTarget(other.ConversationAgent, t)).Flag("--context", other.ContextID)
 			} else {
-				cmd += " --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(nonEmptyStr(t.Space, "default"))
+				cmd = cmd.Flag("--kibana-url", t.URL).Flag("--space", nonEmptyStr(t.Space, "default"))
 			}
 		}
-		return usageErr("`"+cmd+"` goes on with that conversation; leave out --context to start a new one with "+other.Agent, "%s", other.Error())
+		return usageErrSay(say("`%s` goes on with that conversation; leave out --context to start a new one with %s", cmd, other.Agent), "%s", other.Error())
 	case errors.As(err, &inFlight):
-		return usageErr("wait for it: a2a-courier result "+inFlight.ContextID+" --wait", "%s", inFlight.Error())
+		return usageErrSay(say("wait for it: %s", waitStep(inFlight.ContextID)), "%s", inFlight.Error())
 	case errors.As(err, &finished):
 		// Answering a task that asks nothing any more: the agent would
 		// refuse it, and a refused answer must not stand in for the
 		// outcome the context already has.
 		return &cliError{exit: ExitUsage, code: "usage", message: finished.Error(),
-			hint: "`a2a-courier result " + shellcmd.Quote(finished.Record.ContextID) + "` shows its outcome; to ask something new, send a new message"}
+			hint: say("`%s` shows its outcome; to ask something new, send a new message", resultStep(finished.Record.ContextID))}
 	}
 	return err
 }
@@ -392,13 +389,13 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, task *couri
 	case end.Err != nil && !errors.Is(end.Err, courier.ErrHandedOff) && !errors.As(end.Err, &ce):
 		return end.Err
 	case end.HandOffErr != nil:
-		pr.warn("the background worker did not start (%v); `a2a-courier result %s --wait` retries", end.HandOffErr, rec.ContextID)
+		pr.warn("the background worker did not start (%v); `%s` retries", end.HandOffErr, waitStep(rec.ContextID))
 	case end.HandedOff:
 		a.workerLogNote(c, rec)
 		if userInterrupted(ctx) {
 			// Ctrl-C after the message left: the task goes on; someone
 			// who meant to stop it is told how.
-			pr.info("the task goes on in the background; to cancel it instead: a2a-courier cancel %s (it says whether the agent can stop the run)", rec.ContextID)
+			pr.info("the task goes on in the background; to cancel it instead: %s (it says whether the agent can stop the run)", nextstep.New("cancel").Pos(rec.ContextID))
 		}
 	}
 	return a.reportRecord(end.Record, opts.maxChars, c.Store)
@@ -422,11 +419,16 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 	if width <= 0 {
 		width = 80
 	}
-	if pr := a.printer(); lines {
+	if lines {
 		if task != "" {
 			task += ": "
 		}
-		pr.overSpinner("progress: %s%s: %s", task, singleLine(nonEmptyStr(e.State, "working")), text)
+		update := task + singleLine(nonEmptyStr(e.State, "working")) + ": " + text
+		if told := a.p.Events.Progress; told != nil {
+			told(update) // the MCP server's, as a value
+		} else {
+			a.printer().overSpinner("progress: %s", update)
+		}
 	}
 	return ansi.Truncate(label+": "+text, max(width-15, 20), "…")
 }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
-	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -28,7 +28,10 @@ type showOptions struct {
 	redact func(string) string
 }
 
-func newShowCmd(app *App) *cobra.Command {
+// newCmdShow builds show, run by runF (App.runShow, or a test's, which
+// gets the options as parsed). Its run is still the App's: its
+// dependencies are the App's report helpers.
+func newCmdShow(_ *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
 	opts := &showOptions{}
 	cmd := &cobra.Command{
 		Use:   "show <conversationId|contextId>",
@@ -70,7 +73,7 @@ the round failed; 1 when a finished round holds no reply. With
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.target = args[0]
 			opts.roundSet = cmd.Flags().Changed("round")
-			return app.runShow(cmd.Context(), opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().IntVar(&opts.round, "round", 0, "print the reply of this round (1 is the first; default: the last)")
@@ -127,7 +130,7 @@ type showRoundDoc struct {
 
 func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	if err := client.CheckID("conversation id or contextId", opts.target); err != nil {
-		return usageErr("pass a conversation id listed by `a2a-courier history`, or a contextId printed by send", "%s", err.Error())
+		return usageErrSay(say("pass a conversation id listed by `%s`, or a contextId printed by send", nextstep.New("history")), "%s", err.Error())
 	}
 	switch {
 	case opts.roundSet && opts.allRounds:
@@ -142,7 +145,7 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	// running.
 	local := a.localRecord(opts.target)
 	if local != nil && local.Target.Kind == store.TargetA2A {
-		return usageErr("`a2a-courier result "+shellcmd.Quote(local.ContextID)+"` shows it",
+		return usageErrSay(say("`%s` shows it", resultStep(local.ContextID)),
 			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
 	}
 	k, space, _, err := a.kibanaForRecord(local)
@@ -195,7 +198,7 @@ func (a *App) showNotYetStored(rec *store.Record) error {
 	convID := client.ConversationIDForContext(rec.ContextID)
 	doc := showDoc{ConversationID: convID, AgentID: rec.Agent, RoundCount: 0, Status: roundRunning,
 		Reason: fmt.Sprintf("task %s is still %s: Kibana stores its conversation once the first round completes", rec.ContextID, rec.State),
-		Resume: a.asCaller(resumeCommand(rec))}
+		Resume: a.caller().Resume(resumeStep(rec))}
 	if rec.State == store.Expired {
 		doc.Reason = fmt.Sprintf("task %s had no reply within the maximum wait, and Kibana has stored no conversation for it yet", rec.ContextID)
 	}
@@ -232,7 +235,7 @@ func (a *App) findConversation(ctx context.Context, k *client.Kibana, target, sp
 		msg = fmt.Sprintf("conversation not found in space %s: neither %s (contextId %s) nor %s exists", space, candidates[0], target, target)
 	}
 	return nil, "", &cliError{exit: ExitNotFound, code: "not_found", message: msg,
-		hint: "`a2a-courier history` lists your conversations in this space; Kibana stores a conversation only once its first round completes, and only for the API key's user"}
+		hint: plain("`a2a-courier history` lists your conversations in this space; Kibana stores a conversation only once its first round completes, and only for the API key's user")}
 }
 
 // Round states as show reports them.
@@ -303,12 +306,12 @@ func roundExit(state string) int {
 	return ExitUnexpected
 }
 
-func showCommand(convID string, round int) string {
-	cmd := "a2a-courier show " + convID
+func showStep(convID string, round int) nextstep.Step {
+	s := nextstep.New("show").Pos(convID)
 	if round > 0 {
-		cmd += " --round " + strconv.Itoa(round)
+		s = s.Flag("--round", strconv.Itoa(round))
 	}
-	return cmd
+	return s
 }
 
 func (a *App) showRound(conv *client.Conversation, convID string, opts *showOptions, st *store.Store) error {
@@ -325,15 +328,15 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found",
 			message: fmt.Sprintf("conversation %s has %s; there is no round %d", convID, plural(n, "round"), opts.round),
-			hint:    hint}
+			hint:    plain(hint)}
 	}
 	if !ok {
 		reason := noRoundYet(convID)
 		if pr.json {
-			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason, Resume: a.asCaller(showCommand(convID, 0)), Note: a.readNote()})
+			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason.String(), Resume: a.caller().Resume(showStep(convID, 0)), Note: a.readNote()})
 			return exitWith(ExitStillRunning)
 		}
-		pr.info("%s; look again later: %s", reason, showCommand(convID, 0))
+		pr.info("%s; look again later: %s", reason, showStep(convID, 0))
 		return exitWith(ExitStillRunning)
 	}
 	number := r.Index + 1
@@ -347,14 +350,14 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	case roundFailed:
 		return &cliError{exit: ExitTaskFailed, code: "round_failed",
 			message: fmt.Sprintf("round %d of conversation %s %s and holds no reply", number, convID, roundFailure(r)),
-			hint:    "a failed run keeps no reply; sending the message again starts a new run"}
+			hint:    plain("a failed run keeps no reply; sending the message again starts a new run")}
 	case roundNoReply:
 		return &cliError{exit: ExitUnexpected, code: "no_reply",
 			message: fmt.Sprintf("round %d of conversation %s holds no reply (status %s)", number, convID, nonEmptyStr(r.Status, "none")),
-			hint:    "the server stored the round without a final reply; open the conversation in Kibana to see what happened"}
+			hint:    plain("the server stored the round without a final reply; open the conversation in Kibana to see what happened")}
 	case roundRunning:
 		doc.Reason = fmt.Sprintf("round %d of conversation %s is still in progress: no reply yet", number, convID)
-		doc.Resume = a.asCaller(showCommand(convID, resumeRound))
+		doc.Resume = a.caller().Resume(showStep(convID, resumeRound))
 		if pr.json {
 			doc.Note = a.readNote()
 			pr.writeJSON(doc)
@@ -406,7 +409,7 @@ func (a *App) awaitingHint(conv *client.Conversation, convID string, number int)
 	pr := a.printer()
 	pr.info("the agent awaits an answer or a confirmation (round %d of conversation %s).", number, convID)
 	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok {
-		pr.info("answer in the same conversation (the answer on stdin): a2a-courier send %s --context %s -", shellcmd.Quote(conv.AgentID()), shellcmd.Quote(ctxID))
+		pr.info("answer in the same conversation (the answer on stdin): %s", nextstep.New("send").Pos(conv.AgentID()).Flag("--context", ctxID).ReadsStdin())
 	}
 }
 
@@ -482,9 +485,9 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 	}
 	switch {
 	case n == 0:
-		pr.info("%s; look again later: %s --all-rounds", noRoundYet(convID), showCommand(convID, 0))
+		pr.info("%s; look again later: %s", noRoundYet(convID), showStep(convID, 0).Bool("--all-rounds"))
 	case lastState == roundRunning:
-		pr.info("the last round is still in progress; look again later: %s --all-rounds", showCommand(convID, 0))
+		pr.info("the last round is still in progress; look again later: %s", showStep(convID, 0).Bool("--all-rounds"))
 	case lastState == roundAwaiting:
 		a.awaitingHint(conv, convID, n)
 	}
@@ -496,10 +499,10 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 // noRoundYet says what a conversation without a round may be: a first run
 // still going, or one that failed (Kibana 9.6 makes the conversation when a
 // run starts and keeps no round of a run that fails).
-func noRoundYet(convID string) string {
-	why := fmt.Sprintf("conversation %s has no round yet: its first run may still be going, or it failed (Kibana 9.6 keeps no round of a failed run)", convID)
+func noRoundYet(convID string) nextstep.Text {
+	why := say("conversation %s has no round yet: its first run may still be going, or it failed (Kibana 9.6 keeps no round of a failed run)", convID)
 	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok && store.CheckContextID(ctxID) == nil {
-		why += "; a2a-courier result " + ctxID + " tells which, on the machine that sent it"
+		why = why.Then("; %s tells which, on the machine that sent it", resultStep(ctxID))
 	}
 	return why
 }

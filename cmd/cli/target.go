@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -11,6 +10,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -49,7 +49,7 @@ func splitAgentArgs(af agentFlags, args []string, maxRest int) (string, []string
 		return "", args, nil
 	}
 	if len(args) == 0 {
-		return "", nil, usageErr("name an agent (see `a2a-courier discover`), a peer of the config file, or --url <agent URL>", "no agent given")
+		return "", nil, usageErrSay(say("name an agent (see `%s`), a peer of the config file, or --url <agent URL>", nextstep.New("discover")), "no agent given")
 	}
 	if len(args)-1 > maxRest {
 		return "", nil, usageErr("give the agent and at most the text (or - for stdin)", "too many arguments")
@@ -98,7 +98,7 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 		return a.remoteTarget(ctx, "", af.url, nil, af)
 	}
 	if err := client.CheckID("agent id", name); err != nil {
-		return nil, usageErr("agent ids are listed by `a2a-courier discover`", "%s", err.Error())
+		return nil, usageErrSay(say("agent ids are listed by `%s`", nextstep.New("discover")), "%s", err.Error())
 	}
 	if err := kibanaSpeaks(af); err != nil {
 		return nil, err
@@ -181,11 +181,11 @@ func kibanaSpeaks(af agentFlags) error {
 
 // agentHint is the hint for an agent id Kibana does not know: the id
 // discover knows for what was given as a name (send Chat), if any.
-func agentHint(agents []client.Agent, name string) string {
+func agentHint(agents []client.Agent, name string) nextstep.Text {
 	if ag, ok := courier.SuggestAgent(agents, name); ok {
-		return fmt.Sprintf("did you mean %s (named %q)? an agent is given by its id; `a2a-courier discover` lists them", ag.ID, ag.Name)
+		return say("did you mean %s (named %q)? an agent is given by its id; `%s` lists them", ag.ID, ag.Name, nextstep.New("discover"))
 	}
-	return "check the id; `a2a-courier discover` lists the agents of this space"
+	return say("check the id; `%s` lists the agents of this space", nextstep.New("discover"))
 }
 
 // remoteTarget resolves a generic agent from its card.
@@ -228,7 +228,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 	ra, err := client.ResolveAgentWith(rctx, hc, rawURL, client.ResolveOptions{UserAgent: userAgent(), Binding: b})
 	if errors.Is(err, client.ErrNoInterface) {
 		return nil, &cliError{exit: ExitUsage, code: "unsupported", message: courier.OneLine(err), err: err,
-			hint: "a2a-courier speaks A2A over JSON-RPC (0.3, 1.x) and HTTP+JSON (1.x), not gRPC; drop --binding (or the peer's binding) to let the card decide"}
+			hint: plain("a2a-courier speaks A2A over JSON-RPC (0.3, 1.x) and HTTP+JSON (1.x), not gRPC; drop --binding (or the peer's binding) to let the card decide")}
 	}
 	if err != nil {
 		return nil, err
@@ -240,7 +240,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 		if string(ra.Dialect) != protocol && !ra.Use(client.Dialect(protocol)) {
 			if rest { // A2A 0.3 has no HTTP+JSON here, and the card no JSON-RPC
 				return nil, &cliError{exit: ExitUsage, code: "protocol_version", message: "the card offers A2A " + otherDialect(protocol) + " over HTTP+JSON only, and A2A 0.3 is spoken over JSON-RPC alone",
-					hint: "the agent does not speak this A2A version in a binding a2a-courier speaks: drop --protocol"}
+					hint: plain("the agent does not speak this A2A version in a binding a2a-courier speaks: drop --protocol")}
 			}
 			a.printer().warn("speaking A2A %s as asked, although the card offers only %s", protocol, otherDialect(protocol))
 		}

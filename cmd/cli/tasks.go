@@ -9,14 +9,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
-	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/termui"
-	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // tasksOptions select the rows of tasks: the local ledger's or, with
 // --url, an A2A 1.0 agent's own list (ListTasks).
+// tasksOptions are tasks' flags. Its runs are still the App's (runTasks,
+// runRemoteTasks): they report through the App's helpers.
 type tasksOptions struct {
 	state, agent, contextID string
 	limit                   int
@@ -24,7 +25,17 @@ type tasksOptions struct {
 	timeout                 time.Duration
 }
 
-func newTasksCmd(app *App) *cobra.Command {
+// tasksRun lists this machine's tasks, or with --url a generic agent's.
+func (a *App) tasksRun(ctx context.Context, opts *tasksOptions) error {
+	if opts.agentFlags.url != "" {
+		return a.runRemoteTasks(ctx, opts)
+	}
+	return a.runTasks(opts)
+}
+
+// newCmdTasks builds tasks, run by runF (App.tasksRun, or a test's, which
+// gets the options as parsed and checked).
+func newCmdTasks(_ *Factory, runF func(context.Context, *tasksOptions) error) *cobra.Command {
 	opts := &tasksOptions{}
 	cmd := &cobra.Command{
 		Use:   "tasks",
@@ -63,13 +74,10 @@ tasks (A2A 0.3, or a server without ListTasks) exits 2, code unsupported.`,
   a2a-courier tasks --url https://agents.example.com/research --state working`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.agentFlags.url != "" {
-				return app.runRemoteTasks(cmd.Context(), opts)
-			}
-			if opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "" {
+			if opts.agentFlags.url == "" && (opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "") {
 				return usageErr("--context, --protocol and --binding list a generic A2A agent's tasks: add --url <agent URL>", "--context, --protocol or --binding without --url")
 			}
-			return app.runTasks(opts)
+			return runF(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.state, "state", "", "only tasks in these states (running, or state names, commas between; one state with --url)")
@@ -120,10 +128,7 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 	l, err := c.TaskList(ctx, client.TaskFilter{ContextID: opts.contextID, State: opts.state}, opts.limit)
 	if errors.Is(err, client.ErrNoTaskList) {
 		ce := errNoTaskList(src, opts.contextID, err)
-		if opts.contextID == "" {
-			ce.message = strings.Replace(ce.message, " by contextId", "", 1)
-		}
-		ce.hint = "`a2a-courier tasks` (without --url) lists the tasks sent from this machine; a2a-courier fetch --task <taskId> " + src.command + " reads one task"
+		ce.hint = say("`%s` (without --url) lists the tasks sent from this machine; %s reads one task", nextstep.New("tasks"), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))
 		return ce
 	} else if err != nil {
 		return err
@@ -207,96 +212,6 @@ func (a *App) runTasks(opts *tasksOptions) error {
 	pr.table([]string{"CONTEXT", "AGENT", "STATE", "AGE", "REPLY"}, cells, 4)
 	if len(recs) < total {
 		pr.info("%d of %d tasks, newest first; --limit 0 lists all", len(recs), total)
-	}
-	return nil
-}
-
-type pruneOptions struct {
-	olderThan string
-	dryRun    bool
-}
-
-func newPruneCmd(app *App) *cobra.Command {
-	opts := &pruneOptions{}
-	cmd := &cobra.Command{
-		Use:   "prune --older-than <age>",
-		Short: "Drop the local records of tasks that ended long ago (never a running one)",
-		Long: `Drop from the state directory the records of the tasks that ended before
---older-than (30d, 12h, 2w, or a Go duration such as 90m): completed,
-failed, rejected, canceled, input_required and expired ones, the earlier
-exchanges of a conversation kept in tasks/archive/, and the files of
-replies/ that only they named (or that are older than that and named by no
-record kept: texts --max-chars and show cut). A task that is not final is
-never dropped, however old: its worker may still bring its reply. The
-server's conversations are not touched: fetch and show still read them.
-
-Nothing is pruned on its own: records are kept until you prune them.
---dry-run lists what would go and removes nothing.
-
-stdout lists what was dropped (a table on a terminal; piped, tab-separated
-contextId, agent, state and end time); --json prints {"dry_run",
-"older_than","cutoff","pruned":[{"context_id","agent","state","finished_at",
-"archived"}],"reply_files","reply_bytes","kept_running","busy"}.`,
-		Example: `  a2a-courier prune --older-than 30d --dry-run
-  a2a-courier prune --older-than 30d
-  a2a-courier prune --older-than 12h --json`,
-		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return app.runPrune(opts) },
-	}
-	cmd.Flags().StringVar(&opts.olderThan, "older-than", "", "drop the tasks that ended longer ago than this (30d, 12h, 2w, 90m)")
-	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "list what would be dropped, drop nothing")
-	return cmd
-}
-
-// prunedDoc is one record of prune --json. Fields are only ever added.
-type prunedDoc struct {
-	ContextID  string    `json:"context_id"`
-	Agent      string    `json:"agent"`
-	State      string    `json:"state"`
-	FinishedAt time.Time `json:"finished_at"`
-	Archived   bool      `json:"archived,omitempty"`
-}
-
-func (a *App) runPrune(opts *pruneOptions) error {
-	if opts.olderThan == "" {
-		return usageErr("e.g. a2a-courier prune --older-than 30d --dry-run", "prune needs --older-than: nothing is pruned without an age")
-	}
-	age, err := courier.ParseAge(opts.olderThan)
-	if err != nil {
-		return usageErr(config.AgeHint(opts.olderThan), "--older-than: %v", err)
-	}
-	c, err := a.engine()
-	if err != nil {
-		return err
-	}
-	rep, err := c.Prune(courier.PruneOptions{OlderThan: age, DryRun: opts.dryRun})
-	if err != nil {
-		return err
-	}
-	pr := a.printer()
-	for _, e := range rep.Errors {
-		if ue := (*store.UnwritableError)(nil); errors.As(e, &ue) {
-			return e
-		}
-		pr.warn("%s", classify(e).message)
-	}
-	docs, cells := make([]prunedDoc, len(rep.Records)), make([][]string, len(rep.Records))
-	for i, p := range rep.Records {
-		docs[i] = prunedDoc{ContextID: p.ContextID, Agent: p.Agent, State: string(p.State), FinishedAt: p.FinishedAt.UTC(), Archived: p.Archived}
-		cells[i] = []string{p.ContextID, p.Agent, string(p.State) + map[bool]string{true: " (archived)"}[p.Archived], p.FinishedAt.UTC().Format(time.RFC3339)}
-	}
-	if pr.json {
-		return pr.writeJSON(map[string]any{"dry_run": opts.dryRun, "older_than": age.String(), "cutoff": rep.Cutoff.UTC(), "pruned": docs,
-			"reply_files": rep.ReplyFiles, "reply_bytes": rep.ReplyBytes, "kept_running": rep.KeptRunning, "busy": rep.Busy})
-	}
-	if len(cells) > 0 {
-		pr.table([]string{"CONTEXT", "AGENT", "STATE", "ENDED"}, cells, -1)
-	}
-	verb := map[bool]string{true: "would drop", false: "dropped"}[opts.dryRun]
-	pr.info("%s %s and %s (%d bytes) that ended before %s", verb, plural(len(docs), "task record"), plural(rep.ReplyFiles, "reply file"),
-		rep.ReplyBytes, rep.Cutoff.UTC().Format(time.RFC3339))
-	if rep.KeptRunning+rep.Busy > 0 {
-		pr.info("kept: %d not final (never pruned), %d in use", rep.KeptRunning, rep.Busy)
 	}
 	return nil
 }

@@ -18,7 +18,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
-	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 )
 
 // evil is a server's text carrying what a terminal acts on: OSC 52 (a
@@ -111,7 +110,7 @@ func TestTerminalGetsNoServerEscapes(t *testing.T) {
 		t.Errorf("send: stdout %q\nstderr %q", r.stdout, r.stderr)
 	}
 	first, _, _ := strings.Cut(r.stderr, "\n")
-	ctxID := mcpserver.StartedContext(strings.TrimPrefix(first, spinnerClear))
+	ctxID := startedContext(strings.TrimPrefix(first, spinnerClear))
 	if ctxID == "" {
 		t.Fatalf("no started line: %q", r.stderr)
 	}

@@ -106,8 +106,7 @@ func (a *App) runWorker(ctx context.Context, opts *workerOptions) error {
 		}
 		return httplog.WrapMarked(hc, logger.Printf, a.p.Now), nil
 	}
-	c := &courier.Courier{Store: st, HTTPClient: logged, Now: a.p.Now, UserAgent: userAgent(),
-		Executable: a.p.Executable, Environ: a.p.Environ, Timing: timing, Logf: logger.Printf}
+	c := newEngine(a.p, engineParts{store: st, clients: logged, timing: timing, logf: logger.Printf})
 	c.Serve(ctx, opts.identity, key, opts.linger, opts.rescan)
 	return nil
 }
@@ -121,7 +120,7 @@ func (a *App) workerProbe(opts *workerOptions) error {
 	if err != nil {
 		return err
 	}
-	c := &courier.Courier{Store: st}
+	c := newEngine(a.p, engineParts{store: st})
 	return c.WriteProbe(opts.probe, a.credentialFile(opts))
 }
 

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"strings"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -115,57 +116,67 @@ To try the tool without a Kibana, run its demo (a build with the simulator):
   go run -tags simulator github.com/a2a-courier/a2a-courier/cmd/a2a-courier@latest demo`
 }
 
-// Sourced names, in a hint, where a setting it speaks of came from when
-// that is not the variable the hint names: "check KIBANA_API_KEY" of a key
-// from a profile becomes "check the api_key of profile lab in the config
-// file (a2a-courier config set api-key --profile lab)".
-func (s *Settings) Sourced(h string) string {
-	h = s.spaceSourced(h)
-	for _, v := range [][3]string{{"KIBANA_API_KEY", "api_key", "api-key"}, {"KIBANA_URL", "kibana_url", "kibana-url"}} {
-		src := s.Sources[v[1]]
-		if src == "" || src == "default" || src == "env "+v[0] || !strings.Contains(h, "check "+v[0]) && !strings.Contains(h, "is "+v[0]) {
-			continue
+// Where names, in a hint, where a setting it speaks of came from when that
+// is not the variable itself (nextstep.Caller.Where): "check
+// KIBANA_API_KEY" of a key from a profile is "check the api_key of profile
+// lab in the config file (a2a-courier config set api-key --profile lab)".
+// check is a hint's "check <setting>"; for the space, that is said whole
+// (SpaceWhere).
+func (s *Settings) Where(v nextstep.Setting, check bool) string {
+	said := func(w string) string {
+		if check {
+			return "check " + w
 		}
-		where := strings.TrimPrefix(src, "flag ") // --api-key-file
-		switch {
-		case strings.HasSuffix(src, " api_key_file"):
-			where = fmt.Sprintf("the key in the file api_key_file of profile %s names", s.Profile)
-		case strings.HasPrefix(src, "file (profile "):
-			where = fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", v[1], s.Profile, v[2], s.Profile)
-		}
-		h = strings.Replace(strings.Replace(h, "check "+v[0], "check "+where, 1), "is "+v[0], "is "+where, 1)
+		return w
 	}
-	return h
+	var key, verb string
+	switch v {
+	case nextstep.KibanaSpace:
+		if check {
+			return SpaceWhere(s.Space, s.Sources["space"], s.Profile)
+		}
+		return said(string(v))
+	case nextstep.KibanaAPIKey:
+		key, verb = "api_key", "api-key"
+	case nextstep.KibanaURL:
+		key, verb = "kibana_url", "kibana-url"
+	default:
+		return said(string(v))
+	}
+	src := s.Sources[key]
+	switch {
+	case src == "" || src == "default" || src == "env "+string(v):
+		return said(string(v))
+	case strings.HasSuffix(src, " api_key_file"):
+		return said(fmt.Sprintf("the key in the file api_key_file of profile %s names", s.Profile))
+	case strings.HasPrefix(src, "file (profile "):
+		return said(fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", key, s.Profile, verb, s.Profile))
+	}
+	return said(strings.TrimPrefix(src, "flag ")) // --api-key-file
 }
 
-// spaceSourced says, for the "check KIBANA_SPACE_ID" of a hint, which
-// space is in use, where that came from and how to use another: the flag,
-// the variable or the profile that set it. A source "task <id>" is the
-// space a recorded task was sent to, which is where it is read.
-func (s *Settings) spaceSourced(h string) string {
-	const token = "check KIBANA_SPACE_ID"
-	if !strings.Contains(h, token) {
-		return h
-	}
-	name, src := s.Space, s.Sources["space"]
+// SpaceWhere is a hint's "check KIBANA_SPACE_ID" said whole: which space
+// is in use, where that came from (src, a source of Settings.Sources)
+// and how to use another: the flag, the variable or the profile that set
+// it. A source "task <id>" is the space a recorded task was sent to,
+// which is where it is read.
+func SpaceWhere(space, src, profile string) string {
+	name := space
 	if name == "" {
 		name = "default"
 	}
 	const other = ": if the agents live in another, "
-	var where string
 	switch {
 	case src == "" || src == "default":
-		where = "the space is the default one (no --space, KIBANA_SPACE_ID or profile space is set)" + other + "give its id with --space <id> or KIBANA_SPACE_ID"
+		return "the space is the default one (no --space, KIBANA_SPACE_ID or profile space is set)" + other + "give its id with --space <id> or KIBANA_SPACE_ID"
 	case src == "flag --space":
-		where = "the space is " + name + ", from --space" + other + "give its id with --space"
+		return "the space is " + name + ", from --space" + other + "give its id with --space"
 	case src == "env KIBANA_SPACE_ID":
-		where = "the space is " + name + ", from KIBANA_SPACE_ID" + other + "set KIBANA_SPACE_ID to its id, or give --space <id>"
+		return "the space is " + name + ", from KIBANA_SPACE_ID" + other + "set KIBANA_SPACE_ID to its id, or give --space <id>"
 	case strings.HasPrefix(src, "file (profile "):
-		where = fmt.Sprintf("the space is %s, from profile %s%sa2a-courier config set space <id> --profile %s, or give --space <id>", name, s.Profile, other, s.Profile)
+		return fmt.Sprintf("the space is %s, from profile %s%sa2a-courier config set space <id> --profile %s, or give --space <id>", name, profile, other, profile)
 	case strings.HasPrefix(src, "task "):
-		where = "the space is " + name + ", where " + src + " was sent"
-	default:
-		where = "the space is " + name + " (" + src + ")"
+		return "the space is " + name + ", where " + src + " was sent"
 	}
-	return strings.Replace(h, token, where, 1)
+	return "the space is " + name + " (" + src + ")"
 }

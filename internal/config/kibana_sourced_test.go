@@ -1,39 +1,52 @@
 package config
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+)
+
+// sourced renders a hint for s.
+func sourced(s *Settings, t nextstep.Text) string {
+	return nextstep.Caller{Where: s.Where}.Text(t)
+}
 
 // A hint names a setting's source when it is not the variable the hint
 // names: a profile's value points at the profile and its config set.
-func TestSourced(t *testing.T) {
+func TestWhere(t *testing.T) {
 	s := &Settings{Profile: "lab", Sources: map[string]string{"kibana_url": "file (profile lab)", "api_key": "env KIBANA_API_KEY"}}
-	for in, want := range map[string]string{
-		"check KIBANA_URL and that Kibana is up":    "check the kibana_url of profile lab in the config file (a2a-courier config set kibana-url --profile lab) and that Kibana is up",
-		"is KIBANA_URL the Kibana URL?":             "is the kibana_url of profile lab in the config file (a2a-courier config set kibana-url --profile lab) the Kibana URL?",
-		"the key was refused: check KIBANA_API_KEY": "the key was refused: check KIBANA_API_KEY",
-		"try again later":                           "try again later",
+	for _, tc := range []struct {
+		in   nextstep.Text
+		want string
+	}{
+		{nextstep.Say("%s and that Kibana is up", nextstep.Check(nextstep.KibanaURL)), "check the kibana_url of profile lab in the config file (a2a-courier config set kibana-url --profile lab) and that Kibana is up"},
+		{nextstep.Say("is %s the Kibana URL?", nextstep.KibanaURL), "is the kibana_url of profile lab in the config file (a2a-courier config set kibana-url --profile lab) the Kibana URL?"},
+		{nextstep.Say("the key was refused: %s", nextstep.Check(nextstep.KibanaAPIKey)), "the key was refused: check KIBANA_API_KEY"},
+		{nextstep.Plain("try again later"), "try again later"},
 	} {
-		if got := s.Sourced(in); got != want {
-			t.Errorf("Sourced(%q)\n = %q\nwant %q", in, got, want)
+		if got := sourced(s, tc.in); got != tc.want {
+			t.Errorf("%q\n = %q\nwant %q", tc.in, got, tc.want)
 		}
 	}
+	key := nextstep.Say("%s", nextstep.Check(nextstep.KibanaAPIKey))
 	s.Sources["api_key"] = "file (profile lab) api_key_file"
-	if got := s.Sourced("check KIBANA_API_KEY"); got != "check the key in the file api_key_file of profile lab names" {
+	if got := sourced(s, key); got != "check the key in the file api_key_file of profile lab names" {
 		t.Errorf("api_key_file: %q", got)
 	}
 	s.Sources["kibana_url"] = "default"
-	if got := s.Sourced("check KIBANA_URL (or the agent's URL)"); got != "check KIBANA_URL (or the agent's URL)" {
+	if got := sourced(s, nextstep.Say("%s (or the agent's URL)", nextstep.Check(nextstep.KibanaURL))); got != "check KIBANA_URL (or the agent's URL)" {
 		t.Errorf("unset: %q", got)
 	}
 	s.Sources["api_key"] = "flag --api-key-file"
-	if got := s.Sourced("check KIBANA_API_KEY"); got != "check --api-key-file" {
+	if got := sourced(s, key); got != "check --api-key-file" {
 		t.Errorf("flag: %q", got)
 	}
 }
 
 // The space of a hint's "check KIBANA_SPACE_ID" is named with where it
 // came from and how to use another, by what set it.
-func TestSourcedSpace(t *testing.T) {
-	const hint = "the key lacks a privilege in the space; check KIBANA_SPACE_ID"
+func TestWhereSpace(t *testing.T) {
+	hint := nextstep.Say("the key lacks a privilege in the space; %s", nextstep.Check(nextstep.KibanaSpace))
 	for _, tc := range []struct {
 		space, src string
 		want       string
@@ -45,12 +58,11 @@ func TestSourcedSpace(t *testing.T) {
 		{"prod", "task 3f6c2e1a", "the space is prod, where task 3f6c2e1a was sent"},
 	} {
 		s := &Settings{Profile: "lab", Space: tc.space, Sources: map[string]string{"space": tc.src}}
-		if got, want := s.Sourced(hint), "the key lacks a privilege in the space; "+tc.want; got != want {
+		if got, want := sourced(s, hint), "the key lacks a privilege in the space; "+tc.want; got != want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.src, got, want)
 		}
 	}
-	s := &Settings{Space: "prod", Sources: map[string]string{"space": "flag --space"}}
-	if got := s.Sourced("check the id"); got != "check the id" {
-		t.Errorf("a hint without the space: %q", got)
+	if got := hint.String(); got != "the key lacks a privilege in the space; check KIBANA_SPACE_ID" {
+		t.Errorf("settings not loaded: %q", got)
 	}
 }

@@ -225,7 +225,7 @@ const initLineForFuzz = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":
 // once, and returns what it wrote; Serve must return nil within a minute.
 func serveFuzz(t *testing.T, in io.Reader) []byte {
 	var out bytes.Buffer
-	o := Options{StopGrace: 10 * time.Second, Run: func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o := Options{StopGrace: 10 * time.Second, Run: func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, _ Events) int {
 		io.WriteString(stdout, `{"source":"local","tasks":[],"total":0}`)
 		return 0
 	}}

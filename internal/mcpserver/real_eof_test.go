@@ -157,12 +157,12 @@ func TestPanicIsAToolError(t *testing.T) {
 	t.Parallel()
 	c := newCourier(t, startSim(t))
 	o := c.options()
-	o.Run = func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	o.Run = func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, ev mcpserver.Events) int {
 		if args[0] == "history" {
 			var m map[string]int
 			m["boom"]++ // a nil map: a runtime panic
 		}
-		return c.run(ctx, args, stdin, stdout, stderr)
+		return c.run(ctx, args, stdin, stdout, stderr, ev)
 	}
 	var log syncBuffer
 	o.Log = &log

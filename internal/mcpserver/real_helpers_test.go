@@ -123,7 +123,7 @@ func (c *courier) process(args []string, stdin io.Reader, stdout, stderr io.Writ
 }
 
 // run is the server's Runner: the real CLI.
-func (c *courier) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func (c *courier) run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, ev mcpserver.Events) int {
 	b, err := io.ReadAll(stdin)
 	if err != nil {
 		c.t.Errorf("stdin of %q: %v", args, err)
@@ -131,7 +131,9 @@ func (c *courier) run(ctx context.Context, args []string, stdin io.Reader, stdou
 	c.mu.Lock()
 	c.ran = append(c.ran, ranLine{append([]string{}, args...), string(b)})
 	c.mu.Unlock()
-	return cli.Run(ctx, c.process(args, bytes.NewReader(b), stdout, stderr))
+	p := c.process(args, bytes.NewReader(b), stdout, stderr)
+	p.Events = ev
+	return cli.Run(ctx, p)
 }
 
 // ranCount is how many command lines the server ran.

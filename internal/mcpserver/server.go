@@ -30,9 +30,24 @@ import (
 )
 
 // Runner runs one a2a-courier command line in this process with stdin,
-// writing the command's stdout and stderr, and returns its exit code. The
-// CLI passes its own Run.
-type Runner func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int
+// writing the command's stdout and stderr, telling ev what the server
+// follows as it goes, and returns its exit code. The CLI passes its own
+// Run.
+type Runner func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, ev Events) int
+
+// Events are what a command run for a tool tells the server as it goes,
+// as values: the server reads nothing of the command's stderr for its
+// meaning (a change of the CLI's wording changes no tool's behaviour).
+// The outcome is the command's --json document on stdout.
+type Events struct {
+	// Started is told the contextId of the task a send or send-async
+	// recorded, before anything leaves.
+	Started func(contextID string)
+	// Progress is told each status update of a task the command waits
+	// for ("<state>: <text>", or with several tasks "<contextId>:
+	// <state>: <text>": what --progress prints after "progress: ").
+	Progress func(text string)
+}
 
 // Options configure a server.
 type Options struct {
@@ -314,12 +329,13 @@ func (t *tools) callContext(req context.Context, recorded <-chan struct{}) (cont
 // A command that exits 7 (the agent asks) or 8 (still running) succeeded
 // as a tool: its document says what to do next.
 func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []string, stdin string, progress string) (*mcp.CallToolResult, any, error) {
-	var stdout, stderr bytes.Buffer
-	errw := &lockedWriter{w: &stderr}
+	var stdout bytes.Buffer
+	errw := &lockedWriter{}
+	st := &callState{}
 	if len(args) > 0 && (args[0] == "send" || args[0] == "send-async") {
-		errw.started = make(chan struct{})
+		st.started = make(chan struct{})
 	}
-	ctx, release := t.callContext(reqCtx, errw.started)
+	ctx, release := t.callContext(reqCtx, st.started)
 	defer release()
 	done := make(chan int, 1)
 	go func() {
@@ -331,9 +347,9 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 				done <- exitPanicked
 			}
 		}()
-		done <- t.o.Run(ctx, args, strings.NewReader(stdin), &stdout, errw)
+		done <- t.o.Run(ctx, args, strings.NewReader(stdin), &stdout, errw, st.events())
 	}()
-	code := t.waitReporting(ctx, req, done, progress, errw)
+	code := t.waitReporting(ctx, req, done, progress, st)
 	if code == exitPanicked {
 		return toolError("unexpected", progress+" stopped on an internal error of a2a-courier (a bug)",
 			"the server's log (the assistant's MCP log) has the details: please report them; a task it started is listed by the tasks tool")
@@ -341,8 +357,8 @@ func (t *tools) call(reqCtx context.Context, req *mcp.CallToolRequest, args []st
 	doc := json.RawMessage(bytes.TrimSpace(stdout.Bytes()))
 	if !json.Valid(doc) {
 		// Not a document (a command without --json output): say what it
-		// printed.
-		text := strings.TrimSpace(stdout.String() + "\n" + toolTerms(errw.String()))
+		// printed, as it printed it.
+		text := strings.TrimSpace(stdout.String() + "\n" + errw.String())
 		return &mcp.CallToolResult{IsError: code != exitOK, Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil, nil
 	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: t.summary(doc, code, req.Params.Name)}}}
@@ -363,7 +379,7 @@ func toolError(code, message, hint string) (*mcp.CallToolResult, any, error) {
 // waitReporting waits for a command, sending a progress notification every
 // ProgressEvery when the client asked for progress (a progress token),
 // with the latest status update the command printed (--progress).
-func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, done <-chan int, what string, stderr *lockedWriter) int {
+func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, done <-chan int, what string, st *callState) int {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {
 		return <-done
@@ -379,34 +395,17 @@ func (t *tools) waitReporting(ctx context.Context, req *mcp.CallToolRequest, don
 		case <-tick.C:
 			n++
 			msg := fmt.Sprintf("%s: waiting, %s", what, time.Since(start).Round(time.Second))
-			if ctxID := StartedContext(stderr.String()); ctxID != "" {
+			ctxID, p := st.now()
+			if ctxID != "" {
 				msg += " (context " + ctxID + ")"
 			}
-			if p := stderr.latestProgress(); p != "" {
+			if p != "" {
 				msg += "; latest status: " + p
 			}
 			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
 		}
 	}
 }
-
-// StartedContext finds the contextId send and send-async announce on
-// stderr before anything leaves: a line "task <contextId> started", which
-// may go on ("; its reply: …").
-func StartedContext(stderr string) string {
-	for _, line := range strings.Split(stderr, "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "task "); ok {
-			if id, _, ok := strings.Cut(rest, " started"); ok && !strings.ContainsAny(id, " \t") {
-				return id
-			}
-		}
-	}
-	return ""
-}
-
-// progressLine starts the lines of --progress: "progress: <state>: <text>",
-// or with several tasks "progress: <contextId>: <state>: <text>".
-const progressLine = "progress: "
 
 // maxProgressRunes bounds the status text in a progress notification.
 const maxProgressRunes = 200
@@ -431,46 +430,63 @@ func agentArgs(agent, url string) []string {
 	return []string{agent}
 }
 
-// lockedWriter is a buffer written by the command while the server reads
-// it for progress. started, when not nil, is closed once the command has
-// announced its task (StartedContext).
-type lockedWriter struct {
+// callState is what a command run for a tool told the server (Events):
+// the contextId of the task it started, and its newest status update.
+// started, when not nil, is closed once the task is recorded.
+type callState struct {
 	mu        sync.Mutex
-	w         *bytes.Buffer
-	started   chan struct{}
-	announced bool
-	// progress is the newest line of --progress, after "progress: ", cut
-	// to maxProgressRunes: the lines go to the notifications, never to
-	// w, and only the newest is kept, however chatty the agent.
+	contextID string
+	// progress is the newest status update, cut to maxProgressRunes: only
+	// the newest is kept, however chatty the agent.
 	progress string
+	started  chan struct{}
+}
+
+// events are the hooks the command is run with.
+func (c *callState) events() Events {
+	return Events{
+		Started: func(contextID string) {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			if c.contextID != "" {
+				return
+			}
+			c.contextID = contextID
+			if c.started != nil {
+				close(c.started)
+			}
+		},
+		Progress: func(text string) {
+			line := []rune(text)
+			if len(line) > maxProgressRunes {
+				line = append(line[:maxProgressRunes-1], '…')
+			}
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.progress = string(line)
+		},
+	}
+}
+
+// now is the contextId told and the newest status update ("" for none).
+func (c *callState) now() (contextID, progress string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.contextID, c.progress
+}
+
+// lockedWriter is the command's stderr, which its goroutines may write
+// while it runs: kept as written, for the text of a command that printed
+// no document.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  bytes.Buffer
 }
 
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	// printer.logf writes a line in one Write.
-	if rest, ok := bytes.CutPrefix(p, []byte(progressLine)); ok && len(rest) > 0 && bytes.IndexByte(rest, '\n') == len(rest)-1 {
-		line := []rune(string(rest[:len(rest)-1]))
-		if len(line) > maxProgressRunes {
-			line = append(line[:maxProgressRunes-1], '…')
-		}
-		l.progress = string(line)
-		return len(p), nil
-	}
-	n, err := l.w.Write(p)
-	if l.started != nil && !l.announced && StartedContext(l.w.String()) != "" {
-		l.announced = true
-		close(l.started)
-	}
-	return n, err
-}
-
-// latestProgress is the newest status update the command printed with
-// --progress ("working: Calling tool X…"), "" when none.
-func (l *lockedWriter) latestProgress() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.progress
+	return l.w.Write(p)
 }
 
 func (l *lockedWriter) String() string {

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -35,9 +34,6 @@ func TestSummariesOfListsAndSeveralTasks(t *testing.T) {
 	}
 	if got := (&tools{}).summary(json.RawMessage(`{"source":"remote","url":"http://a","tasks":[],"total":0}`), 0, "tasks"); got != "the agent lists no tasks that match" {
 		t.Errorf("remote, empty: %q", got)
-	}
-	if got := StartedContext("warning: x\ntask 3f6c-1 started; its reply: a2a-courier result 3f6c-1 --wait\n"); got != "3f6c-1" {
-		t.Errorf("started: %q", got)
 	}
 }
 
@@ -92,38 +88,38 @@ func TestNextStepTexts(t *testing.T) {
 	}
 }
 
-// The command's stderr as a tool keeps it: the lines of --progress are
-// kept apart, the newest alone and cut to maxProgressRunes, and whatever
-// else the command printed (the started line, a warning) stays.
-func TestStderrKeepsTheNewestProgressApart(t *testing.T) {
-	var b bytes.Buffer
-	l := &lockedWriter{w: &b, started: make(chan struct{})}
-	if l.latestProgress() != "" {
-		t.Fatal("a status before any")
+// What a command tells the server (Events) is kept: the first contextId,
+// which closes started, and the newest status update alone, cut to
+// maxProgressRunes; the command's stderr stays as it wrote it.
+func TestEventsKeepTheTaskAndTheNewestProgress(t *testing.T) {
+	st := &callState{started: make(chan struct{})}
+	ev := st.events()
+	if id, p := st.now(); id != "" || p != "" {
+		t.Fatalf("told before anything: %q, %q", id, p)
 	}
-	for _, line := range []string{
-		"task 3f6c2e1a started\n",
-		"progress: working: Calling tool search\n",
-		"warning: slow\n",
-		"progress: working: Calling tool esql\n",
-	} {
+	ev.Progress("working: Calling tool search")
+	ev.Started("3f6c2e1a")
+	ev.Started("other") // a send tells one task; a second changes nothing
+	ev.Progress("working: Calling tool esql")
+	select {
+	case <-st.started:
+	default:
+		t.Error("the started task did not close started")
+	}
+	if id, p := st.now(); id != "3f6c2e1a" || p != "working: Calling tool esql" {
+		t.Errorf("told %q, %q", id, p)
+	}
+	ev.Progress("working: " + strings.Repeat("é", 300))
+	if _, p := st.now(); len([]rune(p)) != maxProgressRunes || !strings.HasSuffix(p, "…") || !strings.HasPrefix(p, "working: éé") {
+		t.Errorf("cut to %d runes: %q", len([]rune(p)), p)
+	}
+	var l lockedWriter
+	for _, line := range []string{"task 3f6c2e1a started\n", "warning: slow\n"} {
 		if n, err := l.Write([]byte(line)); n != len(line) || err != nil {
 			t.Fatalf("Write(%q) = %d, %v", line, n, err)
 		}
 	}
-	select {
-	case <-l.started:
-	default:
-		t.Error("the started line was not noticed")
-	}
 	if got, want := l.String(), "task 3f6c2e1a started\nwarning: slow\n"; got != want {
 		t.Errorf("stderr %q, want %q", got, want)
-	}
-	if got := l.latestProgress(); got != "working: Calling tool esql" {
-		t.Errorf("latest %q", got)
-	}
-	l.Write([]byte("progress: working: " + strings.Repeat("é", 300) + "\n"))
-	if got := []rune(l.latestProgress()); len(got) != maxProgressRunes || got[len(got)-1] != '…' || !strings.HasPrefix(string(got), "working: éé") {
-		t.Errorf("cut to %d runes: %q", len(got), string(got))
 	}
 }

@@ -1,0 +1,426 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
+	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// The tests of this file build one command from a Factory of their own
+// (unitFactory) and run it with a runF that receives its Options as
+// parsed: no server, no state directory, no process; milliseconds.
+
+// errNotInAUnitTest is what a unit test's Factory gives for what a
+// command's flags must not need.
+var errNotInAUnitTest = errors.New("not in a unit test")
+
+// unitFactory is a Factory on buffers whose engine and settings are never
+// there; stdout and stderr are what the command printed.
+func unitFactory(jsonOut bool) (f *Factory, stdout, stderr *bytes.Buffer) {
+	stdout, stderr = &bytes.Buffer{}, &bytes.Buffer{}
+	p := &Process{Stdout: stdout, Stderr: stderr}
+	p.fillDefaults()
+	pr := newPrinter(p, jsonOut)
+	return &Factory{
+		Process:        p,
+		Printer:        func() *printer { return pr },
+		Settings:       func() (*config.Settings, error) { return nil, errNotInAUnitTest },
+		KibanaSettings: func() (*config.Settings, error) { return nil, errNotInAUnitTest },
+		Engine:         func() (*courier.Courier, error) { return nil, errNotInAUnitTest },
+		Store:          func() (*store.Store, error) { return nil, errNotInAUnitTest },
+		Caches:         func() *courier.Courier { return nil },
+		Caller:         func() nextstep.Caller { return nextstep.Caller{} },
+	}, stdout, stderr
+}
+
+// parse runs cmd with args, its output discarded, and returns its error.
+func parse(cmd *cobra.Command, args ...string) error {
+	cmd.SetArgs(args)
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	cmd.SilenceErrors, cmd.SilenceUsage = true, true
+	return cmd.Execute()
+}
+
+// prune's flags reach its Options as given; an argument is refused before
+// it runs.
+func TestPruneFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	for _, tc := range []struct {
+		args      []string
+		olderThan string
+		dryRun    bool
+		refused   bool
+	}{
+		{[]string{"--older-than", "30d", "--dry-run"}, "30d", true, false},
+		{[]string{"--older-than=12h"}, "12h", false, false},
+		{nil, "", false, false},
+		{[]string{"extra"}, "", false, true},
+		{[]string{"--older-than"}, "", false, true},
+	} {
+		var got *pruneOptions
+		err := parse(newCmdPrune(f, func(o *pruneOptions) error { got = o; return nil }), tc.args...)
+		switch {
+		case tc.refused && (err == nil || got != nil):
+			t.Errorf("%q: err %v, ran %v", tc.args, err, got != nil)
+		case !tc.refused && (err != nil || got == nil || got.OlderThan != tc.olderThan || got.DryRun != tc.dryRun):
+			t.Errorf("%q: err %v, options %+v", tc.args, err, got)
+		}
+	}
+}
+
+// prune without --older-than, or with an age it cannot read, is a usage
+// error before the state directory is opened.
+func TestPruneRunRefusesWithoutAnAge(t *testing.T) {
+	t.Parallel()
+	for _, age := range []string{"", "soon"} {
+		f, _, _ := unitFactory(false)
+		opened := 0
+		opts := &pruneOptions{Printer: f.Printer, OlderThan: age, Engine: func() (*courier.Courier, error) { opened++; return nil, errNotInAUnitTest }}
+		ce := classify(pruneRun(opts))
+		if ce.exit != ExitUsage || opened != 0 {
+			t.Errorf("%q: exit %d (%s), engine opened %d times", age, ce.exit, ce.message, opened)
+		}
+	}
+}
+
+// version takes no argument, and prints what the build says.
+func TestVersionCommand(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	ran := 0
+	if err := parse(newCmdVersion(f, func(*versionOptions) error { ran++; return nil })); err != nil || ran != 1 {
+		t.Errorf("no argument: %v, ran %d", err, ran)
+	}
+	if err := parse(newCmdVersion(f, func(*versionOptions) error { ran++; return nil }), "x"); err == nil || ran != 1 {
+		t.Errorf("an argument: %v, ran %d", err, ran)
+	}
+	for _, jsonOut := range []bool{false, true} {
+		f, stdout, _ := unitFactory(jsonOut)
+		opts := &versionOptions{Printer: f.Printer, Info: func() buildinfo.Info {
+			return buildinfo.Info{Version: "v1.2.3", Go: "go1.26", Platform: "linux/amd64", Commit: "abc", CommitTime: "2026-01-01T00:00:00Z", Modified: true}
+		}}
+		if err := versionRun(opts); err != nil {
+			t.Fatal(err)
+		}
+		want := "a2a-courier v1.2.3 (go1.26, linux/amd64)\ncommit abc 2026-01-01T00:00:00Z (modified)\n"
+		if jsonOut {
+			want = `"version": "v1.2.3"`
+		}
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("json %v: %q, want %q", jsonOut, stdout.String(), want)
+		}
+	}
+}
+
+// discover's --timeout reaches its Options; an argument is refused.
+func TestDiscoverFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *discoverOptions
+	run := func(_ context.Context, o *discoverOptions) error { got = o; return nil }
+	if err := parse(newCmdDiscover(f, run), "--timeout", "5s"); err != nil || got == nil || got.Timeout != 5*time.Second {
+		t.Errorf("--timeout 5s: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDiscover(f, run)); err != nil || got == nil || got.Timeout != defaultReadTimeout {
+		t.Errorf("no flag: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDiscover(f, run), "an-agent"); err == nil || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+}
+
+// discover's run, against the simulator, with the settings of its
+// Options (no config file, no environment): the agents' ids, names and
+// kinds, sorted by id, in the --json document.
+func TestDiscoverRunListsTheSimulatorsAgents(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	f, stdout, _ := unitFactory(true)
+	s := &config.Settings{URL: sim.URL, APIKey: client.Secret(testKey), Sources: map[string]string{}}
+	settings := func() (*config.Settings, error) { return s, nil }
+	opts := &discoverOptions{Process: f.Process, Printer: f.Printer, Settings: settings, KibanaSettings: settings, Timeout: time.Minute,
+		Kibana: func(s *config.Settings) (*client.Kibana, error) {
+			return client.NewKibana(client.KibanaConfig{URL: s.URL, APIKey: s.APIKey, HTTPClient: http.DefaultClient})
+		}}
+	if err := discoverRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Agents []discovered }
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	want := simOptions().Agents
+	if len(doc.Agents) != len(want) {
+		t.Fatalf("agents %+v, want %d", doc.Agents, len(want))
+	}
+	names := map[string]string{}
+	for _, ag := range want {
+		names[ag.ID] = ag.Name
+	}
+	for i, ag := range doc.Agents {
+		if name, ok := names[ag.ID]; !ok || ag.Name != name || ag.Kind != "kibana" || i > 0 && doc.Agents[i-1].ID > ag.ID {
+			t.Errorf("agent %d: %+v (the simulator's: %v)", i, ag, names)
+		}
+	}
+}
+
+// history's flags reach its Options as given.
+func TestHistoryFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *historyOptions
+	run := func(_ context.Context, o *historyOptions) error { got = o; return nil }
+	if err := parse(newCmdHistory(f, run), "--agent", "elastic-ai-agent", "--limit", "0", "--timeout", "2m"); err != nil || got == nil ||
+		got.Agent != "elastic-ai-agent" || got.Limit != 0 || got.Timeout != 2*time.Minute {
+		t.Errorf("flags: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdHistory(f, run)); err != nil || got == nil || got.Limit != defaultHistoryLimit || got.Agent != "" {
+		t.Errorf("defaults: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdHistory(f, run), "--limit", "x"); err == nil || got != nil {
+		t.Errorf("--limit x: %v, ran %v", err, got != nil)
+	}
+}
+
+// history's run: a bad --limit or --agent is refused before any server is
+// asked; an agent the simulator does not have exits 5 with the hint that
+// names discover.
+func TestHistoryRun(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(true)
+	asked := 0
+	noServer := func() (*config.Settings, error) { asked++; return nil, errNotInAUnitTest }
+	for _, o := range []historyOptions{{Limit: -1}, {Agent: "no/such", Limit: 1}} {
+		o.Printer, o.KibanaSettings, o.Store = f.Printer, noServer, f.Store
+		if ce := classify(historyRun(context.Background(), &o)); ce.exit != ExitUsage || asked != 0 {
+			t.Errorf("%+v: exit %d (%s), settings asked %d times", o, ce.exit, ce.message, asked)
+		}
+	}
+	sim := startSim(t, nil)
+	s := &config.Settings{URL: sim.URL, APIKey: client.Secret(testKey), Sources: map[string]string{}}
+	o := &historyOptions{Printer: f.Printer, Store: f.Store, Agent: "nobody", Limit: 5, Timeout: time.Minute,
+		KibanaSettings: func() (*config.Settings, error) { return s, nil },
+		Kibana: func(s *config.Settings) (*client.Kibana, error) {
+			return client.NewKibana(client.KibanaConfig{URL: s.URL, APIKey: s.APIKey, HTTPClient: http.DefaultClient})
+		}}
+	ce := classify(historyRun(context.Background(), o))
+	if ce.exit != ExitNotFound || ce.code != "not_found" || !strings.Contains(ce.hint.String(), "`a2a-courier discover` lists") {
+		t.Errorf("unknown agent: exit %d, %s, hint %q", ce.exit, ce.message, ce.hint)
+	}
+}
+
+// get-card takes an agent or --url (not both, not neither), and its
+// agent flags, into its Options.
+func TestGetCardFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *getCardOptions
+	run := func(_ context.Context, o *getCardOptions) error { got = o; return nil }
+	if err := parse(newCmdGetCard(f, run), "research", "--timeout", "3s", "--protocol", "1.0", "--binding", "rest"); err != nil || got == nil ||
+		got.Agent != "research" || got.Timeout != 3*time.Second || got.AgentFlags.protocol != "1.0" || got.AgentFlags.binding != "rest" {
+		t.Errorf("a peer: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdGetCard(f, run), "--url", "https://agents.example.com/r", "--no-stream"); err != nil || got == nil ||
+		got.Agent != "" || got.AgentFlags.url != "https://agents.example.com/r" || !got.AgentFlags.noStream {
+		t.Errorf("--url: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{nil, {"a", "b"}, {"a", "--url", "https://x.example.com"}} {
+		got = nil
+		err := parse(newCmdGetCard(f, run), args...)
+		if ce := classify(err); err == nil || ce.exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v (exit %d), ran %v", args, err, ce.exit, got != nil)
+		}
+	}
+}
+
+// get-card's run prints the card the resolver reads: here the App's,
+// on the simulator, its settings from an environment of the test's own.
+func TestGetCardRunPrintsTheCard(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	env := map[string]string{"KIBANA_URL": sim.URL, "KIBANA_API_KEY": testKey, "A2A_COURIER_CONFIG_DIR": t.TempDir(), "A2A_COURIER_STATE_DIR": t.TempDir()}
+	f, stdout, _ := unitFactory(false)
+	f.Process.LookupEnv = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	app := &App{p: f.Process}
+	opts := &getCardOptions{Printer: f.Printer, ResolveTarget: app.resolveTarget, Agent: "elastic-ai-agent", Timeout: time.Minute}
+	if err := getCardRun(context.Background(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if out := stdout.String(); !strings.Contains(out, "Name:         Elastic AI Agent\n") || !strings.Contains(out, "Description:  ") {
+		t.Errorf("card %q", out)
+	}
+}
+
+// cancel takes a contextId or task id and at most an agent, and its agent
+// flags, into its options.
+func TestCancelFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *cancelOptions
+	run := func(_ context.Context, o *cancelOptions) error { got = o; return nil }
+	if err := parse(newCmdCancel(f, run), "t-1", "research", "--timeout", "9s"); err != nil || got == nil ||
+		got.id != "t-1" || got.agent != "research" || got.timeout != 9*time.Second {
+		t.Errorf("id and peer: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdCancel(f, run), "c-1", "--url", "https://agents.example.com/r"); err != nil || got == nil ||
+		got.id != "c-1" || got.agent != "" || got.agentFlags.url != "https://agents.example.com/r" || got.timeout != defaultReadTimeout {
+		t.Errorf("--url: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{nil, {"a", "b", "c"}} {
+		got = nil
+		if err := parse(newCmdCancel(f, run), args...); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v, ran %v", args, err, got != nil)
+		}
+	}
+}
+
+// show takes one id, and tells a --round given from none (roundSet).
+func TestShowFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *showOptions
+	run := func(_ context.Context, o *showOptions) error { got = o; return nil }
+	if err := parse(newCmdShow(f, run), "a2a-c1", "--round", "2", "--max-chars", "400"); err != nil || got == nil ||
+		got.target != "a2a-c1" || got.round != 2 || !got.roundSet || got.maxChars != 400 || got.allRounds {
+		t.Errorf("--round 2: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdShow(f, run), "c1", "--all-rounds"); err != nil || got == nil || got.roundSet || !got.allRounds || got.round != 0 {
+		t.Errorf("--all-rounds: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdShow(f, run), "c1", "c2"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("two ids: %v, ran %v", err, got != nil)
+	}
+}
+
+// config set and unset take the name and value into their options; set
+// takes one or two arguments, unset one.
+func TestConfigChangeFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *configChangeOptions
+	run := func(o *configChangeOptions) error { got = o; return nil }
+	if err := parse(newCmdConfigSet(f, run), "space", "prod"); err != nil || got == nil || got.Name != "space" || got.Value != "prod" || !got.HasValue || got.Unset {
+		t.Errorf("set space prod: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdConfigSet(f, run), "api-key"); err != nil || got == nil || got.Name != "api-key" || got.HasValue {
+		t.Errorf("set api-key: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdConfigUnset(f, run), "space"); err != nil || got == nil || got.Name != "space" || !got.Unset {
+		t.Errorf("unset space: %v, %+v", err, got)
+	}
+	for _, c := range []*cobra.Command{newCmdConfigSet(f, run), newCmdConfigUnset(f, run), newCmdConfigPath(f, run)} {
+		got = nil
+		if err := parse(c, "a", "b", "c"); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%s a b c: %v, ran %v", c.Name(), err, got != nil)
+		}
+	}
+}
+
+// config set's run on a config file of the test's own: the value is
+// written to the profile --profile names; the API key comes from stdin,
+// never as an argument; an unknown name is a usage error that writes
+// nothing.
+func TestConfigSetRun(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "a2a-courier", "config.yaml")
+	f, _, _ := unitFactory(true)
+	opts := func(name, value string, has bool) *configChangeOptions {
+		o := configChangeOpts(f)
+		o.ConfigPath = func() string { return path }
+		o.Flags = func() config.Flags { return config.Flags{Profile: "lab"} }
+		o.Name, o.Value, o.HasValue = name, value, has
+		return o
+	}
+	if err := configSetRun(opts("kibana-url", "https://kb.example.com", true)); err != nil {
+		t.Fatal(err)
+	}
+	f.Process.Stdin = strings.NewReader("c2VjcmV0OmtleQ==\n")
+	if err := configSetRun(opts("api-key", "", false)); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range []*configChangeOptions{opts("api-key", "c2VjcmV0", true), opts("no-such", "x", true), opts("space", "", false)} {
+		if ce := classify(configSetRun(o)); ce.exit != ExitUsage {
+			t.Errorf("%s %q: exit %d (%s)", o.Name, o.Value, ce.exit, ce.message)
+		}
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(b); !strings.Contains(s, "lab:") || !strings.Contains(s, "kibana_url: https://kb.example.com") || !strings.Contains(s, "api_key: c2VjcmV0OmtleQ==") ||
+		strings.Contains(s, "no_such") || strings.Contains(s, "api_key: c2VjcmV0\n") {
+		t.Errorf("config file:\n%s", s)
+	}
+}
+
+// tasks: its filters reach its options; --context, --protocol and
+// --binding need --url, refused before it runs.
+func TestTasksFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *tasksOptions
+	run := func(_ context.Context, o *tasksOptions) error { got = o; return nil }
+	if err := parse(newCmdTasks(f, run), "--state", "running", "--agent", "a", "--limit", "3"); err != nil || got == nil ||
+		got.state != "running" || got.agent != "a" || got.limit != 3 || got.agentFlags.url != "" {
+		t.Errorf("local: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdTasks(f, run), "--url", "https://agents.example.com/r", "--context", "c1", "--protocol", "1.0"); err != nil || got == nil ||
+		got.contextID != "c1" || got.agentFlags.protocol != "1.0" || got.limit != defaultHistoryLimit {
+		t.Errorf("--url: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{{"--context", "c1"}, {"--binding", "rest"}, {"x"}} {
+		got = nil
+		if err := parse(newCmdTasks(f, run), args...); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v, ran %v", args, err, got != nil)
+		}
+	}
+}
+
+// doctor's --timeout bounds each check; it takes no argument.
+func TestDoctorFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *doctorOptions
+	run := func(_ context.Context, o *doctorOptions) error { got = o; return nil }
+	if err := parse(newCmdDoctor(f, run)); err != nil || got == nil || got.timeout != 20*time.Second {
+		t.Errorf("default: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDoctor(f, run), "--timeout", "5s"); err != nil || got == nil || got.timeout != 5*time.Second {
+		t.Errorf("--timeout 5s: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDoctor(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+}
