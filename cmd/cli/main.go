@@ -317,6 +317,7 @@ func commandSpecs() []commandSpec {
 		{"version", true, newVersionCmd},
 		{"demo", true, newDemoCmd},
 		{"dev-server", true, newDevServerCmd},
+		{"serve", true, newServeCmd},
 		{"worker", false, newWorkerCmd},
 	}
 }
