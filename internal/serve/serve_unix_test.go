@@ -457,3 +457,6 @@ func TestLargeOutputIsAFile(t *testing.T) {
 func ended(ev client.StreamEvent) bool {
 	return (ev.Kind == "status" || ev.Kind == "task") && (ev.State == "completed" || ev.State == "failed" || ev.State == "canceled" || ev.State == "rejected")
 }
+
+// testLimits give a canceled run a short grace.
+var testLimits = runnerLimits(300 * time.Millisecond)
