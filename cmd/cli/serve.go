@@ -98,16 +98,21 @@ func (a *App) runServe(cmd *cobra.Command, o *serveOptions) error {
 	opts.LookupEnv = a.p.LookupEnv
 	opts.Log = a.p.Stderr
 	srv, err := serve.New(opts)
-	var ue *serve.UsageError
-	if errors.As(err, &ue) {
-		return usageErr(ue.Hint, "%s", ue.Msg)
-	}
 	if err != nil {
-		return err
+		return serveErr(err)
 	}
 	if o.printCard {
 		_, err := fmt.Fprint(a.p.Stdout, string(srv.Card(false)))
 		return err
 	}
-	return srv.Serve(cmd.Context())
+	return serveErr(srv.Serve(cmd.Context()))
+}
+
+// serveErr reports a refused setup as a usage error with its hint.
+func serveErr(err error) error {
+	var ue *serve.UsageError
+	if errors.As(err, &ue) {
+		return usageErr(ue.Hint, "%s", ue.Msg)
+	}
+	return err
 }

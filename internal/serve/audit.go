@@ -27,10 +27,17 @@ type auditEntry struct {
 	Count   int    `json:"count,omitempty"`
 }
 
+// MaxAuditBytes is the audit log's size past which it is rotated: the
+// log becomes audit.jsonl.1 (replacing the one before) and a new one
+// starts, so that at most twice this is kept.
+const MaxAuditBytes = 8 << 20
+
 // audit appends entries to <state>/audit.jsonl, owner-only.
 type audit struct {
-	mu sync.Mutex
-	f  *os.File
+	mu   sync.Mutex
+	path string
+	f    *os.File
+	size int64
 	// unauth counts refused tokens since the last line said so: a flood
 	// of bad tokens writes a line a minute, not a line each.
 	unauth     int
@@ -38,11 +45,31 @@ type audit struct {
 }
 
 func openAudit(path string) (*audit, error) {
-	f, err := ownfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
+	a := &audit{path: path}
+	return a, a.open()
+}
+
+func (a *audit) open() error {
+	f, err := ownfile.OpenFile(a.path, os.O_WRONLY|os.O_CREATE|os.O_APPEND)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &audit{f: f}, nil
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return err
+	}
+	a.f, a.size = f, fi.Size()
+	return nil
+}
+
+// rotate moves a full log aside; a failure keeps the current one.
+func (a *audit) rotate() {
+	a.f.Close()
+	ownfile.Rename(a.path, a.path+".1")
+	if err := a.open(); err != nil {
+		a.f, _ = os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	}
 }
 
 func (a *audit) write(e auditEntry) {
@@ -52,7 +79,11 @@ func (a *audit) write(e auditEntry) {
 	b, _ := json.Marshal(e)
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.f.Write(append(b, '\n'))
+	if a.size+int64(len(b))+1 > MaxAuditBytes {
+		a.rotate()
+	}
+	n, _ := a.f.Write(append(b, '\n'))
+	a.size += int64(n)
 }
 
 // refused notes a request with an unknown token: at most a line a minute,

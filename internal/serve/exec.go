@@ -168,7 +168,14 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelFunc, rec rec
 		if stopped {
 			r.State, r.Reason = wire.StateFailed, StoppedReason
 		}
-		r.Reply, r.Output = res.Reply, res.Output
+		r.Reply = res.Reply
+		if res.Output != nil {
+			if err := s.tasks.writeOutput(r.ID, res.Output); err != nil {
+				r.State, r.Reason = wire.StateFailed, "the reply could not be kept: "+err.Error()
+			} else {
+				r.OutputBytes = len(res.Output)
+			}
+		}
 		code := res.ExitCode
 		r.ExitCode = &code
 	})
@@ -196,8 +203,21 @@ func (s *Server) wait(ctx context.Context, caller string, snap snapshot, window 
 	return snap
 }
 
-// wireTask is the task as the protocol shows it.
-func wireTask(snap snapshot) wire.Task {
+// wireTask is the task as the protocol shows it; a large output is read
+// from its file.
+func (s *Server) wireTask(snap snapshot) wire.Task {
+	var out []byte
+	if snap.rec.OutputBytes > 0 {
+		var err error
+		if out, err = s.tasks.output(snap.rec.ID); err != nil {
+			snap.rec.Reason = "the reply's file cannot be read: " + err.Error()
+			snap.rec.State = wire.StateFailed
+		}
+	}
+	return wireTask(snap, out)
+}
+
+func wireTask(snap snapshot, output []byte) wire.Task {
 	r := snap.rec
 	t := wire.Task{ID: r.ID, ContextID: r.ContextID, State: r.State, Timestamp: r.Updated.UTC().Format("2006-01-02T15:04:05.000Z")}
 	if r.Input != "" || r.Files > 0 {
@@ -214,10 +234,10 @@ func wireTask(snap snapshot) wire.Task {
 		t.Status = &wire.Message{ID: r.ID + "-status", Role: "agent", ContextID: r.ContextID, TaskID: r.ID, Parts: []wire.Part{wire.TextPart(status)}}
 	}
 	switch {
-	case r.Output != nil:
+	case output != nil && r.State == wire.StateCompleted:
 		t.Artifacts = []wire.Artifact{{ID: "output", Name: "output", Parts: []wire.Part{
-			wire.TextPart(fmt.Sprintf("The reply is %d bytes long: it is in the file stdout.txt.", len(r.Output))),
-			wire.FilePart("stdout.txt", "text/plain", r.Output)}}}
+			wire.TextPart(fmt.Sprintf("The reply is %d bytes long: it is in the file stdout.txt.", len(output))),
+			wire.FilePart("stdout.txt", "text/plain", output)}}}
 	case r.State == wire.StateCompleted:
 		t.Artifacts = []wire.Artifact{{ID: "reply", Name: "reply", Parts: []wire.Part{wire.TextPart(trimNewline(r.Reply))}}}
 	}

@@ -68,7 +68,7 @@ func (s *Server) restTask(w http.ResponseWriter, r *http.Request, caller, rest s
 		if h := r.URL.Query().Get("historyLength"); h != "" {
 			hist, _ = strconv.Atoi(h)
 		}
-		writeREST(w, wire.EncodeTask(d, wireTask(snap), hist), nil)
+		writeREST(w, wire.EncodeTask(d, s.wireTask(snap), hist), nil)
 	case verb == "cancel" && r.Method == http.MethodPost:
 		res, e := s.cancel(caller, d, id)
 		writeREST(w, res, e)

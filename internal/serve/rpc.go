@@ -106,7 +106,7 @@ func (s *Server) unary(m wire.Method, d wire.Dialect, caller string, params gjso
 		if !ok {
 			return nil, errNotFound(params.Get("id").String())
 		}
-		return wire.EncodeTask(d, wireTask(snap), historyLength(params)), nil
+		return wire.EncodeTask(d, s.wireTask(snap), historyLength(params)), nil
 	case wire.MethodCancel:
 		return s.cancel(caller, d, params.Get("id").String())
 	case wire.MethodListTasks:
@@ -148,7 +148,7 @@ func (s *Server) send(ctx context.Context, req sendRequest, d wire.Dialect) (any
 	if req.blocking {
 		snap = s.wait(ctx, req.caller, snap, s.opts.ResponseWindow)
 	}
-	return wire.Wrap(d, "task", wire.EncodeTask(d, wireTask(snap), req.historyLength)), nil
+	return wire.Wrap(d, "task", wire.EncodeTask(d, s.wireTask(snap), req.historyLength)), nil
 }
 
 func (s *Server) cancel(caller string, d wire.Dialect, id string) (any, *apiError) {
@@ -168,7 +168,7 @@ func (s *Server) cancel(caller string, d wire.Dialect, id string) (any, *apiErro
 	case <-t.C:
 	}
 	snap, _ = s.tasks.get(caller, id)
-	return wire.EncodeTask(d, wireTask(snap), -1), nil
+	return wire.EncodeTask(d, s.wireTask(snap), -1), nil
 }
 
 // listTasks serves ListTasks: the caller's tasks, newest first, paged.
@@ -194,7 +194,7 @@ func (s *Server) listTasks(caller string, d wire.Dialect, contextID, state strin
 	end := min(start+pageSize, len(all))
 	tasks := make([]any, 0, end-start)
 	for _, snap := range all[start:end] {
-		tasks = append(tasks, wire.EncodeTask(d, wireTask(snap), hist))
+		tasks = append(tasks, wire.EncodeTask(d, s.wireTask(snap), hist))
 	}
 	next := ""
 	if end < len(all) {

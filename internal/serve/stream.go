@@ -61,7 +61,7 @@ func (s *Server) follow(r *http.Request, d wire.Dialect, snap snapshot, emit fun
 	if now, ok := s.tasks.get(caller, id); ok {
 		snap = now
 	}
-	t := wireTask(snap)
+	t := s.wireTask(snap)
 	if wire.Terminal(snap.rec.State) {
 		emit(wire.Wrap(d, "task", wire.EncodeTask(d, t, -1)))
 		emit(wire.EncodeStatusUpdate(d, t, true))
@@ -91,7 +91,7 @@ func (s *Server) follow(r *http.Request, d wire.Dialect, snap snapshot, emit fun
 		if !ok {
 			return
 		}
-		t = wireTask(now)
+		t = s.wireTask(now)
 		if wire.Terminal(now.rec.State) {
 			for _, a := range t.Artifacts {
 				emit(wire.EncodeArtifactUpdate(d, t, a))

@@ -35,9 +35,10 @@ type record struct {
 	Input    string          `json:"input,omitempty"`
 	Files    int             `json:"files,omitempty"`
 	Reply    string          `json:"reply,omitempty"`
-	Output   []byte          `json:"output,omitempty"`
-	ExitCode *int            `json:"exitCode,omitempty"`
-	Artifact []wire.Artifact `json:"-"`
+	// OutputBytes is the size of a reply too large to be Reply, kept in
+	// its own file (<id>.out) and read when asked for, not held in memory.
+	OutputBytes int  `json:"outputBytes,omitempty"`
+	ExitCode    *int `json:"exitCode,omitempty"`
 }
 
 // task is a record and who watches it.
@@ -92,6 +93,7 @@ func openTable(dir string, now time.Time, keep time.Duration) (*table, int, erro
 			return nil, 0, fmt.Errorf("the task record %s cannot be read (move it away to go on): %v", filepath.Join(dir, name), err)
 		}
 		if keep > 0 && wire.Terminal(r.State) && now.Sub(r.Updated) > keep {
+			os.Remove(filepath.Join(dir, r.ID+".out"))
 			os.Remove(filepath.Join(dir, name))
 			continue
 		}
@@ -301,4 +303,18 @@ func (x *task) snapSafe(t *table) snapshot {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return x.snap()
+}
+
+// writeOutput keeps a large reply in its own file, before the record that
+// names it.
+func (t *table) writeOutput(id string, b []byte) error {
+	err := store.WriteFileAtomic(t.dir, id+".out", b)
+	if store.InPlace(err) {
+		return nil
+	}
+	return err
+}
+
+func (t *table) output(id string) ([]byte, error) {
+	return os.ReadFile(filepath.Join(t.dir, id+".out"))
 }
