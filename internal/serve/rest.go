@@ -95,5 +95,9 @@ func writeREST(w http.ResponseWriter, result any, e *apiError) {
 		status = http.StatusBadRequest
 	}
 	info := map[string]any{"@type": "type.googleapis.com/google.rpc.ErrorInfo", "reason": e.reason, "domain": "a2a-protocol.org"}
-	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "status": nonEmpty(httpStatusNames[status], "UNKNOWN"), "message": e.msg, "details": []any{info}}})
+	name := nonEmpty(httpStatusNames[status], "UNKNOWN")
+	if e.reason == "TASK_NOT_CANCELABLE" || e.reason == "UNSUPPORTED_OPERATION" {
+		name = "FAILED_PRECONDITION"
+	}
+	writeJSON(w, status, map[string]any{"error": map[string]any{"code": status, "status": name, "message": e.msg, "details": []any{info}}})
 }
