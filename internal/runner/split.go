@@ -11,22 +11,27 @@ import (
 // blanks; 'single quotes' keep everything; "double quotes" keep everything
 // but \" and \\; a backslash outside quotes keeps the next character. No
 // variable, glob, pipe or redirection means anything: a '|' is a word.
+// Bytes are kept as they are, UTF-8 or not.
 func Split(line string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
 	inWord := false
-	quote := rune(0)
+	quote := byte(0)
 	escaped := false
-	for _, r := range line {
+	// Byte by byte: every character that means something is ASCII, and a
+	// word that is not UTF-8 is kept as it is (a range over runes would
+	// make each bad byte U+FFFD).
+	for i := 0; i < len(line); i++ {
+		r := line[i]
 		switch {
 		case escaped:
-			cur.WriteRune(r)
+			cur.WriteByte(r)
 			escaped = false
 		case quote == '\'':
 			if r == '\'' {
 				quote = 0
 			} else {
-				cur.WriteRune(r)
+				cur.WriteByte(r)
 			}
 		case quote == '"':
 			switch r {
@@ -35,7 +40,7 @@ func Split(line string) ([]string, error) {
 			case '\\':
 				escaped = true
 			default:
-				cur.WriteRune(r)
+				cur.WriteByte(r)
 			}
 		case r == '\\':
 			escaped, inWord = true, true
@@ -48,7 +53,7 @@ func Split(line string) ([]string, error) {
 				inWord = false
 			}
 		default:
-			cur.WriteRune(r)
+			cur.WriteByte(r)
 			inWord = true
 		}
 	}
