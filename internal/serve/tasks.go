@@ -32,9 +32,9 @@ type record struct {
 	Created   time.Time `json:"created"`
 	Updated   time.Time `json:"updated"`
 	// Input is the message's text; the files it brought are not kept.
-	Input    string          `json:"input,omitempty"`
-	Files    int             `json:"files,omitempty"`
-	Reply    string          `json:"reply,omitempty"`
+	Input string `json:"input,omitempty"`
+	Files int    `json:"files,omitempty"`
+	Reply string `json:"reply,omitempty"`
 	// OutputBytes is the size of a reply too large to be Reply, kept in
 	// its own file (<id>.out) and read when asked for, not held in memory.
 	OutputBytes int  `json:"outputBytes,omitempty"`
