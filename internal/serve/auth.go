@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"os"
@@ -43,8 +44,11 @@ func LoadTokens(path string) ([]caller, error) {
 	if a := ownfile.File(path, fi); a.Open {
 		return nil, &UsageError{Msg: fmt.Sprintf("the tokens file %s can be read by others (%s%s)", path, a.Detail, a.Who), Hint: a.Hint}
 	}
-	b := make([]byte, 1<<20)
-	n, _ := f.Read(b)
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the tokens file: %v", err)
+	}
+	n := len(b)
 	var out []caller
 	names := map[string]bool{}
 	for i, line := range strings.Split(string(b[:n]), "\n") {

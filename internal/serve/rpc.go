@@ -147,6 +147,9 @@ func (s *Server) send(ctx context.Context, req sendRequest, d wire.Dialect) (any
 	}
 	if req.blocking {
 		snap = s.wait(ctx, req.caller, snap, s.opts.ResponseWindow)
+		if !wire.Terminal(snap.rec.State) {
+			snap.status = windowNote(s.opts.ResponseWindow, snap.status)
+		}
 	}
 	return wire.Wrap(d, "task", wire.EncodeTask(d, s.wireTask(snap), req.historyLength)), nil
 }
@@ -230,4 +233,14 @@ func writeRPC(w http.ResponseWriter, id json.RawMessage, d wire.Dialect, result 
 		}
 	}
 	writeJSON(w, status, resp)
+}
+
+// windowNote is the status of a task a blocking send returns still
+// working (seed 003): it is not failed, and how to follow it.
+func windowNote(window time.Duration, last string) string {
+	note := "still running after the " + window.String() + " response window; it goes on and is not failed: read it with tasks/get (GetTask) or subscribe to it"
+	if last != "" {
+		note = last + " (" + note + ")"
+	}
+	return note
 }

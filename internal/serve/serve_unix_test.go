@@ -174,7 +174,7 @@ func TestResponseWindowReturnsWorkingAndTheLateResultIsKept(t *testing.T) {
 	s := startServer(t, Options{Exec: waitScript(g, "echo late answer"), ResponseWindow: 200 * time.Millisecond})
 	c := s.client(t, client.V10, client.BindingJSONRPC, "")
 	res, err := c.Send(context.Background(), msg("slow one"), false)
-	if err != nil || res.State != "working" {
+	if err != nil || res.State != "working" || !strings.Contains(res.StatusText, "started (still running after the 200ms response window; it goes on and is not failed") {
 		t.Fatalf("%+v %v", res, err)
 	}
 	var last client.StreamEvent

@@ -132,7 +132,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	if s.opts.PublicURL == "" {
 		s.base = s.publicURL(ln.Addr().String())
 	}
-	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	if host, _, _ := net.SplitHostPort(s.opts.Listen); s.opts.PublicURL == "" && (host == "" || net.ParseIP(host).IsUnspecified()) {
+		fmt.Fprintf(s.opts.Log, "serve: the card names %s, which other machines cannot reach: give --public-url (e.g. https://b.example:8790)\n", ln.Addr())
+	}
 	if s.opts.TLSCert != "" {
 		cert, err := tls.LoadX509KeyPair(s.opts.TLSCert, s.opts.TLSKey)
 		if err != nil {
