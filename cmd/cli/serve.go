@@ -41,8 +41,8 @@ tasks can still be read; a task that was running is recorded failed, never
 run again. A blocking send that outlasts --response-window gets its task
 back working; the result is recorded when it comes.
 
-Guardrails: loopback by default; any other --listen needs --tls-cert,
---tls-key and --tokens-file. The tokens file ("name token" a line, yours
+Guardrails: loopback by default; any other --listen needs --tls-cert-file,
+--tls-key-file and --tokens-file. The tokens file ("name token" a line, yours
 alone) gives each caller its own bearer token; only their hashes are kept.
 An unknown token gets 401, a caller past its rate 429 with Retry-After, a
 send past --concurrency runs 503 "busy" with Retry-After (no queue: nothing
@@ -50,7 +50,7 @@ waits unseen). The audit log (<state>/serve/audit.jsonl) keeps metadata
 only. It runs in the foreground, logging to stderr; Ctrl-C stops it.`,
 		Example: `  a2a-courier serve --exec "muse exec --headless" --name muse
   a2a-courier serve --exec ./agent.sh --tokens-file ~/.config/a2a-courier/serve-tokens
-  a2a-courier serve --exec "my-agent" --listen 0.0.0.0:8790 --tls-cert c.pem --tls-key k.pem --tokens-file tokens
+  a2a-courier serve --exec "my-agent" --listen 0.0.0.0:8790 --tls-cert-file c.pem --tls-key-file k.pem --tokens-file tokens
   a2a-courier serve --exec "my-agent" --print-card`,
 		Args: exactArgs(0, "no arguments: the command goes in --exec"),
 		RunE: func(cmd *cobra.Command, _ []string) error { return app.runServe(cmd, o) },
@@ -63,8 +63,8 @@ only. It runs in the foreground, logging to stderr; Ctrl-C stops it.`,
 	f.StringArrayVar(&o.skills, "skill", nil, `a skill for the card, "id: description" (repeatable)`)
 	f.StringVar(&o.Listen, "listen", serve.DefaultListen, "address to listen on; beyond loopback it needs TLS and a tokens file")
 	f.StringVar(&o.PublicURL, "public-url", "", "the URL the card gives (default: from --listen)")
-	f.StringVar(&o.TLSCert, "tls-cert", "", "TLS certificate (PEM) to serve HTTPS")
-	f.StringVar(&o.TLSKey, "tls-key", "", "TLS private key (PEM)")
+	f.StringVar(&o.TLSCert, "tls-cert-file", "", "file of the TLS certificate (PEM) to serve HTTPS")
+	f.StringVar(&o.TLSKey, "tls-key-file", "", "file of the TLS private key (PEM), readable by you alone")
 	f.StringVar(&o.TokensFile, "tokens-file", "", `callers' bearer tokens, "name token" a line, readable by you alone`)
 	f.StringVar(&o.StateDir, "state-dir", "", "where tasks and the audit log are kept (default: <state directory>/serve)")
 	f.IntVar(&o.Concurrency, "concurrency", 1, "most runs at a time; past it a send is answered busy (503, Retry-After)")

@@ -47,7 +47,7 @@ func TestServeRefusesUnsafeSetups(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"serve", "--exec", "cat", "--listen", "0.0.0.0:8790"}, "needs --tls-cert, --tls-key and --tokens-file"},
+		{[]string{"serve", "--exec", "cat", "--listen", "0.0.0.0:8790"}, "needs --tls-cert-file, --tls-key-file and --tokens-file"},
 		{[]string{"serve", "--exec", "cat", "--tokens-file", open}, "can be read by others"},
 		{[]string{"serve"}, "needs --exec"},
 		{[]string{"serve", "--exec", "cat", "--skill", ": x", "--print-card"}, "has no id"},

@@ -187,12 +187,7 @@ func TestServeE2ECutConnectionAndRestart(t *testing.T) {
 	if err := send.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the proxy to cut the send", 30*time.Second, func() bool {
-		if send.ProcessState == nil && proxy.cuts.Load() == 0 && strings.Contains(errb.String(), "error") {
-			t.Logf("stderr so far: %s", errb.String())
-		}
-		return proxy.cuts.Load() == 1
-	})
+	waitUntil(t, "the proxy to cut the send", 30*time.Second, func() bool { return proxy.cuts.Load() == 1 })
 	os.WriteFile(gate, nil, 0o600)
 	send.Wait()
 	var doc map[string]any
@@ -233,6 +228,16 @@ func TestServeE2ECutConnectionAndRestart(t *testing.T) {
 	}
 	r = other.run("fetch", second, "--url", proxyURL, "--token-file", tokenFile, "--json")
 	if r.code != ExitTaskFailed || !strings.Contains(r.stdout, "the server stopped while it ran") {
+		t.Fatalf("fetch after restart: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The sender's own record follows the task to the same end.
+	r = client.run("result", second, "--wait", "--json", "--timeout", "60s")
+	if r.code != ExitTaskFailed || !strings.Contains(r.stdout, "the server stopped while it ran") {
+		t.Fatalf("result after restart: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// The first task's reply outlives the restart.
+	r = other.run("fetch", contextID, "--url", proxyURL, "--token-file", tokenFile)
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "PLEASE WAIT FOR ME" {
 		t.Fatalf("fetch after restart: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	os.WriteFile(gate, nil, 0o600)

@@ -130,3 +130,15 @@ func (l *limiter) allow(name string, now time.Time) (bool, int) {
 func retryAfter(w http.ResponseWriter, secs int) {
 	w.Header().Set("Retry-After", strconv.Itoa(secs))
 }
+
+// privateFile refuses a secret's file that others can read.
+func privateFile(what, path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("cannot read %s: %v", what, err)
+	}
+	if a := ownfile.File(path, fi); a.Open {
+		return &UsageError{Msg: fmt.Sprintf("%s %s can be read by others (%s%s)", what, path, a.Detail, a.Who), Hint: a.Hint}
+	}
+	return nil
+}

@@ -152,12 +152,12 @@ func (o *Options) argv() ([]string, error) {
 	}
 	if !Loopback(o.Listen) {
 		if o.TLSCert == "" || o.TLSKey == "" || o.TokensFile == "" {
-			return nil, &UsageError{Msg: fmt.Sprintf("--listen %s is not a loopback address: it needs --tls-cert, --tls-key and --tokens-file", o.Listen),
+			return nil, &UsageError{Msg: fmt.Sprintf("--listen %s is not a loopback address: it needs --tls-cert-file, --tls-key-file and --tokens-file", o.Listen),
 				Hint: "serve on another machine's network only with TLS and a token per caller; or keep the default 127.0.0.1"}
 		}
 	}
 	if (o.TLSCert == "") != (o.TLSKey == "") {
-		return nil, &UsageError{Msg: "--tls-cert and --tls-key go together", Hint: "give both, or neither"}
+		return nil, &UsageError{Msg: "--tls-cert-file and --tls-key-file go together", Hint: "give both, or neither"}
 	}
 	if o.Shell {
 		return runner.ShellArgv(o.Exec), nil

@@ -4,7 +4,16 @@ package serve
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"errors"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -307,11 +316,12 @@ func TestGuardrailsRefuseToStart(t *testing.T) {
 		want string
 	}{
 		{Options{Exec: "cat", TokensFile: writeTokens(t, 0o644), StateDir: t.TempDir()}, "can be read by others"},
-		{Options{Exec: "cat", Listen: "0.0.0.0:0", StateDir: t.TempDir()}, "needs --tls-cert, --tls-key and --tokens-file"},
+		{Options{Exec: "cat", Listen: "0.0.0.0:0", StateDir: t.TempDir()}, "needs --tls-cert-file, --tls-key-file and --tokens-file"},
 		{Options{Exec: "cat", Listen: "192.0.2.1:8790", TokensFile: writeTokens(t, 0o600), StateDir: t.TempDir()}, "not a loopback address"},
 		{Options{Exec: "", StateDir: t.TempDir()}, "needs --exec"},
 		{Options{Exec: "no-such-agent-xyz", StateDir: t.TempDir()}, "not found in PATH"},
 		{Options{Exec: "cat 'x", StateDir: t.TempDir()}, "unclosed quote"},
+		{Options{Exec: "cat", TLSCert: "c.pem", TLSKey: writeTokens(t, 0o640), StateDir: t.TempDir()}, "the TLS key"},
 	}
 	for _, c := range cases {
 		_, err := New(c.o)
@@ -460,3 +470,58 @@ func ended(ev client.StreamEvent) bool {
 
 // testLimits give a canceled run a short grace.
 var testLimits = runnerLimits(300 * time.Millisecond)
+
+// selfSigned writes a certificate for 127.0.0.1 and its key, and returns
+// their paths and a pool that trusts it.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "serve test"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, _ := x509.MarshalECPrivateKey(key)
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// With --tls-cert-file and --tls-key-file the server speaks HTTPS, and its card
+// names an https URL.
+func TestServeOverTLS(t *testing.T) {
+	certFile, keyFile, pool := selfSigned(t)
+	s := startServer(t, Options{Exec: "tr a-z A-Z", TLSCert: certFile, TLSKey: keyFile, TokensFile: writeTokens(t, 0o600)})
+	hc := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	ra, err := client.ResolveAgent(context.Background(), hc, strings.Replace(s.url, "http://", "https://", 1), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(ra.Endpoint, "https://127.0.0.1:") {
+		t.Fatalf("endpoint %s", ra.Endpoint)
+	}
+	c, err := client.NewA2A(client.A2AConfig{Endpoint: ra.Endpoint, Dialect: ra.Dialect, Binding: ra.Binding, Auth: ra.Auth,
+		Credential: client.Secret("alice-token-0123456789"), HTTPClient: hc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Send(context.Background(), msg("over tls"), false)
+	if err != nil || res.State != "completed" || res.Text != "OVER TLS" {
+		t.Fatalf("%+v %v", res, err)
+	}
+	if resp, err := http.Get(s.url + "/.well-known/agent-card.json"); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			t.Fatal("plain HTTP was answered")
+		}
+	}
+}

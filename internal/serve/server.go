@@ -54,6 +54,11 @@ func New(opts Options) (*Server, error) {
 			return nil, err
 		}
 	}
+	if opts.TLSKey != "" {
+		if err := privateFile("the TLS key", opts.TLSKey); err != nil {
+			return nil, err
+		}
+	}
 	s.run = &runner.Runner{Limits: opts.Limits, LookupEnv: opts.LookupEnv}
 	s.runs, s.stopAll = context.WithCancel(context.Background())
 	s.base = s.publicURL(opts.Listen)
