@@ -43,11 +43,13 @@ func startServer(t *testing.T, o Options) *started {
 		o.StateDir = t.TempDir()
 	}
 	o.Listen = "127.0.0.1:0"
-	o.LookupEnv = func(k string) (string, bool) {
-		if k == "PATH" {
-			return os.Getenv("PATH"), true
+	if o.LookupEnv == nil {
+		o.LookupEnv = func(k string) (string, bool) {
+			if k == "PATH" {
+				return os.Getenv("PATH"), true
+			}
+			return "", false
 		}
-		return "", false
 	}
 	addr := make(chan string, 1)
 	o.Ready = func(a string) { addr <- a }
@@ -522,6 +524,28 @@ func TestServeOverTLS(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
 			t.Fatal("plain HTTP was answered")
+		}
+	}
+}
+
+// The command line is split, never given to a shell, unless --shell.
+func TestNoShellUnlessAsked(t *testing.T) {
+	for _, c := range []struct {
+		shell bool
+		want  string
+	}{{false, "a | tr a b; echo $HOME"}, {true, "b\n/nowhere"}} {
+		s := startServer(t, Options{Exec: "echo a | tr a b; echo $HOME", Shell: c.shell, LookupEnv: func(k string) (string, bool) {
+			if k == "HOME" {
+				return "/nowhere", true
+			}
+			if k == "PATH" {
+				return os.Getenv("PATH"), true
+			}
+			return "", false
+		}})
+		res, err := s.client(t, client.V10, client.BindingJSONRPC, "").Send(context.Background(), msg("x"), false)
+		if err != nil || res.State != "completed" || res.Text != c.want {
+			t.Fatalf("shell %v: %+v %v", c.shell, res, err)
 		}
 	}
 }
