@@ -20,6 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/tidwall/gjson"
 
+	"github.com/a2a-courier/a2a-courier/client/wire"
 	"github.com/a2a-courier/a2a-courier/internal/textcut"
 )
 
@@ -107,13 +108,6 @@ func (c *A2A) Dialect() Dialect { return c.dialect }
 func (c *A2A) Binding() Binding { return c.binding.orDefault() }
 
 func (c *A2A) rest() bool { return c.binding == BindingREST }
-
-func (c *A2A) method(v03, v10 string) string {
-	if c.dialect == V10 {
-		return v10
-	}
-	return v03
-}
 
 func (c *A2A) call(ctx context.Context, op, method string, params any, idempotent bool) (gjson.Result, error) {
 	body, id, err := encodeRPC(method, params)
@@ -212,7 +206,7 @@ func (c *A2A) Send(ctx context.Context, m OutgoingMessage, returnImmediately boo
 		}
 		res, err = c.restDo(ctx, op, http.MethodPost, "/message:send", nil, body, false)
 	} else {
-		res, err = c.call(ctx, op, c.method("message/send", "SendMessage"), p, false)
+		res, err = c.call(ctx, op, wire.MethodSend.In(c.dialect), p, false)
 	}
 	if err != nil {
 		return nil, err
@@ -234,7 +228,7 @@ func (c *A2A) GetTask(ctx context.Context, id string) (*SendResult, error) {
 	if c.rest() {
 		return c.taskResult(op)(c.restDo(ctx, op, http.MethodGet, "/tasks/"+escapeSegment(id), nil, nil, true))
 	}
-	return c.taskResult(op)(c.call(ctx, op, c.method("tasks/get", "GetTask"), c.idParams(id), true))
+	return c.taskResult(op)(c.call(ctx, op, wire.MethodGetTask.In(c.dialect), c.idParams(id), true))
 }
 
 // CancelTask asks the server to cancel a task (tasks/cancel, CancelTask,
@@ -246,7 +240,7 @@ func (c *A2A) CancelTask(ctx context.Context, id string) (*SendResult, error) {
 		// the body whatever the route.
 		return c.taskResult(op)(c.restDo(ctx, op, http.MethodPost, "/tasks/"+escapeSegment(id)+":cancel", nil, []byte("{}"), false))
 	}
-	return c.taskResult(op)(c.call(ctx, op, c.method("tasks/cancel", "CancelTask"), c.idParams(id), false))
+	return c.taskResult(op)(c.call(ctx, op, wire.MethodCancel.In(c.dialect), c.idParams(id), false))
 }
 
 // taskResult reads an answer that must be a task.
@@ -396,7 +390,7 @@ func (c *A2A) listPage(ctx context.Context, f TaskFilter, pageSize int, pageToke
 		if c.tenant != "" {
 			p["tenant"] = c.tenant
 		}
-		res, err = c.call(ctx, op, "ListTasks", p, true)
+		res, err = c.call(ctx, op, wire.MethodListTasks.V10, p, true)
 	}
 	if err != nil {
 		if noTaskList(err) {
@@ -734,17 +728,7 @@ func parseArtifact(a gjson.Result) Artifact {
 	return Artifact{ID: boundArtifactID(a.Get("artifactId").String()), Name: BoundName(a.Get("name").String()), Text: textOf(parts, ""), Parts: parts}
 }
 
-var v10States = map[string]string{
-	"TASK_STATE_SUBMITTED":      "submitted",
-	"TASK_STATE_WORKING":        "working",
-	"TASK_STATE_COMPLETED":      "completed",
-	"TASK_STATE_FAILED":         "failed",
-	"TASK_STATE_CANCELED":       "canceled",
-	"TASK_STATE_INPUT_REQUIRED": "input-required",
-	"TASK_STATE_REJECTED":       "rejected",
-	"TASK_STATE_AUTH_REQUIRED":  "auth-required",
-	"TASK_STATE_UNSPECIFIED":    "unknown",
-}
+var v10States = wire.V10States
 
 // The proto enum's numbers, which some servers send instead of names.
 var v10StateNumbers = []string{"unknown", "submitted", "working", "completed", "failed", "canceled", "input-required", "rejected", "auth-required"}
@@ -761,23 +745,7 @@ func normState(s gjson.Result) string {
 }
 
 // normStateName reads a state name of either dialect.
-func normStateName(v string) string {
-	if m, ok := v10States[strings.ToUpper(v)]; ok {
-		return m
-	}
-	v = strings.ToLower(strings.ReplaceAll(v, "_", "-"))
-	// A v1.0 name this client does not know (a newer state), however
-	// spelled: the name without the enum's prefix, never "task-state-…".
-	if rest, ok := strings.CutPrefix(v, "task-state-"); ok {
-		if v = rest; v == "" {
-			return "unknown"
-		}
-	}
-	if v == "cancelled" {
-		v = "canceled"
-	}
-	return v
-}
+func normStateName(v string) string { return wire.NormState(v) }
 
 func finalState(s string) bool {
 	switch s {
@@ -916,7 +884,7 @@ func (c *A2A) streamMessage(ctx context.Context, m OutgoingMessage, returnImmedi
 		}
 		return c.restStream(ctx, op, http.MethodPost, "/message:stream", body, fn)
 	}
-	return c.stream(ctx, op, c.method("message/stream", "SendStreamingMessage"), p, fn)
+	return c.stream(ctx, op, wire.MethodStream.In(c.dialect), p, fn)
 }
 
 // Subscribe follows a running task's events (tasks/resubscribe,
@@ -935,7 +903,7 @@ func (c *A2A) Subscribe(ctx context.Context, taskID string, fn func(StreamEvent)
 		}
 		return err
 	}
-	return c.stream(ctx, op, c.method("tasks/resubscribe", "SubscribeToTask"), c.idParams(taskID), fn)
+	return c.stream(ctx, op, wire.MethodSubscribe.In(c.dialect), c.idParams(taskID), fn)
 }
 
 // stream sends one JSON-RPC streaming request and reads its events.

@@ -11,15 +11,17 @@ import (
 	"time"
 
 	"github.com/tidwall/gjson"
+
+	"github.com/a2a-courier/a2a-courier/client/wire"
 )
 
-// Dialect is the A2A protocol version spoken to an agent.
-type Dialect string
+// Dialect is the A2A protocol version spoken to an agent (wire.Dialect).
+type Dialect = wire.Dialect
 
 // The dialects the client speaks.
 const (
-	V03 Dialect = "0.3"
-	V10 Dialect = "1.0"
+	V03 = wire.V03
+	V10 = wire.V10
 )
 
 // Auth says how a credential is sent, as an agent card's securitySchemes

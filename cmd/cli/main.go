@@ -374,6 +374,7 @@ func commandSpecs() []commandSpec {
 		{"version", true, func(a *App) *cobra.Command { return newCmdVersion(a.factory(), nil) }},
 		{"demo", true, newDemoCmd},
 		{"dev-server", true, newDevServerCmd},
+		{"serve", true, newServeCmd},
 		{"worker", false, newWorkerCmd},
 	}
 }
