@@ -58,6 +58,53 @@ type counter struct {
 	total   map[string]int
 	open    map[string]int
 	maxOpen map[string]int
+
+	// lists counts the list reads; endList is their number when a
+	// context's last run ended, seenList when a read of its conversation
+	// or task came after that end.
+	lists    int
+	endList  map[string]int
+	seenList map[string]int
+}
+
+func (c *counter) listed() {
+	c.mu.Lock()
+	c.lists++
+	c.mu.Unlock()
+}
+
+func (c *counter) ended(contextID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.endList == nil {
+		c.endList, c.seenList = map[string]int{}, map[string]int{}
+	}
+	c.endList[contextID] = c.lists
+	delete(c.seenList, contextID)
+}
+
+func (c *counter) looked(contextID string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if end, ok := c.endList[contextID]; ok {
+		if _, seen := c.seenList[contextID]; !seen {
+			c.seenList[contextID] = c.lists - end
+		}
+	}
+}
+
+// ListReadsBeforeLook returns how many conversation list reads began
+// between the end of a context's last run and the first read of its
+// conversation (or its task) after that end; ok is false when there was
+// no such read. A client that reads a conversation only once the list
+// shows it changed, and reads the list once per poll, reads it after one
+// list read at most: the reply is not delayed past one poll (a count,
+// never a time).
+func (s *Sim) ListReadsBeforeLook(contextID string) (n int, ok bool) {
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
+	n, ok = s.counts.seenList[contextID]
+	return n, ok
 }
 
 func (c *counter) begin(kind string) func() {

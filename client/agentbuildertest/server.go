@@ -632,6 +632,7 @@ func (s *Sim) visibleLocked(space, id string, key *Key) *conversation {
 }
 
 func (s *Sim) getConversation(w http.ResponseWriter, r *http.Request, space, id string, key *Key) {
+	s.counts.looked(strings.TrimPrefix(id, "a2a-"))
 	s.mu.Lock()
 	c := s.visibleLocked(space, id, key)
 	var rc *renderCache
@@ -704,6 +705,7 @@ func (s *Sim) deleteConversation(w http.ResponseWriter, r *http.Request, space, 
 }
 
 func (s *Sim) listConversations(w http.ResponseWriter, r *http.Request, space string, key *Key) {
+	s.counts.listed()
 	q := r.URL.Query()
 	agentID := q.Get("agent_id")
 	type item struct {
@@ -716,7 +718,9 @@ func (s *Sim) listConversations(w http.ResponseWriter, r *http.Request, space st
 		if c.Space != space || c.Username != key.Username || (agentID != "" && c.AgentID != agentID) {
 			continue
 		}
-		items = append(items, item{c, c.UpdatedAt})
+		// A copy of the list's fields: a run writes them under s.mu.
+		cp := &conversation{ID: c.ID, AgentID: c.AgentID, Username: c.Username, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		items = append(items, item{cp, c.UpdatedAt})
 	}
 	s.mu.Unlock()
 	summary := func(c *conversation) map[string]any {
