@@ -65,6 +65,8 @@ type counter struct {
 	lists    int
 	endList  map[string]int
 	seenList map[string]int
+	// reads counts the reads of each context's conversation and task.
+	reads map[string]int
 }
 
 func (c *counter) listed() {
@@ -86,6 +88,10 @@ func (c *counter) ended(contextID string) {
 func (c *counter) looked(contextID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.reads == nil {
+		c.reads = map[string]int{}
+	}
+	c.reads[contextID]++
 	if end, ok := c.endList[contextID]; ok {
 		if _, seen := c.seenList[contextID]; !seen {
 			c.seenList[contextID] = c.lists - end
@@ -199,3 +205,11 @@ func (s *Sim) peekA2AKind(r *http.Request) string {
 type failingReader struct{ err error }
 
 func (f failingReader) Read([]byte) (int, error) { return 0, f.err }
+
+// Reads returns how many reads of a context's conversation (GET
+// a2a-<contextId>) and of its task (tasks/get) reached the simulator.
+func (s *Sim) Reads(contextID string) int {
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
+	return s.counts.reads[contextID]
+}

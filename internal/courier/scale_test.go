@@ -121,3 +121,49 @@ func TestOneListReadTellsWhichTasksChanged(t *testing.T) {
 		})
 	}
 }
+
+// TestAWaitedTaskIsLookedAtOften: two tasks of the same length on 9.6's
+// task path, with the default 20 s poll interval; a caller waits on one
+// (Wait, which writes its wait marker): that one is read every
+// client.FastPoll, the other at the slow pace. Counted by the simulator:
+// the waited task's reads outnumber the other's by the time it is final.
+func TestAWaitedTaskIsLookedAtOften(t *testing.T) {
+	t.Parallel()
+	rel := scaleReleases[1]
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = rel.sim
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long", Name: "Long", RunTime: 12 * time.Second, Reply: "Done: {{input}}."})
+	})
+	c := newEngine(t)
+	var recs []*store.Record
+	for _, text := range []string{"waited", "not waited"} {
+		m := message(sim, "long", text)
+		m.PollInterval = 20 * time.Second
+		m.Target.KibanaVersion, m.Target.NonBlocking = rel.version, rel.nonBlocking
+		recs = append(recs, queued(t, c, m))
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		c.Serve(ctx, recs[0].Identity, testKey, 300*time.Millisecond, 50*time.Millisecond)
+	}()
+	// The worker is this process: it ends before the test does (the
+	// cleanup ends the workers a test leaves).
+	defer func() { stop(); <-served }()
+	wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, err := c.Wait(wctx, recs[0], nil)
+	if err != nil || got.State != store.Completed {
+		t.Fatalf("%v %+v", err, got)
+	}
+	waited, other := sim.Reads(recs[0].ContextID), sim.Reads(recs[1].ContextID)
+	t.Logf("reads: waited %d, not waited %d", waited, other)
+	// 12 s at a look every 2 s, against looks 1, 2, 4 and 8 s apart.
+	if waited < 5 || other >= waited {
+		t.Errorf("reads: waited %d, not waited %d", waited, other)
+	}
+	if store.Waited(c.Store, recs[0].ContextID, time.Now()) {
+		t.Error("the wait marker outlived the wait")
+	}
+}

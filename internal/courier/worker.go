@@ -64,7 +64,13 @@ type worker struct {
 	// active task, whether a caller waits on it (its wait marker).
 	feeds *feeds
 	hurry map[string]*client.Hurry
+	// rescans counts the rescans.
+	rescans int
 }
+
+// waitRecheck is every how many rescans the wait markers of every active
+// task are read again (an event can be missed).
+const waitRecheck = 5
 
 func (w *worker) loop(ctx context.Context) {
 	wctx, stopWatch := context.WithCancel(ctx)
@@ -107,9 +113,12 @@ func (w *worker) loop(ctx context.Context) {
 			}
 		case <-rescan.C:
 			w.claimAll(ctx)
+			w.rescans++
 			for id := range w.active {
 				w.cancelIfAsked(id)
-				w.noteWaiting(id, true)
+				// A marker whose event was missed, every few rescans; an
+				// expired one (its waiter killed), at every rescan.
+				w.noteWaiting(id, w.rescans%waitRecheck != 0)
 			}
 		case end := <-w.done:
 			delete(w.active, end.id)
