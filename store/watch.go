@@ -57,14 +57,18 @@ func Watch(ctx context.Context, s *Store) (<-chan Change, error) {
 		return nil, err
 	}
 	out := make(chan Change)
-	go watch(ctx, s.tasksDir(), w, out)
+	// Watched before Watch returns: a change made once it returned is
+	// reported (it used to be added on the goroutine, which a change made
+	// at once could beat).
+	dir := s.tasksDir()
+	watching := w.Add(dir) == nil
+	go watch(ctx, dir, w, out, watching)
 	return out, nil
 }
 
-func watch(ctx context.Context, dir string, w *fsnotify.Watcher, out chan<- Change) {
+func watch(ctx context.Context, dir string, w *fsnotify.Watcher, out chan<- Change, watching bool) {
 	defer close(out)
 	defer w.Close()
-	watching := w.Add(dir) == nil
 	retry := time.NewTicker(rewatchEvery)
 	defer retry.Stop()
 	send := func(c Change) bool {

@@ -44,9 +44,9 @@ func startBusy(t *testing.T, n int) {
 // sure a worker serves them (as send-async and result do), with the
 // production timing (a worker silent 10 s counts as stopped): exactly one
 // worker holds the credential's worker lock at any look, every task
-// completes, and none is run twice (the simulator's counts).
+// completes, and none is run twice (the simulator's counts). Not parallel:
+// the busy processes would starve the package's other tests too.
 func TestStarvedWorkersStayOne(t *testing.T) {
-	t.Parallel()
 	const n = 300
 	sim := startSim(t, func(o *agentbuildertest.Options) {
 		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long", Name: "Long", RunTime: 3 * time.Second, Reply: "Done: {{input}}."})
