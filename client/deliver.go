@@ -205,6 +205,15 @@ type DeliverOptions struct {
 	// caller had not stopped, the request goes out whole, whatever the
 	// caller does next (see sendGate).
 	BeforeSend func() error
+	// Feed, when set, is the agent's conversation list, shared by the
+	// deliveries of one process (the worker): a look at the conversation
+	// first asks it, and reads the conversation only when it changed or
+	// the list cannot tell; looks fall on a grid of the poll interval, so
+	// that one read of the list serves every delivery (feed.go).
+	Feed *Feed
+	// Hurry, when set, says when a caller waits on the task: the delivery
+	// then looks every FastPoll instead of every poll interval.
+	Hurry *Hurry
 }
 
 // The events of the gate (gate.go), the same in every delivery.

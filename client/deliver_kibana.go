@@ -28,8 +28,12 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 	if o.InputSHA256 == "" {
 		o.InputSHA256 = HashText(o.Message.Text)
 	}
+	if o.Feed != nil {
+		defer o.Feed.Follow()()
+	}
 	ctx, cancel := context.WithCancel(ctx)
-	d := &kibanaDelivery{k: k, o: o, ctx: ctx, stop: cancel, convID: ConversationIDForContext(o.Message.ContextID),
+	now := time.Now()
+	d := &kibanaDelivery{started: now, lastTaskRead: now, k: k, o: o, ctx: ctx, stop: cancel, convID: ConversationIDForContext(o.Message.ContextID),
 		postDone: make(chan postResult, 1), postExited: make(chan struct{}),
 		taskRead: min(o.PollInterval, maxTaskReadInterval)}
 	// Deliver does not return before the sending goroutine has ended, so no
@@ -47,8 +51,9 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 		// for.
 		d.taskID = o.TaskID
 	}
-	d.timer = time.NewTimer(waitUntil(o.PollInterval, o.Deadline))
+	d.timer = time.NewTimer(time.Hour)
 	defer d.timer.Stop()
+	d.schedule(o.PollInterval)
 	if o.Send {
 		var stop context.CancelFunc
 		d.gate, d.sendCtx, stop = newSendGate(ctx, o.BeforeSend, func() { d.emit(sentEvent) }, func() { d.emit(writtenEvent) })
@@ -56,7 +61,7 @@ func (k *Kibana) Deliver(ctx context.Context, o DeliverOptions) (out Outcome) {
 		d.postOpen = true
 		go d.post()
 	} else {
-		d.timer.Reset(0)
+		d.schedule(0)
 	}
 	return d.loop()
 }
@@ -120,6 +125,17 @@ type kibanaDelivery struct {
 	// small document, read more often than the conversation, so that the
 	// reply is recorded within seconds of the run's end.
 	taskRead time.Duration
+
+	// due is when the timer was set to fire: a look asks the feed for a
+	// list read begun then or later, which every delivery due then shares.
+	due time.Time
+	// mark is the updated_at of the conversation as this delivery last
+	// read it ("" for none, or a read that found nothing), which the feed
+	// compares with the list's.
+	mark string
+	// started and lastTaskRead time the task's reads on the task path
+	// with a feed (taskReadDue).
+	started, lastTaskRead time.Time
 }
 
 func (d *kibanaDelivery) emit(e Event) {
@@ -194,6 +210,7 @@ func (d *kibanaDelivery) loop() Outcome {
 		if !d.pollingStopped {
 			pollC = d.timer.C
 		}
+		hurryC := d.o.Hurry.Changed()
 		if !d.postOpen && d.pollingStopped {
 			return Outcome{Err: d.lastErr}
 		}
@@ -207,6 +224,11 @@ func (d *kibanaDelivery) loop() Outcome {
 			d.postOpen = false
 			if out, final := d.answered(pr); final {
 				return out
+			}
+		case <-hurryC:
+			if d.o.Hurry.Waiting() && !d.pollingStopped && d.failures == 0 && time.Until(d.due) > FastPoll {
+				// A caller has just begun to wait: look soon.
+				d.schedule(FastPoll)
 			}
 		case <-pollC:
 			if (d.reads > 0 || d.o.Send) && pastDeadline(d.o.Deadline) {
@@ -224,7 +246,18 @@ func (d *kibanaDelivery) loop() Outcome {
 
 // schedule sets the timer for the next read: after w, or at the
 // deadline when that comes first (where the loop ends instead of reading).
-func (d *kibanaDelivery) schedule(w time.Duration) { d.timer.Reset(waitUntil(w, d.o.Deadline)) }
+// With a feed, the look falls on the grid of w (at most w from now), where
+// the other deliveries of the agent look too.
+func (d *kibanaDelivery) schedule(w time.Duration) {
+	now := time.Now()
+	if d.o.Feed != nil {
+		// "Now" too: the deliveries whose connections were cut at once
+		// share one read.
+		w = onGrid(now, max(w, feedMinGrid))
+	}
+	d.due = now.Add(w)
+	d.timer.Reset(waitUntil(w, d.o.Deadline))
+}
 
 // expire ends the delivery at its deadline: a send still open is stopped
 // first (the gate passes that on as for a caller that stops), so that the
@@ -238,15 +271,27 @@ func (d *kibanaDelivery) expire() Outcome {
 	return Outcome{Err: d.lastErr, pastDeadline: true, notSent: d.o.Send && !d.gate.connected.Load()}
 }
 
+// feedMinGrid is the finest grid looks with a feed fall on.
+const feedMinGrid = 250 * time.Millisecond
+
 // nextPoll is the wait before the next read.
 func (d *kibanaDelivery) nextPoll() time.Duration {
+	interval := d.o.PollInterval
+	if d.o.Hurry.Waiting() {
+		interval = min(interval, FastPoll)
+	}
 	if d.taskID != "" && d.failures == 0 {
 		d.quickReads++
-		return rampWait(d.taskRead, d.quickReads)
+		if d.o.Feed != nil {
+			// The list is looked at every poll; the task is read as
+			// taskReadDue says.
+			return rampWait(interval, d.quickReads)
+		}
+		return rampWait(min(d.taskRead, interval), d.quickReads)
 	}
 	if !d.postOpen && d.failures == 0 {
 		d.quickReads++
-		return rampWait(d.o.PollInterval, d.quickReads)
+		return rampWait(interval, d.quickReads)
 	}
 	w := d.o.PollInterval
 	for i := 0; i < d.failures && w < 5*time.Minute && w < 8*d.o.PollInterval; i++ {
@@ -306,12 +351,52 @@ func (d *kibanaDelivery) answered(pr postResult) (Outcome, bool) {
 // it failed) the conversation, and sets the timer for the next read.
 func (d *kibanaDelivery) read() (Outcome, bool) {
 	if d.taskID != "" {
+		read, seen := d.taskReadDue()
+		if !read {
+			d.emit(Event{Kind: EventPoll, Message: "task " + d.taskID + ": nothing new in the conversation list"})
+			d.schedule(d.nextPoll())
+			return Outcome{}, false
+		}
+		d.lastTaskRead = time.Now()
 		out, final, again := d.readTask()
+		if seen != "" && !final && !again {
+			d.mark = seen // this change is read: the next one is news
+		}
 		if final || !again {
 			return out, final
 		}
 	}
 	return d.readConversation()
+}
+
+// taskReadDue says whether a look on the task path reads the task: always
+// without a feed; with one, when the list shows its conversation changed
+// (seen is then the updated_at it shows) or cannot tell, and otherwise as
+// the task's age says. On 9.6.0 a failed run never reaches the
+// conversation, so the task is read at every look during its first three
+// poll intervals (a minute by default), then every tenth of its age (at least the task read interval, at most
+// eight poll intervals), and at every look while a caller waits; where a
+// failed run is stored as a round with an interruption (Serverless), the
+// list tells of it, and the task is read every eight poll intervals
+// besides, in case its conversation cannot be listed.
+func (d *kibanaDelivery) taskReadDue() (read bool, seen string) {
+	f := d.o.Feed
+	if f == nil {
+		return true, ""
+	}
+	v, seen := f.Check(d.ctx, d.due, d.convID, d.mark)
+	if v != FeedUnchanged {
+		return true, seen
+	}
+	since := time.Since(d.lastTaskRead)
+	if f.failuresInRounds {
+		return since >= 8*d.o.PollInterval, ""
+	}
+	age := time.Since(d.started)
+	if d.o.Hurry.Waiting() || age < 3*d.o.PollInterval {
+		return true, ""
+	}
+	return since >= min(max(age/10, d.taskRead), 8*d.o.PollInterval), ""
 }
 
 // readTask reads the Kibana task (Kibana 9.6+ keeps the tasks of
@@ -360,11 +445,25 @@ func (d *kibanaDelivery) readTask() (out Outcome, final, again bool) {
 
 // readConversation reads the conversation for the message's round.
 func (d *kibanaDelivery) readConversation() (Outcome, bool) {
+	if d.o.Feed != nil {
+		if v, _ := d.o.Feed.Check(d.ctx, d.due, d.convID, d.mark); v == FeedUnchanged {
+			d.failures = 0
+			d.emit(Event{Kind: EventPoll, Message: "no reply stored yet"})
+			d.schedule(d.nextPoll())
+			return Outcome{}, false
+		}
+	}
 	conv, err := d.k.GetConversation(d.ctx, d.convID)
 	if err == nil || IsKind(err, KindNotFound) {
 		d.failures = 0
 	} else {
 		d.failures++
+	}
+	switch {
+	case err == nil:
+		d.mark = conv.UpdatedAt()
+	case IsKind(err, KindNotFound):
+		d.mark = ""
 	}
 	switch {
 	case err == nil:

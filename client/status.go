@@ -85,3 +85,17 @@ func (k *Kibana) Status(ctx context.Context) (ServerInfo, error) {
 	}
 	return info, nil
 }
+
+// MovesUpdatedAt reports whether this release moves a conversation's
+// updated_at on every round it stores, so that the conversation list tells
+// which conversations have a new round: 9.4 and later (the agent_builder
+// converter), and Serverless. The onechat-era converter of 9.2 and 9.3
+// wrote updatedAt instead, and updated_at kept its first value; an unknown
+// release is taken for one of those.
+func (i ServerInfo) MovesUpdatedAt() bool {
+	if i.Serverless() {
+		return true
+	}
+	major, minor, ok := i.MajorMinor()
+	return ok && (major > 9 || major == 9 && minor >= 4)
+}

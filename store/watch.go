@@ -26,6 +26,9 @@ const (
 	// or the tasks directory was gone and is watched again): look at every
 	// record again. Err says why, when something failed.
 	Missed
+	// WaitChanged: a context's wait marker was written or removed
+	// (MarkWaiting, ClearWaiting): a caller began or ended a wait.
+	WaitChanged
 )
 
 // Change is one change of the tasks directory, in the store's terms.
@@ -131,7 +134,7 @@ func watch(ctx context.Context, dir string, w *fsnotify.Watcher, watched os.File
 }
 
 // changeOf reads an event of the tasks directory: "<id>.json" is a
-// record, "<id>.cancel" a cancel marker; a name starting with '.' is a file
+// record, "<id>.cancel" a cancel marker, "<id>.wait" a wait marker; a name starting with '.' is a file
 // being written (".<id>.json.tmp-…"), and locks are nobody's change.
 func changeOf(ev fsnotify.Event) (Change, bool) {
 	name := filepath.Base(ev.Name)
@@ -151,6 +154,9 @@ func changeOf(ev fsnotify.Event) (Change, bool) {
 	}
 	if id, ok := strings.CutSuffix(name, ".cancel"); ok && validID(id) && wrote {
 		return Change{Kind: CancelAsked, ContextID: id}, true
+	}
+	if id, ok := strings.CutSuffix(name, ".wait"); ok && validID(id) && (wrote || gone) {
+		return Change{Kind: WaitChanged, ContextID: id}, true
 	}
 	return Change{}, false
 }

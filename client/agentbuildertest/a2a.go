@@ -335,6 +335,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			s.active--
 			rn.status = execAborted
 			s.endedAt[contextID] = s.now()
+			s.counts.ended(contextID)
 			if s.runCtx.Err() == nil {
 				s.storeInterruptedLocked(space, convID, agent, key, input, started, map[string]any{"type": "aborted"})
 			}
@@ -348,6 +349,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 			s.mu.Lock()
 			s.active--
 			s.endedAt[contextID] = s.now()
+			s.counts.ended(contextID)
 			s.endRunLocked(rn, execFailed, fail, "")
 			s.storeInterruptedLocked(space, convID, agent, key, input, started,
 				map[string]any{"type": "failed", "error": map[string]any{"code": "internalError", "message": fail}})
@@ -388,6 +390,7 @@ func (s *Sim) launch(space string, agent *Agent, key *Key, contextID, input stri
 		c.version++
 		s.completedAt[contextID] = s.now()
 		s.endedAt[contextID] = s.now()
+		s.counts.ended(contextID)
 		s.active--
 		s.endRunLocked(rn, execCompleted, reply, prompt)
 		s.saveLocked()

@@ -49,6 +49,8 @@ type Sim struct {
 	totalRuns     int
 	requests      map[string]int  // route → requests that reached it
 	tasks         map[string]*run // taskId → run, non-blocking runs only (tasks.go)
+
+	counts counter // requests by kind (counts.go)
 }
 
 type conversation struct {
@@ -286,6 +288,11 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		id = unesc
 	}
 	s.countRequest(route)
+	if route == RouteA2A {
+		defer s.counts.begin(s.peekA2AKind(r))()
+	} else {
+		defer s.counts.begin(routeKind(route, r.Method))()
+	}
 	if s.injectStatus(w, r, route) {
 		return
 	}
@@ -333,6 +340,7 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // any authenticated user; it asks for no Agent Builder privilege.
 func (s *Sim) status(w http.ResponseWriter, r *http.Request) {
 	s.countRequest(RouteStatus)
+	defer s.counts.begin(KindStatus)()
 	if s.injectStatus(w, r, RouteStatus) {
 		return
 	}
@@ -624,6 +632,7 @@ func (s *Sim) visibleLocked(space, id string, key *Key) *conversation {
 }
 
 func (s *Sim) getConversation(w http.ResponseWriter, r *http.Request, space, id string, key *Key) {
+	s.counts.looked(strings.TrimPrefix(id, "a2a-"))
 	s.mu.Lock()
 	c := s.visibleLocked(space, id, key)
 	var rc *renderCache
@@ -696,6 +705,7 @@ func (s *Sim) deleteConversation(w http.ResponseWriter, r *http.Request, space, 
 }
 
 func (s *Sim) listConversations(w http.ResponseWriter, r *http.Request, space string, key *Key) {
+	s.counts.listed()
 	q := r.URL.Query()
 	agentID := q.Get("agent_id")
 	type item struct {
@@ -708,7 +718,9 @@ func (s *Sim) listConversations(w http.ResponseWriter, r *http.Request, space st
 		if c.Space != space || c.Username != key.Username || (agentID != "" && c.AgentID != agentID) {
 			continue
 		}
-		items = append(items, item{c, c.UpdatedAt})
+		// A copy of the list's fields: a run writes them under s.mu.
+		cp := &conversation{ID: c.ID, AgentID: c.AgentID, Username: c.Username, Title: c.Title, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		items = append(items, item{cp, c.UpdatedAt})
 	}
 	s.mu.Unlock()
 	summary := func(c *conversation) map[string]any {
@@ -907,8 +919,9 @@ type Server struct {
 	// URL is the base URL, e.g. http://127.0.0.1:43121, with no trailing slash.
 	URL string
 
-	srv *http.Server
-	ln  net.Listener
+	srv   *http.Server
+	ln    net.Listener
+	conns *connCounter
 }
 
 // NewServer starts a simulator on 127.0.0.1 at a free port. It panics if
@@ -931,9 +944,10 @@ func Listen(addr string, opts Options) (*Server, error) {
 		return nil, err
 	}
 	sim := New(opts)
-	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second}
+	conns := &connCounter{}
+	srv := &http.Server{Handler: sim, ReadHeaderTimeout: 10 * time.Second, ConnState: conns.state}
 	go srv.Serve(ln)
-	return &Server{Sim: sim, URL: "http://" + ln.Addr().String(), srv: srv, ln: ln}, nil
+	return &Server{Sim: sim, URL: "http://" + ln.Addr().String(), srv: srv, ln: ln, conns: conns}, nil
 }
 
 // Addr returns the listening address.

@@ -353,6 +353,7 @@ func (s *Sim) taskRequest(w http.ResponseWriter, r *http.Request, space string, 
 		s.rpcError(w, r, id, -32002, "Task not cancelable: "+p.ID)
 		return
 	}
+	s.counts.looked(rn.contextID)
 	task := s.taskJSON(rn)
 	if p.HistoryLength == nil || *p.HistoryLength < 0 {
 		task["history"] = []any{}

@@ -21,6 +21,9 @@ import (
 // worker: a worker ensureWorker spawns in a test runs workerMain, which
 // serves its tasks as `a2a-courier worker` does, with the real Serve.
 func TestMain(m *testing.M) {
+	if os.Getenv("A2A_COURIER_TEST_BUSY") == "1" {
+		busyLoop() // a process that only burns CPU (stress_test.go)
+	}
 	if os.Getenv("A2A_COURIER_TEST_WORKER") == "1" {
 		os.Exit(workerMain(os.Args[1:]))
 	}
@@ -45,6 +48,9 @@ func workerMain(args []string) int {
 		return 1
 	}
 	c := testCourier(st)
+	if d, err := time.ParseDuration(os.Getenv("A2A_COURIER_TEST_STALE_AFTER")); err == nil && d > 0 {
+		c.Timing = store.WorkerTiming{Beat: min(d/10, time.Second), StaleAfter: d}
+	}
 	c.Logf = log.New(os.Stderr, "test-worker ", log.Lmicroseconds).Printf
 	var cred *os.File
 	if *handle != 0 {

@@ -136,7 +136,7 @@ func (c *Courier) WatchProgress(ctx context.Context, contextIDs []string, fn fun
 					for _, id := range contextIDs {
 						look(id)
 					}
-				case watched[ch.ContextID] && ch.Kind != store.CancelAsked:
+				case watched[ch.ContextID] && ch.Kind != store.CancelAsked && ch.Kind != store.WaitChanged:
 					look(ch.ContextID)
 				}
 			case <-tick.C:

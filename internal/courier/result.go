@@ -78,6 +78,8 @@ func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bo
 	}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
+	marked := c.markWaiting(recs, time.Time{})
+	defer c.clearWaiting(recs)
 	revived := c.now()
 	first := -1
 	gone := make([]bool, len(recs))
@@ -104,6 +106,7 @@ func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bo
 		if all || anyDone && first >= 0 {
 			return recs, first, nil
 		}
+		marked = c.markWaiting(recs, marked)
 		if c.now().Sub(revived) > reviveAfter {
 			revived = c.now()
 			for i, r := range recs {
@@ -112,6 +115,37 @@ func (c *Courier) WaitMany(ctx context.Context, recs []*store.Record, anyDone bo
 				}
 			}
 		}
+	}
+}
+
+// A waiter's wait markers (store.MarkWaiting) hold for waitMarkFor and are
+// written again every waitMarkEvery while it waits, so that one killed
+// leaves a marker that soon expires.
+const (
+	waitMarkFor   = time.Minute
+	waitMarkEvery = 20 * time.Second
+)
+
+// markWaiting tells the workers that this process waits on recs' tasks not
+// final yet (their deliveries then look every client.FastPoll), anew
+// every waitMarkEvery since last; it returns when they were written.
+func (c *Courier) markWaiting(recs []*store.Record, last time.Time) time.Time {
+	now := time.Now()
+	if !last.IsZero() && now.Sub(last) < waitMarkEvery {
+		return last
+	}
+	for _, r := range recs {
+		if !r.State.Terminal() {
+			store.MarkWaiting(c.Store, r.ContextID, now.Add(waitMarkFor))
+		}
+	}
+	return now
+}
+
+// clearWaiting removes the wait markers of recs' tasks.
+func (c *Courier) clearWaiting(recs []*store.Record) {
+	for _, r := range recs {
+		store.ClearWaiting(c.Store, r.ContextID)
 	}
 }
 

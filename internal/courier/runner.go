@@ -26,6 +26,10 @@ type Work struct {
 	// interrupt (Ctrl-C), not a timeout or another signal: Task.Foreground
 	// drops a message so stopped before it left.
 	Interrupted func(context.Context) bool
+	// feeds, when set (the worker), are the conversation lists the
+	// worker's tasks share; hurry says when a caller waits on this task.
+	feeds *feeds
+	hurry *client.Hurry
 }
 
 // Run works on one task, whose record lock h this process holds, until its
@@ -152,12 +156,13 @@ func (r *run) load() (done bool, err error) {
 	if got := identity(rec.Target, r.w.Key); got != rec.Identity {
 		return true, fmt.Errorf("task %s was sent with another credential; it is left for a worker holding that one", rec.ContextID)
 	}
-	r.deliver, err = r.c.deliverer(rec.Target, r.w.Key)
+	r.deliver, err = r.c.deliverer(rec.Target, r.w)
 	return err != nil, err
 }
 
 // deliverer builds the delivery of a target's tasks.
-func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error) {
+func (c *Courier) deliverer(t store.Target, w Work) (deliverer, error) {
+	key := w.Key
 	if t.Kind == store.TargetA2A {
 		a, err := c.A2A(t, key)
 		if err != nil {
@@ -188,6 +193,7 @@ func (c *Courier) deliverer(t store.Target, key client.Secret) (deliverer, error
 			PollInterval: time.Duration(x.PollInterval),
 			Stream:       x.Target.Streaming, NonBlocking: x.Target.NonBlocking, TaskID: x.TaskID,
 			OnEvent: on, BeforeSend: before, Deadline: until,
+			Feed: w.feeds.feed(k, x), Hurry: w.hurry,
 		})
 	}, nil
 }

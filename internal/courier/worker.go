@@ -32,7 +32,7 @@ func (c *Courier) Serve(ctx context.Context, ident string, key client.Secret, li
 	w := &worker{
 		st: c.Store, ident: ident, lock: wl, c: c, key: key,
 		active: map[string]context.CancelCauseFunc{}, skip: map[string]time.Time{}, done: make(chan taskEnd, 16),
-		linger: linger, rescan: rescan,
+		linger: linger, rescan: rescan, feeds: newFeeds(), hurry: map[string]*client.Hurry{},
 	}
 	c.logf("serving %s from %s", ident, c.Store.Dir())
 	w.loop(ctx)
@@ -60,7 +60,17 @@ type worker struct {
 	done chan taskEnd
 	// closing is set once another worker took over: finish, claim nothing.
 	closing bool
+	// feeds are the conversation lists the tasks share; hurry says, per
+	// active task, whether a caller waits on it (its wait marker).
+	feeds *feeds
+	hurry map[string]*client.Hurry
+	// rescans counts the rescans.
+	rescans int
 }
+
+// waitRecheck is every how many rescans the wait markers of every active
+// task are read again (an event can be missed).
+const waitRecheck = 5
 
 func (w *worker) loop(ctx context.Context) {
 	wctx, stopWatch := context.WithCancel(ctx)
@@ -89,8 +99,12 @@ func (w *worker) loop(ctx context.Context) {
 			w.changed(ctx, ch)
 		case <-rescan.C:
 			w.claimAll(ctx)
+			w.rescans++
 			for id := range w.active {
 				w.cancelIfAsked(id)
+				// A marker whose event was missed, every few rescans; an
+				// expired one (its waiter killed), at every rescan.
+				w.noteWaiting(id, w.rescans%waitRecheck != 0)
 			}
 		case end := <-w.done:
 			w.ended(end)
@@ -127,6 +141,7 @@ func (w *worker) loop(ctx context.Context) {
 // ended is a task's run over.
 func (w *worker) ended(end taskEnd) {
 	delete(w.active, end.id)
+	delete(w.hurry, end.id)
 	if end.stopped {
 		// It stopped on an error (reading refused): not again until its
 		// record changes.
@@ -147,6 +162,8 @@ func (w *worker) changed(ctx context.Context, ch store.Change) {
 		w.claim(ctx, ch.ContextID)
 	case store.CancelAsked:
 		w.cancelIfAsked(ch.ContextID)
+	case store.WaitChanged:
+		w.noteWaiting(ch.ContextID, false)
 	default:
 		if ch.Err != nil {
 			w.c.logf("watching tasks: %v", ch.Err)
@@ -206,12 +223,15 @@ func (w *worker) claim(ctx context.Context, id string) {
 	}
 	tctx, cancel := context.WithCancelCause(ctx)
 	w.active[id] = cancel
+	hu := &client.Hurry{}
+	hu.Set(store.Waited(w.st, id, time.Now()))
+	w.hurry[id] = hu
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
 		defer h.Release()
 		defer cancel(nil)
-		_, err := w.c.Run(tctx, h, Work{Command: "worker", Key: w.key})
+		_, err := w.c.Run(tctx, h, Work{Command: "worker", Key: w.key, feeds: w.feeds, hurry: hu})
 		stopped := err != nil && !errors.Is(err, ErrHandedOff)
 		if stopped {
 			w.c.logf("%s: %v", id, err)
@@ -221,6 +241,18 @@ func (w *worker) claim(ctx context.Context, id string) {
 		case <-ctx.Done():
 		}
 	}()
+}
+
+// noteWaiting reads an active task's wait marker: a caller that waits on
+// it makes its delivery look every client.FastPoll. expiredOnly looks
+// only at a task said to be waited on (the rescan: a waiter killed
+// without removing its marker).
+func (w *worker) noteWaiting(id string, expiredOnly bool) {
+	hu := w.hurry[id]
+	if hu == nil || expiredOnly && !hu.Waiting() {
+		return
+	}
+	hu.Set(store.Waited(w.st, id, time.Now()))
 }
 
 // cancelIfAsked stops an active task whose cancel was requested; the

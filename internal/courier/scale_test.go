@@ -1,0 +1,173 @@
+package courier
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// scaleRelease is a Kibana release as the scale tests run it: the
+// simulator's version and what a record sent to it says.
+type scaleRelease struct {
+	name, version, flavor string
+	sim                   agentbuildertest.Version
+	nonBlocking           bool
+}
+
+var scaleReleases = []scaleRelease{
+	{name: "9.5", version: "9.5.0", sim: agentbuildertest.V95},
+	{name: "9.6", version: "9.6.0", sim: agentbuildertest.V96, nonBlocking: true},
+	{name: "serverless", version: "9.7.0", flavor: "serverless", sim: agentbuildertest.VServerless, nonBlocking: true},
+}
+
+// serveAll queues n tasks of agent "long" and has one in-process worker
+// serve them until every one is final; it returns the records and how
+// many polls the run spanned (its time over the poll interval, rounded
+// up: the bound on list reads, a count, never a time asserted).
+func serveAll(t *testing.T, sim *agentbuildertest.Server, c *Courier, rel scaleRelease, n int, poll time.Duration) ([]*store.Record, int) {
+	t.Helper()
+	var recs []*store.Record
+	for i := range n {
+		m := message(sim, "long", fmt.Sprintf("task %d", i))
+		m.PollInterval = poll
+		m.Target.KibanaVersion, m.Target.KibanaFlavor, m.Target.NonBlocking = rel.version, rel.flavor, rel.nonBlocking
+		recs = append(recs, queued(t, c, m))
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.Serve(context.Background(), recs[0].Identity, testKey, 300*time.Millisecond, 50*time.Millisecond)
+	}()
+	select {
+	case <-done:
+	case <-time.After(3 * time.Minute):
+		t.Fatal("the worker did not finish")
+	}
+	polls := int(time.Since(start)/poll) + 1
+	for i, r := range recs {
+		recs[i] = load(t, c, r.ContextID)
+	}
+	return recs, polls
+}
+
+// TestOneListReadTellsWhichTasksChanged: 50 tasks pending on one agent,
+// served by one worker, on 9.5 (the blocking path, POSTs open), 9.6 (the
+// task path, where a failure shows only in tasks/get) and Serverless (the
+// task path, where a failure is a round with an interruption): every task
+// is sent once and completes with its reply; the conversation list is read
+// at most once per poll (the seed read every conversation every poll); a
+// conversation is read only once it changed (at most twice per task: once
+// found, once with the round); on Serverless tasks/get is asked only when
+// the list shows a change (twice per task: the conversation made at
+// receipt, the round), on 9.6 at every look but no more often than the
+// looks; and a reply is read after one list read at most once its run
+// ended (it is not delayed past one poll).
+//
+// Not parallel with the package's other tests, whose load would only delay
+// the looks; its releases run side by side.
+func TestOneListReadTellsWhichTasksChanged(t *testing.T) {
+	const n = 50
+	poll := 2 * time.Second
+	for _, rel := range scaleReleases {
+		t.Run(rel.name, func(t *testing.T) {
+			t.Parallel()
+			sim := startSim(t, func(o *agentbuildertest.Options) {
+				o.Version = rel.sim
+				o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long", Name: "Long", RunTime: 8 * time.Second, Reply: "Done: {{input}}."})
+			})
+			c := newEngine(t)
+			c.Logf = nil // 50 tasks' events
+			recs, polls := serveAll(t, sim, c, rel, n, poll)
+			for _, r := range recs {
+				if r.State != store.Completed || !strings.HasPrefix(r.Reply, "Done: task ") || sim.Runs(r.ContextID) != 1 {
+					t.Errorf("%s: %s %q, %d runs", r.ContextID, r.State, r.Reply, sim.Runs(r.ContextID))
+				}
+			}
+			// No reply delayed past one poll: once a run ended, its
+			// conversation (or task) was read after one list read at most.
+			late := 0
+			for _, r := range recs {
+				if k, ok := sim.ListReadsBeforeLook(r.ContextID); ok && k > 1 {
+					late++
+					t.Errorf("%s: %d list reads between its run's end and the read of its reply", r.ContextID, k)
+				}
+			}
+			counts := sim.Counts()
+			t.Logf("%d polls: %v", polls, counts)
+			// +2: the first looks come a second after the sends (on the
+			// grid of a second), before the first poll interval is over.
+			if got := counts[agentbuildertest.KindListConversations]; got > polls+2 {
+				t.Errorf("%d list reads in %d polls", got, polls)
+			}
+			if got := counts[agentbuildertest.KindGetConversation]; got > 2*n {
+				t.Errorf("%d conversation reads for %d tasks", got, n)
+			}
+			sends := counts[agentbuildertest.KindSend] + counts[agentbuildertest.KindStream]
+			if sends != n {
+				t.Errorf("%d sends for %d tasks", sends, n)
+			}
+			switch rel.name {
+			case "serverless":
+				if got := counts[agentbuildertest.KindTasksGet]; got > 2*n {
+					t.Errorf("%d tasks/get for %d tasks", got, n)
+				}
+			case "9.6":
+				if got := counts[agentbuildertest.KindTasksGet]; got > n*polls {
+					t.Errorf("%d tasks/get for %d tasks in %d polls", got, n, polls)
+				}
+			}
+		})
+	}
+}
+
+// TestAWaitedTaskIsLookedAtOften: two tasks of the same length on 9.6's
+// task path, with the default 20 s poll interval; a caller waits on one
+// (Wait, which writes its wait marker): that one is read every
+// client.FastPoll, the other at the slow pace. Counted by the simulator:
+// the waited task's reads outnumber the other's by the time it is final.
+func TestAWaitedTaskIsLookedAtOften(t *testing.T) {
+	t.Parallel()
+	rel := scaleReleases[1]
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = rel.sim
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long", Name: "Long", RunTime: 12 * time.Second, Reply: "Done: {{input}}."})
+	})
+	c := newEngine(t)
+	var recs []*store.Record
+	for _, text := range []string{"waited", "not waited"} {
+		m := message(sim, "long", text)
+		m.PollInterval = 20 * time.Second
+		m.Target.KibanaVersion, m.Target.NonBlocking = rel.version, rel.nonBlocking
+		recs = append(recs, queued(t, c, m))
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		defer close(served)
+		c.Serve(ctx, recs[0].Identity, testKey, 300*time.Millisecond, 50*time.Millisecond)
+	}()
+	// The worker is this process: it ends before the test does (the
+	// cleanup ends the workers a test leaves).
+	defer func() { stop(); <-served }()
+	wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	got, err := c.Wait(wctx, recs[0], nil)
+	if err != nil || got.State != store.Completed {
+		t.Fatalf("%v %+v", err, got)
+	}
+	waited, other := sim.Reads(recs[0].ContextID), sim.Reads(recs[1].ContextID)
+	t.Logf("reads: waited %d, not waited %d", waited, other)
+	// 12 s at a look every 2 s, against looks 1, 2, 4 and 8 s apart.
+	if waited < 5 || other >= waited {
+		t.Errorf("reads: waited %d, not waited %d", waited, other)
+	}
+	if store.Waited(c.Store, recs[0].ContextID, time.Now()) {
+		t.Error("the wait marker outlived the wait")
+	}
+}
