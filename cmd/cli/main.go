@@ -374,7 +374,7 @@ func commandSpecs() []commandSpec {
 		{"version", true, func(a *App) *cobra.Command { return newCmdVersion(a.factory(), nil) }},
 		{"demo", true, newDemoCmd},
 		{"dev-server", true, newDevServerCmd},
-		{"serve", true, newServeCmd},
+		{"serve", true, func(a *App) *cobra.Command { return newCmdServe(a.factory(), nil) }},
 		{"worker", false, newWorkerCmd},
 	}
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -12,15 +13,19 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/serve"
 )
 
-// serveOptions are serve's flags; run turns them into serve.Options.
+// serveOptions are serve's dependencies and flags; serveRun turns them
+// into serve.Options.
 type serveOptions struct {
+	Process *Process
 	serve.Options
 	skills    []string
 	printCard bool
 }
 
-func newServeCmd(app *App) *cobra.Command {
-	o := &serveOptions{}
+// newCmdServe is serve's command: runF runs it (serveRun when nil; a test
+// gives its own to check the flags, with no server).
+func newCmdServe(fa *Factory, runF func(context.Context, *serveOptions) error) *cobra.Command {
+	o := &serveOptions{Process: fa.Process}
 	cmd := &cobra.Command{
 		Use:   "serve --exec \"<command> <args>\"",
 		Short: "Serve a command-line agent as a durable A2A agent",
@@ -53,7 +58,12 @@ only. It runs in the foreground, logging to stderr; Ctrl-C stops it.`,
   a2a-courier serve --exec "my-agent" --listen 0.0.0.0:8790 --tls-cert-file c.pem --tls-key-file k.pem --tokens-file tokens
   a2a-courier serve --exec "my-agent" --print-card`,
 		Args: exactArgs(0, "no arguments: the command goes in --exec"),
-		RunE: func(cmd *cobra.Command, _ []string) error { return app.runServe(cmd, o) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), o)
+			}
+			return serveRun(cmd.Context(), o)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.Exec, "exec", "", "the command run once per message (split into words; no shell)")
@@ -77,8 +87,9 @@ only. It runs in the foreground, logging to stderr; Ctrl-C stops it.`,
 	return cmd
 }
 
-func (a *App) runServe(cmd *cobra.Command, o *serveOptions) error {
-	opts := o.Options
+// serveRun serves o's command until ctx ends (or prints its card).
+func serveRun(ctx context.Context, o *serveOptions) error {
+	p, opts := o.Process, o.Options
 	for _, s := range o.skills {
 		id, desc, _ := strings.Cut(s, ":")
 		id = strings.TrimSpace(id)
@@ -88,24 +99,24 @@ func (a *App) runServe(cmd *cobra.Command, o *serveOptions) error {
 		opts.Skills = append(opts.Skills, serve.Skill{ID: id, Name: id, Description: strings.TrimSpace(desc)})
 	}
 	if opts.StateDir == "" {
-		dir, _ := config.StateDir(a.p.getenv)
+		dir, _ := config.StateDir(p.getenv)
 		if dir == "" {
-			return configErr("set A2A_COURIER_STATE_DIR or --state-dir", "cannot find a state directory: %v", config.NoStateDir(a.p.getenv))
+			return configErr("set A2A_COURIER_STATE_DIR or --state-dir", "cannot find a state directory: %v", config.NoStateDir(p.getenv))
 		}
 		opts.StateDir = filepath.Join(dir, "serve")
 	}
 	opts.Version = versionString()
-	opts.LookupEnv = a.p.LookupEnv
-	opts.Log = a.p.Stderr
+	opts.LookupEnv = p.LookupEnv
+	opts.Log = p.Stderr
 	srv, err := serve.New(opts)
 	if err != nil {
 		return serveErr(err)
 	}
 	if o.printCard {
-		_, err := fmt.Fprint(a.p.Stdout, string(srv.Card(false)))
+		_, err := fmt.Fprint(p.Stdout, string(srv.Card(false)))
 		return err
 	}
-	return serveErr(srv.Serve(cmd.Context()))
+	return serveErr(srv.Serve(ctx))
 }
 
 // serveErr reports a refused setup as a usage error with its hint.

@@ -20,6 +20,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+	"github.com/a2a-courier/a2a-courier/internal/serve"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -422,5 +423,38 @@ func TestDoctorFlags(t *testing.T) {
 	got = nil
 	if err := parse(newCmdDoctor(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
 		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+}
+
+// serve's flags reach its options through runF, with no server started:
+// the command and its guardrails' flags, the defaults (loopback, one run
+// at a time), and arguments refused (the command goes in --exec).
+func TestServeFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	for _, tc := range []struct {
+		args    []string
+		check   func(o *serveOptions) bool
+		refused bool
+	}{
+		{[]string{"--exec", "muse exec --headless", "--name", "muse", "--skill", "audit: audits logs"}, func(o *serveOptions) bool {
+			return o.Exec == "muse exec --headless" && o.Name == "muse" && len(o.skills) == 1 && o.skills[0] == "audit: audits logs" &&
+				o.Listen == serve.DefaultListen && o.Concurrency == 1 && o.ResponseWindow == serve.DefaultResponseWindow && !o.Shell
+		}, false},
+		{[]string{"--exec", "a", "--listen", "0.0.0.0:8790", "--tls-cert-file", "c.pem", "--tls-key-file", "k.pem", "--tokens-file", "t", "--concurrency", "3", "--shell"}, func(o *serveOptions) bool {
+			return o.Listen == "0.0.0.0:8790" && o.TLSCert == "c.pem" && o.TLSKey == "k.pem" && o.TokensFile == "t" && o.Concurrency == 3 && o.Shell
+		}, false},
+		{[]string{"--exec", "a", "--print-card"}, func(o *serveOptions) bool { return o.printCard }, false},
+		{[]string{"--exec", "a", "extra"}, nil, true},
+		{[]string{"--concurrency", "many"}, nil, true},
+	} {
+		var got *serveOptions
+		err := parse(newCmdServe(f, func(_ context.Context, o *serveOptions) error { got = o; return nil }), tc.args...)
+		switch {
+		case tc.refused && (err == nil || got != nil):
+			t.Errorf("%q: err %v, ran %v", tc.args, err, got != nil)
+		case !tc.refused && (err != nil || got == nil || !tc.check(got)):
+			t.Errorf("%q: err %v, options %+v", tc.args, err, got)
+		}
 	}
 }
