@@ -32,6 +32,7 @@ var rewritesAllowed = map[string]string{
 	"internal/userdirs/userdirs.go": "a Windows path's separators",
 	"internal/courier/ledger.go":    "a state word of --state as a record's state",
 	"internal/shellcmd/shellcmd.go": "quotes a value for a POSIX shell",
+	"internal/shellcmd/shell.go":    "quotes a value for PowerShell (its escape is the backtick)",
 	"internal/mcpinstall/check.go":  "an error's lines on one line",
 	"cmd/cli/result.go":             "left: withoutTask cuts the task out of an error message (a message's subject apart is issue 22's next step)",
 	"internal/mcpserver/text.go":    "left: withoutTask, as cmd/cli's",

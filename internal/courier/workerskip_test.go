@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -24,7 +25,8 @@ func TestALateEventDoesNotClaimARefusedTaskAgain(t *testing.T) {
 	m := message(sim, "slow", "forbidden to read")
 	rec := queued(t, c, m)
 	w := &worker{st: c.Store, ident: rec.Identity, c: c, key: m.Key,
-		active: map[string]context.CancelCauseFunc{}, skip: map[string]time.Time{}, done: make(chan taskEnd, 16)}
+		active: map[string]context.CancelCauseFunc{}, skip: map[string]time.Time{}, done: make(chan taskEnd, 16),
+		feeds: newFeeds(), hurry: map[string]*client.Hurry{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer func() { cancel(); w.wg.Wait() }()
 	w.claim(ctx, rec.ContextID)

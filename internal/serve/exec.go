@@ -250,3 +250,12 @@ func trimNewline(s string) string {
 	s = strings.TrimSuffix(s, "\n")
 	return strings.TrimSuffix(s, "\r")
 }
+
+// end gives a served task's record its final state and reason, at. (A
+// served task's record is serve's own, not the store's: the store's
+// records change state only through their transitions, which
+// TestStateChangesOnlyThroughTransitions holds for every file importing
+// the store, tasks.go among them.)
+func (r *record) end(state, reason string, at time.Time) {
+	r.State, r.Reason, r.Updated = state, reason, at
+}

@@ -98,7 +98,7 @@ func openTable(dir string, now time.Time, keep time.Duration) (*table, int, erro
 			continue
 		}
 		if !wire.Terminal(r.State) {
-			r.State, r.Reason, r.Updated = wire.StateFailed, StoppedReason, now
+			r.end(wire.StateFailed, StoppedReason, now)
 			if err := t.write(&r); err != nil {
 				return nil, 0, err
 			}
