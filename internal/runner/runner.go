@@ -22,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // States of a finished run, in A2A 0.3's names.
@@ -181,14 +183,16 @@ func (r *Runner) limits() Limits {
 	return l
 }
 
-// writeFiles writes the message's files into dir by their base names;
-// a name that is empty, a dot name or already taken gets a numbered one.
+// writeFiles writes the message's files into dir by their names as the
+// store saves a part's (store.SafeFileName: the last element only, no
+// controls, no hidden file, what Windows refuses replaced); a name taken
+// already gets a numbered one.
 func writeFiles(dir string, files []File) error {
 	taken := map[string]bool{}
 	for i, f := range files {
-		name := filepath.Base(strings.ReplaceAll(f.Name, "\\", "/"))
-		if name == "" || name == "." || name == ".." || name == "/" || taken[name] {
-			name = fmt.Sprintf("file-%d", i+1)
+		name := store.SafeFileName(f.Name)
+		for n := i + 1; taken[name]; n++ {
+			name = fmt.Sprintf("file-%d", n)
 		}
 		taken[name] = true
 		if err := os.WriteFile(filepath.Join(dir, name), f.Bytes, 0o600); err != nil {

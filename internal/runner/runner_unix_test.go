@@ -68,7 +68,7 @@ func TestRunEnvironmentIsAllowlisted(t *testing.T) {
 
 func TestRunFilesInAFreshFolderRemovedAfterwards(t *testing.T) {
 	r := newRunner(t, map[string]string{"PATH": os.Getenv("PATH")})
-	job := Job{Argv: sh(`pwd; cat notes.txt; echo; cat file-2; echo; ls | wc -l; echo "$TMPDIR"`),
+	job := Job{Argv: sh(`pwd; cat notes.txt; echo; cat file; echo; ls | wc -l; echo "$TMPDIR"`),
 		Files: []File{{Name: "../../notes.txt", Bytes: []byte("N")}, {Name: "", Bytes: []byte("M")}}}
 	res := r.Run(context.Background(), job)
 	lines := strings.Split(strings.TrimSpace(res.Reply), "\n")
