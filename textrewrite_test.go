@@ -32,6 +32,7 @@ var rewritesAllowed = map[string]string{
 	"internal/userdirs/userdirs.go": "a Windows path's separators",
 	"internal/courier/ledger.go":    "a state word of --state as a record's state",
 	"internal/shellcmd/shellcmd.go": "quotes a value for a POSIX shell",
+	"internal/filename/filename.go": "a file name's backslashes as separators before its last element is taken: a name, not printed text",
 	"internal/shellcmd/shell.go":    "quotes a value for PowerShell (its escape is the backtick)",
 	"internal/mcpinstall/check.go":  "an error's lines on one line",
 	"cmd/cli/result.go":             "left: withoutTask cuts the task out of an error message (a message's subject apart is issue 22's next step)",

@@ -23,7 +23,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/a2a-courier/a2a-courier/store"
+	"github.com/a2a-courier/a2a-courier/internal/filename"
 )
 
 // States of a finished run, in A2A 0.3's names.
@@ -184,13 +184,13 @@ func (r *Runner) limits() Limits {
 }
 
 // writeFiles writes the message's files into dir by their names as the
-// store saves a part's (store.SafeFileName: the last element only, no
+// store saves a part's (filename.Safe: the last element only, no
 // controls, no hidden file, what Windows refuses replaced); a name taken
 // already gets a numbered one.
 func writeFiles(dir string, files []File) error {
 	taken := map[string]bool{}
 	for i, f := range files {
-		name := store.SafeFileName(f.Name)
+		name := filename.Safe(f.Name)
 		for n := i + 1; taken[name]; n++ {
 			name = fmt.Sprintf("file-%d", n)
 		}
