@@ -75,6 +75,17 @@ type Job struct {
 	// OnStatus, when set, gets each stderr line (cut at LineBytes), up to
 	// StatusLines of them, in order, from one goroutine.
 	OnStatus func(line string)
+	// OnStart, when set, is told of the started command before the run is
+	// watched, so that a server killed meanwhile can end it later.
+	OnStart func(Started)
+}
+
+// Started is a run's command once it started: its pid, the process group
+// it leads (0 on Windows, where its job object dies with the server) and
+// its folder.
+type Started struct {
+	Pid, Pgid int
+	Dir       string
 }
 
 // Result is how a run ended.
@@ -94,6 +105,9 @@ type Result struct {
 	StdoutBytes int64
 	StderrLines int
 }
+
+// DirPrefix begins the name of each run's folder.
+const DirPrefix = "a2a-serve-run-"
 
 // Runner runs jobs.
 type Runner struct {
@@ -141,7 +155,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	if len(j.Argv) == 0 {
 		return Result{State: Failed, Reason: "no command to run", ExitCode: -1}
 	}
-	dir, err := os.MkdirTemp(r.TempRoot, "a2a-serve-run-")
+	dir, err := os.MkdirTemp(r.TempRoot, DirPrefix)
 	if err != nil {
 		return Result{State: Failed, Reason: "cannot make the run's folder: " + err.Error(), ExitCode: -1}
 	}
@@ -162,6 +176,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	p, err := startPiped(cmd, j.Stdin)
 	if err != nil {
 		return Result{State: Failed, Reason: "cannot start the command: " + oneLine(err.Error()), ExitCode: -1}
+	}
+	if j.OnStart != nil {
+		j.OnStart(Started{Pid: cmd.Process.Pid, Pgid: p.g.id(), Dir: dir})
 	}
 	return r.watch(ctx, runCtx, cmd, p, j, lim)
 }

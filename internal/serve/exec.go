@@ -158,6 +158,11 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelFunc, rec rec
 		Argv: s.argv, Stdin: []byte(text), Files: files, Timeout: s.opts.Timeout,
 		Env:      map[string]string{"A2A_CONTEXT_ID": rec.ContextID, "A2A_TASK_ID": rec.ID, "A2A_CALLER": rec.Caller},
 		OnStatus: func(line string) { s.tasks.setStatus(rec.ID, line) },
+		OnStart: func(st runner.Started) {
+			if err := s.tasks.started(rec.ID, st); err != nil {
+				fmt.Fprintf(s.opts.Log, "serve: task %s: its process group could not be recorded: %v\n", rec.ID, err)
+			}
+		},
 	})
 	stopped := res.State == runner.Canceled && s.runs.Err() != nil
 	// The slot is free before the end is told: a caller told of the end
@@ -178,6 +183,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelFunc, rec rec
 		}
 		code := res.ExitCode
 		r.ExitCode = &code
+		r.Pid, r.Pgid, r.RunDir = 0, 0, ""
 	})
 	if err != nil {
 		fmt.Fprintf(s.opts.Log, "serve: task %s ended %s but its record could not be written: %v\n", rec.ID, res.State, err)
