@@ -49,6 +49,8 @@ back working; the result is recorded when it comes.
 Guardrails: loopback by default; any other --listen needs --tls-cert-file,
 --tls-key-file and --tokens-file. The tokens file ("name token" a line, yours
 alone) gives each caller its own bearer token; only their hashes are kept.
+Without it, serve makes <state>/serve/local-token (yours alone, kept across
+restarts) and names it on stderr: callers give it with --token-file.
 An unknown token gets 401, a caller past its rate 429 with Retry-After, a
 send past --concurrency runs 503 "busy" with Retry-After (no queue: nothing
 waits unseen). The audit log (<state>/serve/audit.jsonl) keeps metadata

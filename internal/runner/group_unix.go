@@ -13,6 +13,19 @@ type group struct{ pgid int }
 
 func prepare(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithServer(cmd.SysProcAttr)
+}
+
+func (g *group) id() int { return g.pgid }
+
+// KillGroup ends what is left of a process group a run led, when it still
+// exists (a server killed mid-run left it): SIGKILL to the group. It
+// reports whether there was one.
+func KillGroup(pgid int) bool {
+	if pgid <= 1 || syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	return syscall.Kill(-pgid, syscall.SIGKILL) == nil
 }
 
 func started(cmd *exec.Cmd) (*group, error) { return &group{pgid: cmd.Process.Pid}, nil }

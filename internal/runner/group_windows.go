@@ -69,3 +69,9 @@ func (g *group) stop() { g.kill() }
 func (g *group) kill() { windows.TerminateJobObject(g.job, 1) }
 
 func (g *group) close() { windows.CloseHandle(g.job) }
+
+func (g *group) id() int { return 0 }
+
+// KillGroup does nothing on Windows: the job (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE)
+// was ended with the server that held its handle.
+func KillGroup(int) bool { return false }

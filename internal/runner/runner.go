@@ -48,10 +48,14 @@ type Limits struct {
 	// Grace is how long a command asked to stop (SIGTERM) has before its
 	// group is killed.
 	Grace time.Duration
+	// DrainDelay is how long the pipes are read once the command has
+	// exited or its group was killed (as exec.Cmd.WaitDelay): a process
+	// that left the group (setsid) and holds them does not hold the run.
+	DrainDelay time.Duration
 }
 
 // DefaultLimits are serve's defaults.
-var DefaultLimits = Limits{Reply: 64 << 10, Output: 16 << 20, StatusLines: 200, LineBytes: 1 << 10, Grace: 2 * time.Second}
+var DefaultLimits = Limits{Reply: 64 << 10, Output: 16 << 20, StatusLines: 200, LineBytes: 1 << 10, Grace: 2 * time.Second, DrainDelay: 2 * time.Second}
 
 // File is a file of the message, written into the run's folder.
 type File struct {
@@ -71,6 +75,17 @@ type Job struct {
 	// OnStatus, when set, gets each stderr line (cut at LineBytes), up to
 	// StatusLines of them, in order, from one goroutine.
 	OnStatus func(line string)
+	// OnStart, when set, is told of the started command before the run is
+	// watched, so that a server killed meanwhile can end it later.
+	OnStart func(Started)
+}
+
+// Started is a run's command once it started: its pid, the process group
+// it leads (0 on Windows, where its job object dies with the server) and
+// its folder.
+type Started struct {
+	Pid, Pgid int
+	Dir       string
 }
 
 // Result is how a run ended.
@@ -90,6 +105,9 @@ type Result struct {
 	StdoutBytes int64
 	StderrLines int
 }
+
+// DirPrefix begins the name of each run's folder.
+const DirPrefix = "a2a-serve-run-"
 
 // Runner runs jobs.
 type Runner struct {
@@ -137,7 +155,7 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	if len(j.Argv) == 0 {
 		return Result{State: Failed, Reason: "no command to run", ExitCode: -1}
 	}
-	dir, err := os.MkdirTemp(r.TempRoot, "a2a-serve-run-")
+	dir, err := os.MkdirTemp(r.TempRoot, DirPrefix)
 	if err != nil {
 		return Result{State: Failed, Reason: "cannot make the run's folder: " + err.Error(), ExitCode: -1}
 	}
@@ -159,6 +177,9 @@ func (r *Runner) Run(ctx context.Context, j Job) Result {
 	if err != nil {
 		return Result{State: Failed, Reason: "cannot start the command: " + oneLine(err.Error()), ExitCode: -1}
 	}
+	if j.OnStart != nil {
+		j.OnStart(Started{Pid: cmd.Process.Pid, Pgid: p.g.id(), Dir: dir})
+	}
 	return r.watch(ctx, runCtx, cmd, p, j, lim)
 }
 
@@ -179,6 +200,9 @@ func (r *Runner) limits() Limits {
 	}
 	if l.Grace <= 0 {
 		l.Grace = d.Grace
+	}
+	if l.DrainDelay <= 0 {
+		l.DrainDelay = d.DrainDelay
 	}
 	return l
 }
@@ -266,6 +290,9 @@ const (
 	endedCancel  = "cancel"
 	endedTimeout = "timeout"
 	endedOutput  = "output"
+	// endedHeld: the command exited, but a process it started outside its
+	// group kept its output open past DrainDelay: the output may be cut.
+	endedHeld = "held"
 )
 
 // watch waits for the command to exit, for the run's end (a cancel, the
@@ -297,14 +324,48 @@ func (r *Runner) watch(ctx, runCtx context.Context, cmd *exec.Cmd, p *piped, j J
 		werr = end(p.g, exited, lim.Grace)
 	}
 	// The command has exited: anything of its group still running is left
-	// over, and goes too (its pipes close with it).
+	// over, and goes too (its pipes close with it). A process that left
+	// the group (setsid) may hold them still: they are read for DrainDelay
+	// at most (and, when the command exited by itself, not past the run's
+	// end), then closed.
 	p.g.kill()
-	wg.Wait()
+	read := make(chan struct{})
+	go func() { wg.Wait(); close(read) }()
+	var watchCtx <-chan struct{}
+	if why == endedNot {
+		watchCtx = runCtx.Done()
+	}
+	drained, ctxEnded := drain(read, watchCtx, lim.DrainDelay)
 	closeAll(p.stdout, p.stderr)
-	if why == endedNot && out.overflow {
+	<-read
+	switch {
+	case why == endedNot && ctxEnded:
+		why = endedTimeout
+		if ctx.Err() != nil {
+			why = endedCancel
+		}
+	case why == endedNot && out.overflow:
 		why = endedOutput
+	case why == endedNot && !drained:
+		why = endedHeld
 	}
 	return result(why, werr, out, errs, j, lim)
+}
+
+// drain waits until the pipes are read to their end (read), for delay at
+// most, and not past ctxDone when given; drained is false when it stopped
+// first, ctxEnded when ctxDone did.
+func drain(read, ctxDone <-chan struct{}, delay time.Duration) (drained, ctxEnded bool) {
+	t := time.NewTimer(delay)
+	defer t.Stop()
+	select {
+	case <-read:
+		return true, false
+	case <-t.C:
+		return false, false
+	case <-ctxDone:
+		return false, true
+	}
 }
 
 // end asks the group to stop, kills it after grace, and returns the
@@ -337,6 +398,9 @@ func result(why string, werr error, out *stdoutSink, errs *stderrSink, j Job, li
 	case why == endedOutput:
 		res.State, res.Reason = Failed, fmt.Sprintf("the command printed more than %d bytes and was ended", lim.Output)
 		res.Reply, res.Output = "", nil
+	case why == endedHeld:
+		res.State = Failed
+		res.Reason = fmt.Sprintf("the command exited, but a process it started outside its group kept its output open past %s, so the reply may be cut short", lim.DrainDelay)
 	case werr == nil:
 		res.State = Completed
 	default:

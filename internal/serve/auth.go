@@ -1,8 +1,10 @@
 package serve
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"math"
@@ -139,6 +141,55 @@ func privateFile(what, path string) error {
 	}
 	if a := ownfile.File(path, fi); a.Open {
 		return &UsageError{Msg: fmt.Sprintf("%s %s can be read by others (%s%s)", what, path, a.Detail, a.Who), Hint: a.Hint}
+	}
+	return nil
+}
+
+// LocalTokensName is the token file serve makes in its state directory
+// when it is given no --tokens-file: the token alone, of the caller
+// "local", as a client's --token-file reads it.
+const LocalTokensName = "local-token"
+
+// localCallers reads the token file serve made before, or makes it: owner
+// only (ownfile: its mode on Unix, its ACL on Windows), created
+// exclusively, one random token. Only its hash is kept.
+func localCallers(path string) ([]caller, error) {
+	if _, err := os.Lstat(path); err != nil {
+		if err := makeLocalToken(path); err != nil {
+			return nil, err
+		}
+	}
+	if err := privateFile("the token file", path); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the token file: %v", err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < MinTokenLength || strings.ContainsAny(tok, " \t\r\n") {
+		return nil, &UsageError{Msg: fmt.Sprintf("the token file %s holds no token of %d characters or more", path, MinTokenLength),
+			Hint: "remove it: serve makes a new one"}
+	}
+	return []caller{{name: "local", hash: sha256.Sum256([]byte(tok))}}, nil
+}
+
+func makeLocalToken(path string) error {
+	var raw [24]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		return fmt.Errorf("cannot make a token: %v", err)
+	}
+	f, err := ownfile.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
+	if err != nil {
+		return fmt.Errorf("cannot make the token file: %v", err)
+	}
+	_, err = fmt.Fprintf(f, "%s\n", hex.EncodeToString(raw[:]))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(path)
+		return fmt.Errorf("cannot write the token file: %v", err)
 	}
 	return nil
 }

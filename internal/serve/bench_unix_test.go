@@ -36,11 +36,17 @@ func benchServer(b *testing.B, o Options) *started {
 	go func() { done <- srv.Serve(ctx) }()
 	a := <-addr
 	b.Cleanup(func() { cancel(); <-done })
-	return &started{srv: srv, url: "http://" + a, dir: o.StateDir}
+	tok, _ := os.ReadFile(filepath.Join(o.StateDir, LocalTokensName))
+	return &started{srv: srv, url: "http://" + a, dir: o.StateDir, local: strings.TrimSpace(string(tok))}
 }
 
-func benchClient(b *testing.B, endpoint string, d client.Dialect) *client.A2A {
-	c, err := client.NewA2A(client.A2AConfig{Endpoint: endpoint, Dialect: d})
+func benchClient(b *testing.B, endpoint string, d client.Dialect, token ...string) *client.A2A {
+	cfg := client.A2AConfig{Endpoint: endpoint, Dialect: d}
+	if len(token) > 0 {
+		cfg.Auth = client.Auth{Header: "Authorization", Prefix: "Bearer "}
+		cfg.Credential = client.Secret(token[0])
+	}
+	c, err := client.NewA2A(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -52,7 +58,7 @@ func benchClient(b *testing.B, endpoint string, d client.Dialect) *client.A2A {
 // started and reaped, its folder made and removed.
 func BenchmarkServeSend(b *testing.B) {
 	s := benchServer(b, Options{Exec: "cat"})
-	c := benchClient(b, s.url+"/", client.V03)
+	c := benchClient(b, s.url+"/", client.V03, s.local)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		res, err := c.Send(context.Background(), client.OutgoingMessage{Text: "hi", MessageID: uuid.NewString(), ContextID: uuid.NewString(), Blocking: true}, false)
@@ -114,7 +120,7 @@ func BenchmarkOpenThousandTasks(b *testing.B) {
 func BenchmarkFiftyCallersAtOnce(b *testing.B) {
 	g := filepath.Join(b.TempDir(), "gate")
 	s := benchServer(b, Options{Exec: "/bin/sh -c 'while [ ! -e " + g + " ]; do sleep 0.05; done'"})
-	c := benchClient(b, s.url+"/", client.V03)
+	c := benchClient(b, s.url+"/", client.V03, s.local)
 	res, err := c.Send(context.Background(), client.OutgoingMessage{Text: "hold", MessageID: uuid.NewString(), Blocking: false}, true)
 	if err != nil || res.State != "working" {
 		b.Fatal(err)
@@ -122,7 +128,7 @@ func BenchmarkFiftyCallersAtOnce(b *testing.B) {
 	b.Cleanup(func() { os.WriteFile(g, nil, 0o600) })
 	// Each caller's own client with no retry: a busy answer is counted as
 	// it comes.
-	hc := benchClient(b, s.url+"/", client.V03)
+	hc := benchClient(b, s.url+"/", client.V03, s.local)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		var wg sync.WaitGroup

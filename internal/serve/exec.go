@@ -119,6 +119,12 @@ func (s *Server) checkFollowUp(req sendRequest) *apiError {
 	if req.msg.ID == "" {
 		return errInvalid("the message has no messageId")
 	}
+	if e := checkParts(req.msg.Parts); e != nil {
+		return e
+	}
+	if c := req.msg.ContextID; c != "" && !validContextID(c) {
+		return errInvalid(fmt.Sprintf("the contextId (%d bytes) is not 1 to %d printable characters without spaces: leave it out, or use a UUID", len(c), maxContextID))
+	}
 	if req.msg.TaskID == "" {
 		return nil
 	}
@@ -131,6 +137,49 @@ func (s *Server) checkFollowUp(req sendRequest) *apiError {
 	return errNotFound(req.msg.TaskID)
 }
 
+// checkParts refuses a file part that could not be read whole (its
+// Problem: bad base64, say), which would reach the command as an empty or
+// cut file, and a file given by URL, which serve does not fetch.
+func checkParts(parts []wire.Part) *apiError {
+	for i, p := range parts {
+		if p.Kind != wire.PartFile {
+			continue
+		}
+		if p.Problem != "" {
+			return errInvalid(fmt.Sprintf("the file part %d (%q) cannot be read: %s; send its bytes in base64", i+1, oneLine(p.Name), oneLine(p.Problem)))
+		}
+		if p.URL != "" {
+			return errInvalid(fmt.Sprintf("the file part %d (%q) is given by URL, which this agent does not fetch: send its bytes instead", i+1, oneLine(p.Name)))
+		}
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return s
+}
+
+// maxContextID is the longest contextId serve takes.
+const maxContextID = 128
+
+// validContextID: 1 to maxContextID printable ASCII characters, no space;
+// it reaches the command's environment (A2A_CONTEXT_ID) and the log.
+func validContextID(c string) bool {
+	if len(c) == 0 || len(c) > maxContextID {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if c[i] <= ' ' || c[i] > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // messageInput is a message's text (its text parts, a line each) and its
 // files.
 func messageInput(m wire.Message) (string, []runner.File) {
@@ -141,9 +190,8 @@ func messageInput(m wire.Message) (string, []runner.File) {
 		case wire.PartText:
 			texts = append(texts, p.Text)
 		case wire.PartFile:
-			if p.URL == "" {
-				files = append(files, runner.File{Name: p.Name, Bytes: p.Bytes})
-			}
+			// checkParts refused a file by URL or one not read whole.
+			files = append(files, runner.File{Name: p.Name, Bytes: p.Bytes})
 		case wire.PartData:
 			texts = append(texts, string(p.Data))
 		}
@@ -158,6 +206,11 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelFunc, rec rec
 		Argv: s.argv, Stdin: []byte(text), Files: files, Timeout: s.opts.Timeout,
 		Env:      map[string]string{"A2A_CONTEXT_ID": rec.ContextID, "A2A_TASK_ID": rec.ID, "A2A_CALLER": rec.Caller},
 		OnStatus: func(line string) { s.tasks.setStatus(rec.ID, line) },
+		OnStart: func(st runner.Started) {
+			if err := s.tasks.started(rec.ID, st); err != nil {
+				fmt.Fprintf(s.opts.Log, "serve: task %s: its process group could not be recorded: %v\n", rec.ID, err)
+			}
+		},
 	})
 	stopped := res.State == runner.Canceled && s.runs.Err() != nil
 	// The slot is free before the end is told: a caller told of the end
@@ -178,6 +231,7 @@ func (s *Server) execute(ctx context.Context, cancel context.CancelFunc, rec rec
 		}
 		code := res.ExitCode
 		r.ExitCode = &code
+		r.Pid, r.Pgid, r.RunDir = 0, 0, ""
 	})
 	if err != nil {
 		fmt.Fprintf(s.opts.Log, "serve: task %s ended %s but its record could not be written: %v\n", rec.ID, res.State, err)

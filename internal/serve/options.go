@@ -42,8 +42,8 @@ type Options struct {
 	// TLSCert and TLSKey serve HTTPS; required with a non-loopback Listen.
 	TLSCert, TLSKey string
 	// TokensFile holds "name token" lines, one caller a line; required
-	// with a non-loopback Listen. Without it (loopback only) every request
-	// is the caller "local".
+	// with a non-loopback Listen. Without it (loopback only) serve makes
+	// <StateDir>/local-token, one token of the caller "local".
 	TokensFile string
 	// StateDir keeps the tasks (tasks/) and the audit log (audit.jsonl).
 	StateDir string

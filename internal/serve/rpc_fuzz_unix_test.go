@@ -5,6 +5,8 @@ package serve
 import (
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,13 +42,19 @@ func FuzzJSONRPC(f *testing.F) {
 	}
 	f.Cleanup(func() { srv.stop(); srv.Close() })
 	h := srv.Handler()
+	tok, err := os.ReadFile(filepath.Join(srv.opts.StateDir, LocalTokensName))
+	if err != nil {
+		f.Fatal(err)
+	}
 	accepted := 0
 	f.Fuzz(func(t *testing.T, body string) {
 		if strings.Contains(body, "tasks/resubscribe") || strings.Contains(body, "SubscribeToTask") || strings.Contains(body, "message/stream") || strings.Contains(body, "SendStreamingMessage") {
 			return // streams are checked by the stream tests
 		}
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body)))
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		h.ServeHTTP(rec, req)
 		out := rec.Body.String()
 		switch rec.Code {
 		case http.StatusOK:

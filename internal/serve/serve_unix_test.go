@@ -35,6 +35,9 @@ type started struct {
 	url  string
 	dir  string
 	stop func()
+	// local is the token serve made itself (no TokensFile), which
+	// client gives when it is given none.
+	local string
 }
 
 func startServer(t *testing.T, o Options) *started {
@@ -76,13 +79,24 @@ func startServer(t *testing.T, o Options) *started {
 		})
 	}
 	t.Cleanup(stop)
-	return &started{srv: srv, url: "http://" + a, dir: o.StateDir, stop: stop}
+	st := &started{srv: srv, url: "http://" + a, dir: o.StateDir, stop: stop}
+	if o.TokensFile == "" {
+		b, err := os.ReadFile(filepath.Join(o.StateDir, LocalTokensName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.local = strings.TrimSpace(string(b))
+	}
+	return st
 }
 
 func (s *started) client(t *testing.T, d client.Dialect, b client.Binding, token string) *client.A2A {
 	t.Helper()
 	cfg := client.A2AConfig{Endpoint: s.url + "/", Dialect: d, Binding: b}
-	if token != "" {
+	if token == "" {
+		token = s.local
+	}
+	if token != "" && token != noToken {
 		cfg.Auth = client.Auth{Header: "Authorization", Prefix: "Bearer "}
 		cfg.Credential = client.Secret(token)
 	}
@@ -92,6 +106,9 @@ func (s *started) client(t *testing.T, d client.Dialect, b client.Binding, token
 	}
 	return c
 }
+
+// noToken given to client sends no token at all.
+const noToken = "-"
 
 func msg(text string) client.OutgoingMessage {
 	return client.OutgoingMessage{Text: text, MessageID: uuid.NewString(), ContextID: uuid.NewString(), Blocking: true}
@@ -277,7 +294,7 @@ func TestTokensRateAndIsolation(t *testing.T) {
 	if !errors.As(err, &ce) || ce.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("wrong token: %v", err)
 	}
-	_, err = s.client(t, client.V10, client.BindingJSONRPC, "").GetTask(context.Background(), res.TaskID)
+	_, err = s.client(t, client.V10, client.BindingJSONRPC, noToken).GetTask(context.Background(), res.TaskID)
 	if !errors.As(err, &ce) || ce.StatusCode != http.StatusUnauthorized {
 		t.Fatalf("no token: %v", err)
 	}

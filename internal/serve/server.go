@@ -35,6 +35,9 @@ type Server struct {
 	now     func() time.Time
 	unlock  func()
 	running sync.WaitGroup
+	// localTokens is the tokens file serve made itself (no --tokens-file):
+	// a token is always wanted.
+	localTokens string
 }
 
 // New checks the options and loads the tokens. Open then opens the state.
@@ -53,6 +56,8 @@ func New(opts Options) (*Server, error) {
 		if s.callers, err = LoadTokens(opts.TokensFile); err != nil {
 			return nil, err
 		}
+	} else {
+		s.localTokens = filepath.Join(opts.StateDir, LocalTokensName)
 	}
 	if opts.TLSKey != "" {
 		if err := privateFile("the TLS key", opts.TLSKey); err != nil {
@@ -78,7 +83,7 @@ func (s *Server) publicURL(addr string) string {
 
 // Card is the agent card the server publishes (v1 true: A2A 1.0 only,
 // as a client asking with A2A-Version: 1.0 gets it).
-func (s *Server) Card(v1 bool) []byte { return card(s.opts, s.base, s.callers != nil, v1) }
+func (s *Server) Card(v1 bool) []byte { return card(s.opts, s.base, true, v1) }
 
 // Run serves until ctx ends, then stops: running tasks are recorded failed
 // (StoppedReason), as a restart would find them.
@@ -100,6 +105,12 @@ func (s *Server) Open() error {
 	unlock, err := lockDir(filepath.Join(s.opts.StateDir, "serve.lock"))
 	if err != nil {
 		return err
+	}
+	if s.localTokens != "" {
+		if s.callers, err = localCallers(s.localTokens); err != nil {
+			unlock()
+			return err
+		}
 	}
 	tasks, stopped, err := openTable(filepath.Join(s.opts.StateDir, "tasks"), s.now(), s.opts.Keep)
 	if err != nil {
@@ -152,6 +163,10 @@ func (s *Server) Serve(ctx context.Context) error {
 	}
 	fmt.Fprintf(s.opts.Log, "serve: listening on %s (card %s/.well-known/agent-card.json; %d task(s) kept; concurrency %d)\n",
 		ln.Addr(), s.base, s.tasks.count(), s.opts.Concurrency)
+	if s.localTokens != "" {
+		fmt.Fprintf(s.opts.Log, "serve: no --tokens-file: callers need the token in %s (a2a-courier send --url %s --token-file %s \"…\")\n",
+			s.localTokens, s.base, s.localTokens)
+	}
 	if s.opts.Ready != nil {
 		s.opts.Ready(ln.Addr().String())
 	}
@@ -199,19 +214,17 @@ type callerKey struct{}
 
 func callerOf(r *http.Request) string { n, _ := r.Context().Value(callerKey{}).(string); return n }
 
-// guard lets through a request with a known token (any, without a tokens
-// file) within its caller's rate, and bounds its body.
+// guard lets through a request with a known token (the generated one of
+// the caller "local", without a tokens file) within its caller's rate, and
+// bounds its body.
 func (s *Server) guard(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := "local"
-		if s.callers != nil {
-			var ok bool
-			if name, ok = who(s.callers, r); !ok {
-				s.audit.refused(s.now())
-				w.Header().Set("WWW-Authenticate", `Bearer realm="a2a-courier serve"`)
-				writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "missing or invalid bearer token"})
-				return
-			}
+		name, ok := who(s.callers, r)
+		if !ok {
+			s.audit.refused(s.now())
+			w.Header().Set("WWW-Authenticate", `Bearer realm="a2a-courier serve"`)
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": "missing or invalid bearer token"})
+			return
 		}
 		if ok, secs := s.limit.allow(name, s.now()); !ok {
 			s.audit.write(auditEntry{Caller: name, Op: "request", Outcome: "rate-limited", Status: 429})

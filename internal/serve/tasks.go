@@ -13,6 +13,7 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client/wire"
 	"github.com/a2a-courier/a2a-courier/internal/ownfile"
+	"github.com/a2a-courier/a2a-courier/internal/runner"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -39,6 +40,12 @@ type record struct {
 	// its own file (<id>.out) and read when asked for, not held in memory.
 	OutputBytes int  `json:"outputBytes,omitempty"`
 	ExitCode    *int `json:"exitCode,omitempty"`
+	// Pid, Pgid and RunDir are the running command's, written once it
+	// started: a server killed mid-run ends that group and removes that
+	// folder when it opens its state again.
+	Pid    int    `json:"pid,omitempty"`
+	Pgid   int    `json:"pgid,omitempty"`
+	RunDir string `json:"runDir,omitempty"`
 }
 
 // task is a record and who watches it.
@@ -98,6 +105,7 @@ func openTable(dir string, now time.Time, keep time.Duration) (*table, int, erro
 			continue
 		}
 		if !wire.Terminal(r.State) {
+			reap(&r)
 			r.end(wire.StateFailed, StoppedReason, now)
 			if err := t.write(&r); err != nil {
 				return nil, 0, err
@@ -107,6 +115,17 @@ func openTable(dir string, now time.Time, keep time.Duration) (*table, int, erro
 		t.add(&task{rec: r, done: closedChan()})
 	}
 	return t, stopped, nil
+}
+
+// reap ends what is left of the run of a task the server was killed in
+// (its process group, Unix; a job object died with the server, Windows)
+// and removes the run's folder when it is one the runner makes.
+func reap(r *record) {
+	runner.KillGroup(r.Pgid)
+	if r.RunDir != "" && filepath.IsAbs(r.RunDir) && strings.HasPrefix(filepath.Base(r.RunDir), runner.DirPrefix) {
+		os.RemoveAll(r.RunDir)
+	}
+	r.Pid, r.Pgid, r.RunDir = 0, 0, ""
 }
 
 func closedChan() chan struct{} {
@@ -232,6 +251,23 @@ func (t *table) watch(id string, c chan struct{}) func() {
 		delete(x.subs, c)
 		t.mu.Unlock()
 	}
+}
+
+// started records the running command's process group and folder.
+func (t *table) started(id string, st runner.Started) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	x := t.m[id]
+	if x == nil || wire.Terminal(x.rec.State) {
+		return nil
+	}
+	r := x.rec
+	r.Pid, r.Pgid, r.RunDir = st.Pid, st.Pgid, st.Dir
+	if err := t.write(&r); err != nil {
+		return err
+	}
+	x.rec = r
+	return nil
 }
 
 func (t *table) setCancel(id string, cancel func()) {
