@@ -27,9 +27,11 @@ func TestServeRestartReapsTheKilledServersRun(t *testing.T) {
 	serveEnv := map[string]string{"A2A_COURIER_TEST_MAIN": "1", "HOME": t.TempDir(), "PATH": os.Getenv("PATH"), "A2A_COURIER_STATE_DIR": state}
 	srv := startServeProc(t, serveEnv, "--exec", script)
 	tokenFile := filepath.Join(state, "serve", "local-token")
-	if !strings.Contains(srv.logText(), "--token-file "+tokenFile) {
-		t.Fatalf("log:\n%s", srv.logText())
-	}
+	// The token's line may come after the listening line startServeProc
+	// waits for.
+	waitUntil(t, "serve to say where its token is", 10*time.Second, func() bool {
+		return strings.Contains(srv.logText(), "--token-file "+tokenFile)
+	})
 	client := &proc{t: t, env: map[string]string{"A2A_COURIER_TEST_MAIN": "1", "HOME": t.TempDir(), "PATH": os.Getenv("PATH"),
 		"A2A_COURIER_STATE_DIR": filepath.Join(dir, "client-state")}}
 	killWorkersAtCleanup(t, client.env["A2A_COURIER_STATE_DIR"])
@@ -51,9 +53,9 @@ func TestServeRestartReapsTheKilledServersRun(t *testing.T) {
 		t.Fatal("the run's child ended with the server: nothing left to reap")
 	}
 	srv2 := startServeProc(t, serveEnv, "--exec", script)
-	if !strings.Contains(srv2.logText(), "1 task(s) were running when the server last stopped") {
-		t.Fatalf("restart log:\n%s", srv2.logText())
-	}
+	waitUntil(t, "the restart to say the run was stopped", 10*time.Second, func() bool {
+		return strings.Contains(srv2.logText(), "1 task(s) were running when the server last stopped")
+	})
 	for _, pid := range []int{leader, child} {
 		if err := proctest.WaitGone(pid, 10*time.Second); err != nil {
 			t.Fatalf("process %d of the killed server's run outlived the restart: %v", pid, err)
