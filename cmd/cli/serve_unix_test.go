@@ -223,9 +223,9 @@ func TestServeE2ECutConnectionAndRestart(t *testing.T) {
 	srv.cmd.Wait()
 	srv2 := startServeProc(t, serveEnv, "--exec", script, "--tokens-file", tokens, "--public-url", proxyURL)
 	proxy.origin.Store("http://" + srv2.addr)
-	if !strings.Contains(srv2.logText(), "1 task(s) were running when the server last stopped") {
-		t.Fatalf("restart log:\n%s", srv2.logText())
-	}
+	waitUntil(t, "the restart to say the run was stopped", 10*time.Second, func() bool {
+		return strings.Contains(srv2.logText(), "1 task(s) were running when the server last stopped")
+	})
 	r = other.run("fetch", second, "--url", proxyURL, "--token-file", tokenFile, "--json")
 	if r.code != ExitTaskFailed || !strings.Contains(r.stdout, "the server stopped while it ran") {
 		t.Fatalf("fetch after restart: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
