@@ -96,11 +96,14 @@ func (b *ReadBudget) lease() *lease {
 	return &lease{b: b}
 }
 
-// holding returns the bytes the lease holds.
+// holding returns the bytes the lease holds (under the budget's lock:
+// another goroutine may be growing it).
 func (l *lease) holding() int64 {
 	if l == nil {
 		return 0
 	}
+	l.b.mu.Lock()
+	defer l.b.mu.Unlock()
 	return l.held
 }
 

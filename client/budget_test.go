@@ -7,13 +7,26 @@ import (
 	"time"
 )
 
-// granted reports whether the call in ch returned within a short wait.
+// granted reports whether the call in ch returned, and with no error,
+// within 5 s: a grant that is due (a loaded machine may take long to run
+// the goroutine, and a short wait failed the test there).
 func granted(ch <-chan error) bool {
 	select {
 	case err := <-ch:
 		return err == nil
-	case <-time.After(50 * time.Millisecond):
+	case <-time.After(5 * time.Second):
 		return false
+	}
+}
+
+// pending reports whether the call in ch is still waiting after a short
+// while: a grant that is not due (a wrong one comes at once).
+func pending(ch <-chan error) bool {
+	select {
+	case <-ch:
+		return false
+	case <-time.After(50 * time.Millisecond):
+		return true
 	}
 }
 
@@ -35,7 +48,7 @@ func TestReadBudget(t *testing.T) {
 		}
 		big := b.lease()
 		done := growAsync(big, 1000)
-		if granted(done) {
+		if !pending(done) {
 			t.Fatal("the large read went on beside another")
 		}
 		small.release()
@@ -55,7 +68,7 @@ func TestReadBudget(t *testing.T) {
 		big := growAsync(b.lease(), 80)
 		time.Sleep(10 * time.Millisecond)
 		// 30 would fit beside a, but the large read came first.
-		if granted(growAsync(b.lease(), 30)) {
+		if !pending(growAsync(b.lease(), 30)) {
 			t.Fatal("a later read went before a waiting one")
 		}
 		a.release()
@@ -71,7 +84,14 @@ func TestReadBudget(t *testing.T) {
 		y.grow(ctx, 50)
 		gx, gy := growAsync(x, 80), growAsync(y, 80)
 		// Without the rule both would wait for the other forever.
-		okx, oky := granted(gx), granted(gy)
+		var okx, oky bool
+		select {
+		case err := <-gx:
+			okx = err == nil
+		case err := <-gy:
+			oky = err == nil
+		case <-time.After(5 * time.Second):
+		}
 		if !okx && !oky {
 			t.Fatal("deadlock: neither growing read went on")
 		}
@@ -80,7 +100,7 @@ func TestReadBudget(t *testing.T) {
 		} else {
 			y.release()
 		}
-		if !granted(gx) && !okx || !granted(gy) && !oky {
+		if !okx && !granted(gx) || !oky && !granted(gy) {
 			t.Fatal("the other read did not go on once budget was freed")
 		}
 	})
