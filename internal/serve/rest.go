@@ -45,7 +45,7 @@ func (s *Server) serveREST(w http.ResponseWriter, r *http.Request) {
 		if h := q.Get("historyLength"); h != "" {
 			hist, _ = strconv.Atoi(h)
 		}
-		res, e := s.listTasks(caller, d, q.Get("contextId"), q.Get("status"), size, q.Get("pageToken"), hist)
+		res, e := s.listTasks(caller, d, q.Get("contextId"), q.Get("status"), size, q.Get("pageToken"), hist, q.Get("includeArtifacts") == "true")
 		writeREST(w, res, e)
 	case strings.HasPrefix(p, "/tasks/"):
 		s.restTask(w, r, caller, strings.TrimPrefix(p, "/tasks/"))

@@ -111,7 +111,7 @@ func (s *Server) unary(m wire.Method, d wire.Dialect, caller string, params gjso
 		return s.cancel(caller, d, params.Get("id").String())
 	case wire.MethodListTasks:
 		return s.listTasks(caller, d, params.Get("contextId").String(), params.Get("status").String(),
-			int(params.Get("pageSize").Int()), params.Get("pageToken").String(), historyLength(params))
+			int(params.Get("pageSize").Int()), params.Get("pageToken").String(), historyLength(params), params.Get("includeArtifacts").Bool())
 	}
 	return nil, &apiError{code: -32601, reason: "METHOD_NOT_FOUND", msg: "method not offered"}
 }
@@ -174,8 +174,12 @@ func (s *Server) cancel(caller string, d wire.Dialect, id string) (any, *apiErro
 	return wire.EncodeTask(d, s.wireTask(snap), -1), nil
 }
 
-// listTasks serves ListTasks: the caller's tasks, newest first, paged.
-func (s *Server) listTasks(caller string, d wire.Dialect, contextID, state string, pageSize int, token string, hist int) (any, *apiError) {
+// listTasks serves ListTasks: the caller's tasks, newest first, paged;
+// their artifacts only when asked for (includeArtifacts, false by
+// default in A2A 1.0): a page of 100 tasks of 16 MiB replies read whole
+// would be 1.6 GB built for one request, and a reply kept in its own file
+// is not read at all without them.
+func (s *Server) listTasks(caller string, d wire.Dialect, contextID, state string, pageSize int, token string, hist int, artifacts bool) (any, *apiError) {
 	if pageSize <= 0 {
 		pageSize = 50
 	}
@@ -197,7 +201,13 @@ func (s *Server) listTasks(caller string, d wire.Dialect, contextID, state strin
 	end := min(start+pageSize, len(all))
 	tasks := make([]any, 0, end-start)
 	for _, snap := range all[start:end] {
-		tasks = append(tasks, wire.EncodeTask(d, s.wireTask(snap), hist))
+		t := wireTask(snap, nil)
+		if artifacts {
+			t = s.wireTask(snap)
+		} else {
+			t.Artifacts = nil
+		}
+		tasks = append(tasks, wire.EncodeTask(d, t, hist))
 	}
 	next := ""
 	if end < len(all) {

@@ -479,6 +479,16 @@ func TestLargeOutputIsAFile(t *testing.T) {
 	if len(file) != 200000 || strings.Trim(string(file), "z") != "" {
 		t.Fatalf("file of %d bytes; parts %d", len(file), len(res.Parts))
 	}
+	// A listing carries artifacts only when asked for (includeArtifacts,
+	// false by default): the reply's file is not read for it otherwise.
+	bare := rpc(t, s, `{"jsonrpc":"2.0","id":1,"method":"ListTasks","params":{}}`)
+	whole := rpc(t, s, `{"jsonrpc":"2.0","id":2,"method":"ListTasks","params":{"includeArtifacts":true}}`)
+	if n := bare.Get("result.tasks.#").Int(); n != 1 || bare.Get("result.tasks.0.artifacts").Exists() {
+		t.Errorf("ListTasks without includeArtifacts: %d tasks, artifacts %.200s", n, bare.Get("result.tasks.0.artifacts").Raw)
+	}
+	if whole.Get("result.tasks.0.artifacts.#").Int() != 1 || len(whole.Raw) < 200000 {
+		t.Errorf("ListTasks with includeArtifacts: %.300s", whole.Raw)
+	}
 }
 
 // ended is how a2a-courier's deliveries end a stream: at a terminal
