@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/client/interop/interoptest"
 	"github.com/a2a-courier/a2a-courier/internal/ownfile/ownfiletest"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -227,7 +229,12 @@ func TestSetupStepsWhenNotConfigured(t *testing.T) {
 	h := newHarness(t, nil)
 	r := h.run("discover")
 	r.expect(t, ExitUsage)
-	golden(t, "not-configured", r.stderr)
+	// Windows' steps are PowerShell's ($env:, Get-Content … |).
+	name := "not-configured"
+	if runtime.GOOS == "windows" {
+		name += "-windows"
+	}
+	golden(t, name, r.stderr)
 }
 
 func TestGetCard(t *testing.T) {
@@ -853,7 +860,7 @@ func TestUsageMistakes(t *testing.T) {
 		{[]string{"config", "shwo"}, `config has no subcommand "shwo"`, "did you mean `a2a-courier config show`? run `a2a-courier config --help`", ""},
 		{[]string{"completion", "bsh"}, `unknown completion subcommand "bsh"`, "did you mean `a2a-courier completion bash`?", ""},
 		{[]string{"discover", "--api-key", "c2VjcmV0OnZhbHVl"}, "--api-key: the API key is never a flag value", "set KIBANA_API_KEY, give --api-key-file <file>", "c2VjcmV0OnZhbHVl"},
-		{[]string{"send", "elastic-ai-agent", "hi", "--api-key=c2VjcmV0OnZhbHVl"}, "--api-key: the API key is never a flag value", "config set api-key < key-file", "c2VjcmV0OnZhbHVl"},
+		{[]string{"send", "elastic-ai-agent", "hi", "--api-key=c2VjcmV0OnZhbHVl"}, "--api-key: the API key is never a flag value", shellcmd.Native.FromFile("a2a-courier config set api-key", "key-file"), "c2VjcmV0OnZhbHVl"},
 		{[]string{"discover", "--key", "s3cr3t"}, "--key: the API key is never a flag value", "KIBANA_API_KEY", "s3cr3t"},
 		{[]string{"send", "--url", "https://agent.example", "hi", "--token", "s3cr3t"}, "--token: a token is never a flag value", "give --token-file <file>", "s3cr3t"},
 		{[]string{"get-card", "x", "--bearer-token=s3cr3t"}, "--bearer-token: a token is never a flag value", "A2A_COURIER_TOKEN", "s3cr3t"},
