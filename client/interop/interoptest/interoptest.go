@@ -323,10 +323,13 @@ func goTool() (string, error) {
 	return "", errors.New("the go command is not on PATH")
 }
 
-// buildGoServer builds the server into goserver/.build, named by a hash of
-// its sources so that a stale binary is never used and an unchanged one is
-// not rebuilt.
-func buildGoServer() (string, error) {
+// buildGoServer builds the server into goserver/.build (buildGoModule).
+func buildGoServer() (string, error) { return buildGoModule("goserver", ".") }
+
+// buildGoModule builds package pkg of the goserver module into
+// goserver/.build, named by name and a hash of the module's sources so
+// that a stale binary is never used and an unchanged one is not rebuilt.
+func buildGoModule(name, pkg string) (string, error) {
 	dir, err := interopDir()
 	if err != nil {
 		return "", err
@@ -342,7 +345,7 @@ func buildGoServer() (string, error) {
 	if runtime.GOOS == "windows" {
 		exe = ".exe"
 	}
-	bin := filepath.Join(src, ".build", "goserver-"+sum[:16]+exe)
+	bin := filepath.Join(src, ".build", name+"-"+sum[:16]+exe)
 	if _, err := os.Stat(bin); err == nil {
 		return bin, nil
 	}
@@ -356,7 +359,7 @@ func buildGoServer() (string, error) {
 	// Build to a private name and rename, so concurrent test processes never
 	// run a half-written binary.
 	tmp := fmt.Sprintf("%s.tmp%d%s", bin, os.Getpid(), exe)
-	cmd := exec.Command(gobin, "build", "-buildvcs=false", "-mod=readonly", "-o", tmp, ".")
+	cmd := exec.Command(gobin, "build", "-buildvcs=false", "-mod=readonly", "-o", tmp, pkg)
 	cmd.Dir = src
 	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
 	if out, err := runLimited(cmd, 5*time.Minute); err != nil {

@@ -1,14 +1,8 @@
 package interoptest
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
-	"time"
 )
 
 // The SDKs' own clients, for tests of a server of ours (`a2a-courier
@@ -49,40 +43,4 @@ func JSClientCommand(t testing.TB) []string {
 	return []string{node, filepath.Join(dir, "jsserver", "sdkclient.mjs")}
 }
 
-func buildGoClient() (string, error) {
-	dir, err := interopDir()
-	if err != nil {
-		return "", err
-	}
-	src := filepath.Join(dir, "goserver")
-	sum, err := hashFiles(src, func(name string) bool {
-		return strings.HasSuffix(name, ".go") || name == "go.mod" || name == "go.sum"
-	})
-	if err != nil {
-		return "", err
-	}
-	exe := ""
-	if runtime.GOOS == "windows" {
-		exe = ".exe"
-	}
-	bin := filepath.Join(src, ".build", "sdkclient-"+sum[:16]+exe)
-	if _, err := os.Stat(bin); err == nil {
-		return bin, nil
-	}
-	gobin, err := goTool()
-	if err != nil {
-		return "", err
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		return "", err
-	}
-	tmp := fmt.Sprintf("%s.tmp%d%s", bin, os.Getpid(), exe)
-	cmd := exec.Command(gobin, "build", "-buildvcs=false", "-mod=readonly", "-o", tmp, "./sdkclient")
-	cmd.Dir = src
-	cmd.Env = append(os.Environ(), "GOWORK=off", "CGO_ENABLED=0")
-	if out, err := runLimited(cmd, 5*time.Minute); err != nil {
-		os.Remove(tmp)
-		return "", fmt.Errorf("go build in %s: %v\n%s", src, err, out)
-	}
-	return bin, os.Rename(tmp, bin)
-}
+func buildGoClient() (string, error) { return buildGoModule("sdkclient", "./sdkclient") }
