@@ -564,9 +564,10 @@ func TestMCPFlags(t *testing.T) {
 	if err := parse(newCmdMCP(f, run)); err != nil || got == nil {
 		t.Fatalf("mcp: %v, ran %v", err, got != nil)
 	}
-	abs, _ := filepath.Abs("keys/prod.key")
+	key, _ := filepath.Abs("keys/prod.key")
+	token, _ := filepath.Abs("/etc/a2a/token") // C:\etc\a2a\token on Windows
 	own := strings.Join(got.ownFiles(), "\n")
-	if !strings.Contains(own, abs) || !strings.Contains(own, "/etc/a2a/token") {
+	if !strings.Contains(own, key) || !strings.Contains(own, token) {
 		t.Errorf("own files:\n%s", own)
 	}
 	got = nil
