@@ -8,24 +8,35 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// cancelOptions are cancel's flags and arguments. Its run is still the
-// App's (runCancel): its dependencies are the App's report helpers.
+// cancelOptions are cancel's dependencies, flags and arguments.
 type cancelOptions struct {
+	Printer       func() *printer
+	Engine        func() (*courier.Courier, error)
+	ResolveTarget func(ctx context.Context, name string, af agentFlags) (*target, error)
+	// RecordSettings, RecordCredential and KibanaForRecord reach a
+	// recorded task's server; ReportCanceled prints the outcome.
+	RecordSettings   func(*store.Record) (*config.Settings, error)
+	RecordCredential func(*store.Record) (client.Secret, error)
+	KibanaForRecord  func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
+	ReportCanceled   func(rec *store.Record, st *store.Store) error
+
 	id         string
 	agentFlags agentFlags
 	agent      string
 	timeout    time.Duration
 }
 
-// newCmdCancel builds cancel, run by runF (App.runCancel, or a test's,
-// which gets the options as parsed).
-func newCmdCancel(_ *Factory, runF func(context.Context, *cancelOptions) error) *cobra.Command {
-	opts := &cancelOptions{}
+// newCmdCancel builds cancel; runF, when not nil, runs in place of
+// cancelRun (a test's, which gets the options as parsed).
+func newCmdCancel(f *Factory, runF func(context.Context, *cancelOptions) error) *cobra.Command {
+	opts := &cancelOptions{Printer: f.Printer, Engine: f.Engine, ResolveTarget: f.ResolveTarget, RecordSettings: f.RecordSettings,
+		RecordCredential: f.RecordCredential, KibanaForRecord: f.KibanaForRecord, ReportCanceled: f.ReportCanceled}
 	cmd := &cobra.Command{
 		Use:   "cancel <contextId|taskId> [peer]",
 		Short: "Cancel a task: ask the agent to stop it, and stop following it",
@@ -54,7 +65,10 @@ argument, or --url.`,
 			if len(args) == 2 {
 				opts.agent = args[1]
 			}
-			return runF(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return cancelRun(cmd.Context(), opts)
 		},
 	}
 	addAgentFlags(cmd, &opts.agentFlags)
@@ -62,22 +76,22 @@ argument, or --url.`,
 	return cmd
 }
 
-func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
+func cancelRun(ctx context.Context, opts *cancelOptions) error {
 	if err := client.CheckID("contextId or task id", opts.id); err != nil {
 		return usageErr("pass the contextId printed by send-async, or a task id", "%s", err.Error())
 	}
-	c, err := a.engine()
+	c, err := opts.Engine()
 	if err != nil {
 		return err
 	}
-	rec, err := a.cancelRecord(ctx, c, opts.id)
+	rec, err := cancelRecord(ctx, c, opts.id)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
 	if rec == nil {
-		return a.cancelRemoteTask(ctx, c, opts)
+		return opts.cancelRemoteTask(ctx, c)
 	}
 	if rec.Target.Kind == store.TargetKibana {
 		if err := kibanaSpeaks(opts.agentFlags); err != nil {
@@ -87,7 +101,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 	if rec.State.Terminal() {
 		return alreadyFinished(rec, "is already")
 	}
-	stopped, err := a.askToCancel(ctx, c, rec)
+	stopped, err := opts.askToCancel(ctx, c, rec)
 	if err != nil {
 		return err
 	}
@@ -110,7 +124,7 @@ func (a *App) runCancel(ctx context.Context, opts *cancelOptions) error {
 		// reached whoever held it: nothing was canceled.
 		return alreadyFinished(canceled, "finished before the cancel took effect: it is")
 	}
-	return a.reportCanceled(canceled, c.Store)
+	return opts.ReportCanceled(canceled, c.Store)
 }
 
 // alreadyFinished refuses to cancel a task that has ended (exit 6).
@@ -122,7 +136,7 @@ func alreadyFinished(rec *store.Record, says string) error {
 // cancelRecord finds the local record of a contextId or task id; nil when
 // there is none. Longer than a contextId may be, the id can only be a task
 // id (the agent's, up to 255 characters): no record file bears its name.
-func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (*store.Record, error) {
+func cancelRecord(ctx context.Context, c *courier.Courier, id string) (*store.Record, error) {
 	rec, err := (*store.Record)(nil), error(store.ErrNotFound)
 	if store.CheckContextID(id) == nil {
 		rec, err = c.LoadSettled(ctx, id)
@@ -138,7 +152,7 @@ func (a *App) cancelRecord(ctx context.Context, c *courier.Courier, id string) (
 
 // cancelRemoteTask cancels a task this machine has no record of, by its id,
 // on the agent named.
-func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *cancelOptions) error {
+func (opts *cancelOptions) cancelRemoteTask(ctx context.Context, c *courier.Courier) error {
 	if opts.agent == "" && opts.agentFlags.url == "" {
 		hint := say("`%s` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: %s, or --url <agent URL>",
 			nextstep.New("tasks"), nextstep.New("cancel").Hole("", "taskId").Hole("", "peer"))
@@ -147,7 +161,7 @@ func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *ca
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task or context " + opts.id, hint: hint}
 	}
-	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+	tg, err := opts.ResolveTarget(ctx, opts.agent, opts.agentFlags)
 	if err != nil {
 		return err
 	}
@@ -158,17 +172,17 @@ func (a *App) cancelRemoteTask(ctx context.Context, c *courier.Courier, opts *ca
 	if err != nil {
 		return cancelError(err)
 	}
-	return a.reportCanceled(rec, c.Store)
+	return opts.ReportCanceled(rec, c.Store)
 }
 
 // askToCancel asks the agent to cancel a task that was sent, as far as it
 // can be asked (courier.StopWayOf), and says what it cannot do. stopped
 // reports a Kibana that stopped the run.
-func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Record) (stopped bool, _ error) {
+func (opts *cancelOptions) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Record) (stopped bool, _ error) {
 	switch courier.StopWayOf(rec) {
 	case courier.StopNothing:
 	case courier.StopAgent:
-		cred, err := a.recordCredential(rec)
+		cred, err := opts.RecordCredential(rec)
 		if err != nil {
 			return false, err
 		}
@@ -176,20 +190,20 @@ func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Re
 			return false, cancelError(err)
 		}
 	case courier.StopTaskManager:
-		if _, err := a.recordSettings(rec); err != nil {
+		if _, err := opts.RecordSettings(rec); err != nil {
 			// Another Kibana than the task's, or none: nothing is canceled
 			// before the command reaches the one that runs it.
 			return false, err
 		}
-		return a.cancelKibanaTask(ctx, rec), nil
+		return opts.cancelKibanaTask(ctx, rec), nil
 	case courier.StopKibanaUnnamed:
-		a.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
+		opts.Printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case courier.StopByClosing:
-		a.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
+		opts.Printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
 	case courier.StopCannot:
-		a.printer().warn("Agent Builder cannot stop a run: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
+		opts.Printer().warn("Agent Builder cannot stop a run: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case courier.StopUnnamed:
-		a.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
+		opts.Printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
 	}
 	return false, nil
 }
@@ -197,25 +211,25 @@ func (a *App) askToCancel(ctx context.Context, c *courier.Courier, rec *store.Re
 // cancelKibanaTask asks Kibana to cancel a Task Manager run
 // (courier.StopKibanaTask) and reports whether it did. Kibana 9.6 cannot
 // (not cancelable): the run goes on, and the user is told so.
-func (a *App) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
-	k, _, sameKibana, err := a.kibanaForRecord(rec)
+func (opts *cancelOptions) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
+	k, _, sameKibana, err := opts.KibanaForRecord(rec)
 	if err != nil || !sameKibana {
 		why := "the configured Kibana is not the one it was sent to"
 		if err != nil {
 			why = courier.OneLine(err)
 		}
-		a.printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `%s` can still read its reply", why, fetchStep(rec.ContextID))
+		opts.Printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `%s` can still read its reply", why, fetchStep(rec.ContextID))
 		return false
 	}
 	switch ks := courier.StopKibanaTask(ctx, k, rec); {
 	case ks.Stopped:
 		return true
 	case ks.NotCancelable:
-		a.printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `%s` can still read its reply", fetchStep(rec.ContextID))
+		opts.Printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case ks.Err != nil:
-		a.printer().warn("Kibana did not cancel the run (%v): it may go on, and `%s` can still read its reply", courier.OneLine(ks.Err), fetchStep(rec.ContextID))
+		opts.Printer().warn("Kibana did not cancel the run (%v): it may go on, and `%s` can still read its reply", courier.OneLine(ks.Err), fetchStep(rec.ContextID))
 	default:
-		a.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `%s` can still read its reply", ks.State, fetchStep(rec.ContextID))
+		opts.Printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `%s` can still read its reply", ks.State, fetchStep(rec.ContextID))
 	}
 	return false
 }

@@ -16,7 +16,9 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
-func newConfigCmd(app *App) *cobra.Command {
+// newCmdConfig builds config, the group of config show, set, unset and
+// path.
+func newCmdConfig(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Show and change the configuration (profiles of the config file)",
@@ -46,21 +48,35 @@ flag value: "config set api-key" reads it from stdin.`,
   a2a-courier config set default-profile prod
   a2a-courier config unset space --profile prod`,
 		Args: exactArgs(0, "a subcommand: show, set, unset or path"),
-		RunE: groupRun(app),
+		RunE: f.GroupRun,
 	}
-	f := app.factory()
-	cmd.AddCommand(newConfigShowCmd(app), newCmdConfigSet(f, nil), newCmdConfigUnset(f, nil), newCmdConfigPath(f, nil))
+	cmd.AddCommand(newCmdConfigShow(f, nil), newCmdConfigSet(f, nil), newCmdConfigUnset(f, nil), newCmdConfigPath(f, nil))
 	return cmd
 }
 
-func newConfigShowCmd(app *App) *cobra.Command {
+// configShowOptions are config show's dependencies.
+type configShowOptions struct {
+	Printer    func() *printer
+	Settings   func() (*config.Settings, error)
+	ConfigPath func() string
+}
+
+// newCmdConfigShow builds config show; runF, when not nil, runs in place
+// of configShowRun.
+func newCmdConfigShow(f *Factory, runF func(*configShowOptions) error) *cobra.Command {
+	opts := &configShowOptions{Printer: f.Printer, Settings: f.Settings, ConfigPath: f.ConfigPath}
 	return &cobra.Command{
 		Use:   "show",
 		Short: "Show the effective settings and where each comes from (the key is never shown)",
 		Example: `  a2a-courier config show
   a2a-courier config show --profile lab --json`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return app.runConfigShow() },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return configShowRun(opts)
+		},
 	}
 }
 
@@ -69,8 +85,8 @@ type settingDoc struct {
 	Source string `json:"source"`
 }
 
-func (a *App) runConfigShow() error {
-	s, err := a.loadSettings()
+func configShowRun(opts *configShowOptions) error {
+	s, err := opts.Settings()
 	if err != nil {
 		return err
 	}
@@ -101,9 +117,9 @@ func (a *App) runConfigShow() error {
 	}
 	configFile, exists := s.ConfigFile, s.ConfigFile != ""
 	if !exists {
-		configFile = a.configPath()
+		configFile = opts.ConfigPath()
 	}
-	pr := a.printer()
+	pr := opts.Printer()
 	if pr.json {
 		doc := map[string]any{"profile": s.Profile, "config_file": configFile, "config_file_exists": exists}
 		set := map[string]settingDoc{}

@@ -16,12 +16,19 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// demoOptions are demo's dependencies (the process whose simulator it
+// starts and whose streams its commands print on) and flags.
 type demoOptions struct {
+	Process *Process
+	Printer func() *printer
+
 	keep bool
 }
 
-func newDemoCmd(app *App) *cobra.Command {
-	opts := &demoOptions{}
+// newCmdDemo builds demo; runF, when not nil, runs in place of demoRun (a
+// test's, which gets the options as parsed).
+func newCmdDemo(f *Factory, runF func(context.Context, *demoOptions) error) *cobra.Command {
+	opts := &demoOptions{Process: f.Process, Printer: f.Printer}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Walk through discover, get-card, send, send-async and result against the built-in simulator",
@@ -41,22 +48,25 @@ install) leaves out: build it in with -tags simulator.`,
   go run -tags simulator ./cmd/a2a-courier demo`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if app.jsonOut {
+			if opts.Printer().json {
 				return usageErr("run the commands themselves with --json", "demo has no JSON form")
 			}
-			return app.runDemo(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return demoRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.keep, "keep", false, "keep the temporary state directory and print its path")
 	return cmd
 }
 
-func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
-	pr := a.printer()
-	if a.p.Simulator == nil {
+func demoRun(ctx context.Context, opts *demoOptions) error {
+	p, pr := opts.Process, opts.Printer()
+	if p.Simulator == nil {
 		return noSimulator("demo")
 	}
-	sim, err := a.p.Simulator("127.0.0.1:0", simulator.Config{})
+	sim, err := p.Simulator("127.0.0.1:0", simulator.Config{})
 	if err != nil {
 		return err
 	}
@@ -99,7 +109,7 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 		}
 		pr.logf("%s", heading.Render(line))
 		var out bytes.Buffer
-		code := Run(ctx, a.childProcess(args, env, stdin, io.MultiWriter(a.p.Stdout, &out)))
+		code := Run(ctx, childProcess(p, args, env, stdin, io.MultiWriter(p.Stdout, &out)))
 		if code != ExitOK {
 			say(fmt.Sprintf("(exit %d)", code))
 		}
@@ -145,18 +155,18 @@ func (a *App) runDemo(ctx context.Context, opts *demoOptions) error {
 	return nil
 }
 
-// childProcess is this process with other arguments, environment and stdin,
+// childProcess is process p with other arguments, environment and stdin,
 // for running commands inside the demo.
-func (a *App) childProcess(args []string, env map[string]string, stdin string, stdout io.Writer) *Process {
-	parentEnv := a.p.Environ()
+func childProcess(p *Process, args []string, env map[string]string, stdin string, stdout io.Writer) *Process {
+	parentEnv := p.Environ()
 	return &Process{
-		Args: args, Stdin: strings.NewReader(stdin), Stdout: stdout, Stderr: a.p.Stderr,
-		StdoutTTY: a.p.StdoutTTY, StderrTTY: a.p.StderrTTY, TermWidth: a.p.TermWidth,
+		Args: args, Stdin: strings.NewReader(stdin), Stdout: stdout, Stderr: p.Stderr,
+		StdoutTTY: p.StdoutTTY, StderrTTY: p.StderrTTY, TermWidth: p.TermWidth,
 		LookupEnv: func(k string) (string, bool) {
 			if v, ok := env[k]; ok {
 				return v, v != ""
 			}
-			return a.p.LookupEnv(k)
+			return p.LookupEnv(k)
 		},
 		Environ: func() []string {
 			out := make([]string, 0, len(parentEnv)+len(env))
@@ -173,7 +183,7 @@ func (a *App) childProcess(args []string, env map[string]string, stdin string, s
 			}
 			return out
 		},
-		Executable: a.p.Executable, Now: a.p.Now, HTTPClient: a.p.HTTPClient, ExtraFile: a.p.ExtraFile, Simulator: a.p.Simulator,
+		Executable: p.Executable, Now: p.Now, HTTPClient: p.HTTPClient, ExtraFile: p.ExtraFile, Simulator: p.Simulator,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/a2a-courier/a2a-courier/internal/boundedfile"
 	"github.com/a2a-courier/a2a-courier/internal/config"
@@ -15,7 +16,14 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
 )
 
+// devServerOptions are dev-server's dependencies (the process whose
+// simulator it runs) and flags; changed holds the names of the flags
+// given (the simulator's configuration takes those, over --config's).
 type devServerOptions struct {
+	Process *Process
+	Printer func() *printer
+
+	changed       map[string]bool
 	addr          string
 	config        string
 	version       string
@@ -30,8 +38,10 @@ type devServerOptions struct {
 	streaming     bool
 }
 
-func newDevServerCmd(app *App) *cobra.Command {
-	opts := &devServerOptions{}
+// newCmdDevServer builds dev-server; runF, when not nil, runs in place of
+// devServerRun (a test's, which gets the options as parsed).
+func newCmdDevServer(f *Factory, runF func(context.Context, *devServerOptions) error) *cobra.Command {
+	opts := &devServerOptions{Process: f.Process, Printer: f.Printer}
 	cmd := &cobra.Command{
 		Use:   "dev-server",
 		Short: "Run the built-in Kibana Agent Builder simulator",
@@ -58,38 +68,43 @@ install) leaves out: build it in with -tags simulator.`,
   a2a-courier dev-server --config sim.yaml --json`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return app.runDevServer(cmd, opts)
+			opts.changed = map[string]bool{}
+			cmd.Flags().Visit(func(fl *pflag.Flag) { opts.changed[fl.Name] = true })
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return devServerRun(cmd.Context(), opts)
 		},
 	}
-	f := cmd.Flags()
-	f.StringVar(&opts.addr, "addr", "127.0.0.1:5601", "address to listen on")
-	f.StringVar(&opts.config, "config", "", "YAML file with version, agents, keys and faults (see docs/simulator.md)")
-	f.StringVar(&opts.version, "version", "", "Kibana version to imitate: 9.2 to 9.6, or serverless (default 9.5)")
-	f.StringVar(&opts.dataFile, "data-file", "", "keep conversations and run counts in this file across restarts")
-	f.DurationVar(&opts.proxyCut, "proxy-cut-after", 0, "answer a run still going after this long with a proxy's 502 (the run goes on up to 9.5; 9.6 aborts it)")
-	f.DurationVar(&opts.idleClose, "idle-close-after", 0, "drop the connection of a run still going after this long (Kibana's idle timeout)")
-	f.DurationVar(&opts.responseDelay, "response-delay", 0, "delay every response by this long")
-	f.DurationVar(&opts.extraRunTime, "extra-run-time", 0, "add this to every run")
-	f.IntVar(&opts.failRuns, "fail-runs", 0, "make the next N runs fail")
-	f.BoolVar(&opts.precreate, "precreate-empty", false, "create an empty conversation before each first run (a variant of Kibana's)")
-	f.BoolVarP(&opts.verbose, "verbose", "v", false, "log every request and run on stderr")
-	f.BoolVar(&opts.streaming, "streaming", false, "offer message/stream over SSE (card capabilities.streaming: true), as Kibana's newest code can")
+	fs := cmd.Flags()
+	fs.StringVar(&opts.addr, "addr", "127.0.0.1:5601", "address to listen on")
+	fs.StringVar(&opts.config, "config", "", "YAML file with version, agents, keys and faults (see docs/simulator.md)")
+	fs.StringVar(&opts.version, "version", "", "Kibana version to imitate: 9.2 to 9.6, or serverless (default 9.5)")
+	fs.StringVar(&opts.dataFile, "data-file", "", "keep conversations and run counts in this file across restarts")
+	fs.DurationVar(&opts.proxyCut, "proxy-cut-after", 0, "answer a run still going after this long with a proxy's 502 (the run goes on up to 9.5; 9.6 aborts it)")
+	fs.DurationVar(&opts.idleClose, "idle-close-after", 0, "drop the connection of a run still going after this long (Kibana's idle timeout)")
+	fs.DurationVar(&opts.responseDelay, "response-delay", 0, "delay every response by this long")
+	fs.DurationVar(&opts.extraRunTime, "extra-run-time", 0, "add this to every run")
+	fs.IntVar(&opts.failRuns, "fail-runs", 0, "make the next N runs fail")
+	fs.BoolVar(&opts.precreate, "precreate-empty", false, "create an empty conversation before each first run (a variant of Kibana's)")
+	fs.BoolVarP(&opts.verbose, "verbose", "v", false, "log every request and run on stderr")
+	fs.BoolVar(&opts.streaming, "streaming", false, "offer message/stream over SSE (card capabilities.streaming: true), as Kibana's newest code can")
 	return cmd
 }
 
-func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
-	if a.p.Simulator == nil {
+func devServerRun(ctx context.Context, opts *devServerOptions) error {
+	if opts.Process.Simulator == nil {
 		return noSimulator("dev-server")
 	}
-	cfg, err := devServerConfig(cmd, opts)
+	cfg, err := devServerConfig(opts)
 	if err != nil {
 		return err
 	}
-	pr := a.printer()
+	pr := opts.Printer()
 	if opts.verbose {
 		cfg.Logf = func(format string, args ...any) { pr.logf("sim: "+format, args...) }
 	}
-	srv, err := a.p.Simulator(opts.addr, cfg)
+	srv, err := opts.Process.Simulator(opts.addr, cfg)
 	var cerr *simulator.ConfigError
 	var lerr *simulator.ListenError
 	switch {
@@ -115,7 +130,7 @@ func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 		pr.payload(shellcmd.EnvSet("KIBANA_URL", srv.URL()) + "\n" + shellcmd.EnvSet("KIBANA_API_KEY", key))
 		pr.info("Agent Builder simulator (Kibana %s) on %s, %d agent(s); Ctrl-C stops it", srv.Version(), srv.URL(), srv.Agents())
 	}
-	<-cmd.Context().Done()
+	<-ctx.Done()
 	sctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	srv.Shutdown(sctx)
@@ -124,7 +139,7 @@ func (a *App) runDevServer(cmd *cobra.Command, opts *devServerOptions) error {
 
 // devServerConfig is the simulator's configuration: the --config file, and
 // the flags given.
-func devServerConfig(cmd *cobra.Command, opts *devServerOptions) (simulator.Config, error) {
+func devServerConfig(opts *devServerOptions) (simulator.Config, error) {
 	var cfg simulator.Config
 	if opts.config != "" {
 		b, _, err := boundedfile.Read(opts.config, config.MaxFileBytes)
@@ -136,8 +151,7 @@ func devServerConfig(cmd *cobra.Command, opts *devServerOptions) (simulator.Conf
 		}
 		cfg.YAML = b
 	}
-	fl := cmd.Flags()
-	set := func(name string) bool { return fl.Changed(name) }
+	set := func(name string) bool { return opts.changed[name] }
 	if set("version") {
 		cfg.Version = &opts.version
 	}

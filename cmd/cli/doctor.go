@@ -8,19 +8,35 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/config"
+	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/doctor"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
-// doctorOptions are doctor's flags. Its run is still the App's
-// (runDoctor): it hands doctor.Run the App's clients and error report.
+// doctorOptions are doctor's dependencies (what doctor.Run checks with)
+// and flags.
 type doctorOptions struct {
+	Printer        func() *printer
+	Settings       func() (*config.Settings, error)
+	KibanaSettings func() (*config.Settings, error)
+	ConfigPath     func() string
+	Store          func() (*store.Store, error)
+	Kibana         func(*config.Settings) (*client.Kibana, error)
+	Engine         func() (*courier.Courier, error)
+	Caches         func() *courier.Courier
+	Caller         func() nextstep.Caller
+
 	timeout time.Duration
 }
 
-// newCmdDoctor builds doctor, run by runF (App.runDoctor, or a test's).
-func newCmdDoctor(_ *Factory, runF func(context.Context, *doctorOptions) error) *cobra.Command {
-	opts := &doctorOptions{}
+// newCmdDoctor builds doctor; runF, when not nil, runs in place of
+// doctorRun (a test's, which gets the options as parsed).
+func newCmdDoctor(f *Factory, runF func(context.Context, *doctorOptions) error) *cobra.Command {
+	opts := &doctorOptions{Printer: f.Printer, Settings: f.Settings, KibanaSettings: f.KibanaSettings, ConfigPath: f.ConfigPath,
+		Store: f.Store, Kibana: f.Kibana, Engine: f.Engine, Caches: f.Caches, Caller: f.Caller}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the set-up: configuration, Kibana, the API key, the agents, the background worker",
@@ -37,23 +53,26 @@ exit code of the first failure.`,
   a2a-courier doctor --json --profile prod`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runF(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return doctorRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", 20*time.Second, "how long to wait for each check")
 	return cmd
 }
 
-func (a *App) runDoctor(ctx context.Context, opts *doctorOptions) error {
-	s, _ := a.loadSettings()
-	_, configured := a.kibanaSettings()
-	rep := doctor.Run(ctx, &doctor.Env{Settings: s, Configured: configured, ConfigPath: a.configPath(), Timeout: opts.timeout,
-		Store: a.openStore, Kibana: a.kibana, Engine: a.engine, Caches: a.caches,
+func doctorRun(ctx context.Context, opts *doctorOptions) error {
+	s, _ := opts.Settings()
+	_, configured := opts.KibanaSettings()
+	rep := doctor.Run(ctx, &doctor.Env{Settings: s, Configured: configured, ConfigPath: opts.ConfigPath(), Timeout: opts.timeout,
+		Store: opts.Store, Kibana: opts.Kibana, Engine: opts.Engine, Caches: opts.Caches,
 		Classify: func(err error) doctor.Problem {
 			ce := classify(err)
-			return doctor.Problem{Message: ce.message, Hint: a.hint(ce.hint), Exit: ce.exit, Setup: ce.setup}
+			return doctor.Problem{Message: ce.message, Hint: opts.Caller().Text(ce.hint), Exit: ce.exit, Setup: ce.setup}
 		}})
-	pr := a.printer()
+	pr := opts.Printer()
 	if pr.json {
 		doc := map[string]any{"ok": rep.OK, "checks": rep.Checks}
 		if rep.Kibana != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
+	"github.com/spf13/cobra"
 )
 
 // Factory is what a command is built from, in the manner of gh's
@@ -56,12 +57,42 @@ type Factory struct {
 	// Caller is what the steps a command prints keep of the caller's
 	// command line (nextstep.Caller).
 	Caller func() nextstep.Caller
+
+	// i22-cmds: the shared helpers show, cancel, mcp, skill and config
+	// reach, each today's App method.
+	//
+	// KibanaForRecord is the Agent Builder client that reads a recorded
+	// task's conversation, the space it reads, and whether that is the
+	// task's Kibana (App.kibanaForRecord).
+	KibanaForRecord func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
+	// RecordSettings are the settings that reach a recorded task's Kibana
+	// (App.recordSettings); RecordCredential the credential that reaches
+	// its server (App.recordCredential).
+	RecordSettings   func(*store.Record) (*config.Settings, error)
+	RecordCredential func(*store.Record) (client.Secret, error)
+	// RecordNote is the note of the recorded task the command reads with
+	// the profile it was sent with, or "" (App.recordNotes).
+	RecordNote func() string
+	// ReportCanceled prints the outcome of a cancel (App.reportCanceled).
+	ReportCanceled func(rec *store.Record, st *store.Store) error
+	// GroupRun is the run of a command that only groups others (groupRun).
+	GroupRun func(*cobra.Command, []string) error
 }
 
 // factory is the Factory of the command line a runs.
 func (a *App) factory() *Factory {
-	return &Factory{Process: a.p, Printer: a.printer, ConfigPath: a.configPath, Flags: func() config.Flags { return a.flags }, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
+	f := &Factory{Process: a.p, Printer: a.printer, ConfigPath: a.configPath, Flags: func() config.Flags { return a.flags }, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
 		Kibana: a.kibana, Engine: a.engine, Store: a.openStore, Caches: a.caches, HTTPClients: a.httpClients, ResolveTarget: a.resolveTarget, Caller: a.caller}
+	// i22-cmds
+	f.KibanaForRecord, f.RecordSettings, f.RecordCredential, f.ReportCanceled = a.kibanaForRecord, a.recordSettings, a.recordCredential, a.reportCanceled
+	f.RecordNote = func() string {
+		for _, n := range a.recordNotes {
+			return n
+		}
+		return ""
+	}
+	f.GroupRun = groupRun(a)
+	return f
 }
 
 // engineParts are what an engine is built of: its state directory (nil:

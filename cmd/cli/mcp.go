@@ -13,11 +13,28 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpinstall"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/userdirs"
+	"github.com/a2a-courier/a2a-courier/store"
 )
 
-func newMCPCmd(app *App) *cobra.Command {
+// mcpOptions are mcp's dependencies: the process it serves on, the
+// state directory (which tasks it holds), the root's flags (the key and
+// token files no tool sends) and the caller's connection flags (which
+// each tool's command line keeps).
+type mcpOptions struct {
+	Process *Process
+	Printer func() *printer
+	Store   func() (*store.Store, error)
+	Flags   func() config.Flags
+	Caller  func() nextstep.Caller
+}
+
+// newCmdMCP builds mcp and mcp install; runF, when not nil, runs in place
+// of mcpRun (a test's, which gets the options).
+func newCmdMCP(f *Factory, runF func(context.Context, *mcpOptions) error) *cobra.Command {
+	opts := &mcpOptions{Process: f.Process, Printer: f.Printer, Store: f.Store, Flags: f.Flags, Caller: f.Caller}
 	cmd := &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve the commands as MCP tools on stdin and stdout, for assistants that speak MCP",
@@ -58,24 +75,28 @@ into the assistant's MCP configuration.`,
   a2a-courier mcp            # what the assistant runs`,
 		Args: exactArgs(0, "no arguments (or the subcommand install)"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if app.jsonOut {
+			if opts.Printer().json {
 				return usageErr("run `a2a-courier mcp` alone", "mcp speaks JSON-RPC on stdout: --json does not apply")
 			}
-			return app.runMCP(cmd.Context())
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return mcpRun(cmd.Context(), opts)
 		},
 	}
-	cmd.AddCommand(newMCPInstallCmd(app))
+	cmd.AddCommand(newCmdMCPInstall(f, nil))
 	return cmd
 }
 
-func (a *App) runMCP(ctx context.Context) error {
-	a.printer().logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
-	dirs, ignored := mcpserver.FileDirs(a.p.getenv(mcpserver.FilesEnv), a.p.getenv("HOME"))
+func mcpRun(ctx context.Context, opts *mcpOptions) error {
+	p, pr := opts.Process, opts.Printer()
+	pr.logf("a2a-courier mcp %s: serving MCP on stdin and stdout", versionString())
+	dirs, ignored := mcpserver.FileDirs(p.getenv(mcpserver.FilesEnv), p.getenv("HOME"))
 	if len(ignored) > 0 {
-		a.printer().warn("%s: ignored %s: not absolute paths", mcpserver.FilesEnv, strings.Join(ignored, ", "))
+		pr.warn("%s: ignored %s: not absolute paths", mcpserver.FilesEnv, strings.Join(ignored, ", "))
 	}
-	o := mcpserver.Options{Run: a.mcpRunner(), Version: versionString(), HasRecord: a.hasRecord, Log: a.p.Stderr, FileDirs: dirs, Protected: a.ownFiles}
-	err := mcpserver.Serve(ctx, o, a.p.Stdin, a.p.Stdout)
+	o := mcpserver.Options{Run: opts.runner(), Version: versionString(), HasRecord: opts.hasRecord, Log: p.Stderr, FileDirs: dirs, Protected: opts.ownFiles}
+	err := mcpserver.Serve(ctx, o, p.Stdin, p.Stdout)
 	if err != nil && ctx.Err() == nil {
 		return &cliError{exit: ExitUnexpected, code: "mcp", message: "mcp: " + courier.OneLine(err), err: err,
 			hint: plain("the server's stdin could not be read; see the assistant's MCP log")}
@@ -88,13 +109,13 @@ func (a *App) runMCP(ctx context.Context) error {
 // (--profile …), its own streams, no terminal, and no signal handling of
 // its own (the server's is the process's: a signal ends every call, each
 // handing its task to a worker).
-func (a *App) mcpRunner() mcpserver.Runner {
+func (opts *mcpOptions) runner() mcpserver.Runner {
 	var conn []string
-	for _, f := range a.caller().Conn {
+	for _, f := range opts.Caller().Conn {
 		conn = append(conn, f.Name, f.Value)
 	}
 	return func(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, ev mcpserver.Events) int {
-		p := *a.p
+		p := *opts.Process
 		p.Args = append(append([]string{}, conn...), args...)
 		p.Stdin, p.Stdout, p.Stderr, p.Events = stdin, stdout, stderr, ev
 		p.StdinTTY, p.StdoutTTY, p.StderrTTY, p.TermWidth, p.WatchSignals, p.Tool = false, false, false, nil, nil, true
@@ -107,8 +128,8 @@ func (a *App) mcpRunner() mcpserver.Runner {
 // state directory, the key and token files of --api-key-file and
 // --token-file and of every profile and peer of the config file. Read at
 // each call: the config file may have changed since the server started.
-func (a *App) ownFiles() []string {
-	getenv := a.p.getenv
+func (opts *mcpOptions) ownFiles() []string {
+	getenv, flags := opts.Process.getenv, opts.Flags()
 	own := []string{config.Dir(getenv), config.Path(getenv)}
 	if dir, _ := config.StateDir(getenv); dir != "" {
 		own = append(own, dir)
@@ -120,8 +141,8 @@ func (a *App) ownFiles() []string {
 			}
 		}
 	}
-	add(a.flags.APIKeyFile)
-	add(a.flags.TokenFile)
+	add(flags.APIKeyFile)
+	add(flags.TokenFile)
 	if cf, err := config.ReadFile(config.Path(getenv)); err == nil && cf != nil {
 		for _, p := range cf.Profiles {
 			add(p.APIKeyFile)
@@ -134,8 +155,8 @@ func (a *App) ownFiles() []string {
 }
 
 // hasRecord reports whether the state directory holds a task's record.
-func (a *App) hasRecord(contextID string) bool {
-	st, err := a.openStore()
+func (opts *mcpOptions) hasRecord(contextID string) bool {
+	st, err := opts.Store()
 	if err != nil {
 		return false
 	}
@@ -143,13 +164,22 @@ func (a *App) hasRecord(contextID string) bool {
 	return err == nil
 }
 
+// mcpInstallOptions are mcp install's dependencies (the process's
+// environment and executable, the root's flags: the profile and
+// connection flags the entry keeps) and flags.
 type mcpInstallOptions struct {
+	Process *Process
+	Printer func() *printer
+	Flags   func() config.Flags
+
 	target string
 	dryRun bool
 }
 
-func newMCPInstallCmd(app *App) *cobra.Command {
-	opts := &mcpInstallOptions{}
+// newCmdMCPInstall builds mcp install; runF, when not nil, runs in place
+// of mcpInstallRun (a test's, which gets the options as parsed).
+func newCmdMCPInstall(f *Factory, runF func(*mcpInstallOptions) error) *cobra.Command {
+	opts := &mcpInstallOptions{Process: f.Process, Printer: f.Printer, Flags: f.Flags}
 	cmd := &cobra.Command{
 		Use:   "install --target claude-desktop|cursor|vscode|gemini",
 		Short: "Write the MCP server's entry into an assistant's MCP configuration",
@@ -202,7 +232,12 @@ replaces (on one line where that was).`,
   a2a-courier mcp install --target vscode --dry-run
   a2a-courier mcp install --target cursor --profile prod`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return app.runMCPInstall(opts) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return mcpInstallRun(opts)
+		},
 	}
 	cmd.Flags().StringVar(&opts.target, "target", "", "the assistant: claude-desktop, cursor, vscode or gemini")
 	cmd.Flags().BoolVar(&opts.dryRun, "dry-run", false, "print the file as it would be written; write nothing")
@@ -211,15 +246,15 @@ replaces (on one line where that was).`,
 
 // binaryPath is this binary's absolute path, as mcp install and skill
 // install write it for an assistant to start.
-func (a *App) binaryPath() (string, error) {
-	exe, err := a.p.Executable()
+func binaryPath(p *Process) (string, error) {
+	exe, err := p.Executable()
 	if err == nil {
 		exe, err = filepath.Abs(exe)
 	}
 	return exe, err
 }
 
-func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
+func mcpInstallRun(opts *mcpInstallOptions) error {
 	if opts.target == "" {
 		return usageErr("e.g. a2a-courier mcp install --target claude-desktop", "--target is required: %s", mcpinstall.TargetNames())
 	}
@@ -229,26 +264,27 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	}
 	// --profile default: the entry names no profile (whatever
 	// A2A_COURIER_PROFILE says), and its process takes the file's default.
-	drop := strings.EqualFold(a.flags.Profile, "default")
-	flags, getenv := a.flags, a.p.getenv
+	p, given := opts.Process, opts.Flags()
+	drop := strings.EqualFold(given.Profile, "default")
+	flags, getenv := given, p.getenv
 	if drop {
 		flags.Profile = ""
 		getenv = func(k string) string {
 			if k == "A2A_COURIER_PROFILE" {
 				return ""
 			}
-			return a.p.getenv(k)
+			return p.getenv(k)
 		}
 	}
 	s, err := config.Load(getenv, flags)
 	if err != nil {
 		return err
 	}
-	exe, err := a.binaryPath()
+	exe, err := binaryPath(p)
 	if err != nil {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}
-	dirs := userdirs.Host(a.p.getenv)
+	dirs := userdirs.Host(p.getenv)
 	path, err := mcpinstall.Path(t, dirs)
 	if err != nil {
 		return configErr("write the entry by hand: see `a2a-courier mcp install --help`", "%v", err)
@@ -257,7 +293,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	// variables alone (HOME; on Windows USERPROFILE, APPDATA, LOCALAPPDATA),
 	// finds.
 	profile := dirs.ProfileOnly().Getenv
-	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(a.p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(profile)}
+	setup := mcpinstall.Setup{Executable: exe, ConfigDir: config.Dir(p.getenv), StateDir: s.StateDir, HomeConfigDir: config.Dir(profile)}
 	setup.HomeStateDir, _ = config.StateDir(profile)
 	chosen := ""
 	if s.Sources["profile"] == "flag --profile" || strings.HasPrefix(s.Sources["profile"], "env ") {
@@ -265,7 +301,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 	}
 	var note string
 	setup.Profile, note = mcpinstall.ChooseProfile(chosen, drop, mcpinstall.ProfileOf(mcpinstall.ExistingArgs(path, t, "a2a-courier")))
-	for _, f := range [][2]string{{"--kibana-url", a.flags.KibanaURL}, {"--space", a.flags.Space}, {"--api-key-file", a.flags.APIKeyFile}, {"--token-file", a.flags.TokenFile}} {
+	for _, f := range [][2]string{{"--kibana-url", given.KibanaURL}, {"--space", given.Space}, {"--api-key-file", given.APIKeyFile}, {"--token-file", given.TokenFile}} {
 		if v := f[1]; v != "" {
 			if strings.HasSuffix(f[0], "-file") {
 				v, _ = filepath.Abs(v)
@@ -274,10 +310,10 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 		}
 	}
 	setup.Check(s, profile)
-	setup.EnvToken = a.p.getenv("A2A_COURIER_TOKEN") != ""
+	setup.EnvToken = p.getenv("A2A_COURIER_TOKEN") != ""
 	setup.PeerTokenEnv = map[string]string{}
 	for name, peer := range s.Peers {
-		if peer.TokenEnv != "" && a.p.getenv(peer.TokenEnv) != "" {
+		if peer.TokenEnv != "" && p.getenv(peer.TokenEnv) != "" {
 			setup.PeerTokenEnv[name] = peer.TokenEnv
 		}
 	}
@@ -290,7 +326,7 @@ func (a *App) runMCPInstall(opts *mcpInstallOptions) error {
 		return configErr("fix or move the file, then run mcp install again", "%s: %v", path, err)
 	}
 	warnings := setup.Warnings(t)
-	pr := a.printer()
+	pr := opts.Printer()
 	if note != "" {
 		pr.logf("%s", note)
 	}

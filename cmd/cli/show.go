@@ -17,7 +17,17 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// showOptions are show's dependencies, flags and argument.
 type showOptions struct {
+	Printer func() *printer
+	Store   func() (*store.Store, error)
+	Caller  func() nextstep.Caller
+	// KibanaForRecord reads the conversation of a recorded task (or of
+	// none) where it was sent; RecordNote says when that is with the
+	// profile it was sent with.
+	KibanaForRecord func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
+	RecordNote      func() string
+
 	target    string
 	round     int
 	roundSet  bool
@@ -28,11 +38,10 @@ type showOptions struct {
 	redact func(string) string
 }
 
-// newCmdShow builds show, run by runF (App.runShow, or a test's, which
-// gets the options as parsed). Its run is still the App's: its
-// dependencies are the App's report helpers.
-func newCmdShow(_ *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
-	opts := &showOptions{}
+// newCmdShow builds show; runF, when not nil, runs in place of showRun (a
+// test's, which gets the options as parsed).
+func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
+	opts := &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, KibanaForRecord: f.KibanaForRecord, RecordNote: f.RecordNote}
 	cmd := &cobra.Command{
 		Use:   "show <conversationId|contextId>",
 		Short: "Print the final reply of a conversation; never reasoning or tool output",
@@ -73,7 +82,10 @@ the round failed; 1 when a finished round holds no reply. With
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.target = args[0]
 			opts.roundSet = cmd.Flags().Changed("round")
-			return runF(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return showRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().IntVar(&opts.round, "round", 0, "print the reply of this round (1 is the first; default: the last)")
@@ -128,7 +140,7 @@ type showRoundDoc struct {
 	InterruptionReason string `json:"interruption_reason,omitempty"`
 }
 
-func (a *App) runShow(ctx context.Context, opts *showOptions) error {
+func showRun(ctx context.Context, opts *showOptions) error {
 	if err := client.CheckID("conversation id or contextId", opts.target); err != nil {
 		return usageErrSay(say("pass a conversation id listed by `%s`, or a contextId printed by send", nextstep.New("history")), "%s", err.Error())
 	}
@@ -143,45 +155,45 @@ func (a *App) runShow(ctx context.Context, opts *showOptions) error {
 	// A task of this machine: show reads Kibana's conversations, which
 	// hold nothing of a generic agent's task or of a first round still
 	// running.
-	local := a.localRecord(opts.target)
+	local := opts.localRecord()
 	if local != nil && local.Target.Kind == store.TargetA2A {
 		return usageErrSay(say("`%s` shows it", resultStep(local.ContextID)),
 			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
 	}
-	k, space, _, err := a.kibanaForRecord(local)
+	k, space, _, err := opts.KibanaForRecord(local)
 	if err != nil {
 		return err
 	}
 	opts.redact = k.RedactText
 	var st *store.Store
 	if opts.maxChars > 0 {
-		if st, err = a.openStore(); err != nil {
+		if st, err = opts.Store(); err != nil {
 			return err
 		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	conv, convID, err := a.findConversation(ctx, k, opts.target, space)
+	conv, convID, err := findConversation(ctx, k, opts.target, space)
 	if err != nil {
 		if local != nil && (!local.State.Terminal() || local.State == store.Expired) && classify(err).exit == ExitNotFound {
-			return a.showNotYetStored(local)
+			return opts.notYetStored(local)
 		}
 		return err
 	}
 	if opts.allRounds {
-		return a.showAllRounds(conv, convID, opts, st)
+		return opts.allRoundsOf(conv, convID, st)
 	}
-	return a.showRound(conv, convID, opts, st)
+	return opts.roundOf(conv, convID, st)
 }
 
-// localRecord is this machine's record of a contextId (or a2a-<contextId>),
-// or nil.
-func (a *App) localRecord(target string) *store.Record {
-	ctxID := strings.TrimPrefix(target, "a2a-")
+// localRecord is this machine's record of the contextId shown (or
+// a2a-<contextId>), or nil.
+func (opts *showOptions) localRecord() *store.Record {
+	ctxID := strings.TrimPrefix(opts.target, "a2a-")
 	if client.CheckID("contextId", ctxID) != nil {
 		return nil
 	}
-	st, err := a.openStore()
+	st, err := opts.Store()
 	if err != nil {
 		return nil
 	}
@@ -192,19 +204,19 @@ func (a *App) localRecord(target string) *store.Record {
 	return rec
 }
 
-// showNotYetStored reports a task this machine sent whose conversation
+// notYetStored reports a task this machine sent whose conversation
 // Kibana has not stored yet: it is running, not missing.
-func (a *App) showNotYetStored(rec *store.Record) error {
+func (opts *showOptions) notYetStored(rec *store.Record) error {
 	convID := client.ConversationIDForContext(rec.ContextID)
 	doc := showDoc{ConversationID: convID, AgentID: rec.Agent, RoundCount: 0, Status: roundRunning,
 		Reason: fmt.Sprintf("task %s is still %s: Kibana stores its conversation once the first round completes", rec.ContextID, rec.State),
-		Resume: a.caller().Resume(resumeStep(rec))}
+		Resume: opts.Caller().Resume(resumeStep(rec))}
 	if rec.State == store.Expired {
 		doc.Reason = fmt.Sprintf("task %s had no reply within the maximum wait, and Kibana has stored no conversation for it yet", rec.ContextID)
 	}
-	pr := a.printer()
+	pr := opts.Printer()
 	if pr.json {
-		doc.Note = a.readNote()
+		doc.Note = opts.RecordNote()
 		pr.writeJSON(doc)
 	} else {
 		pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
@@ -214,7 +226,7 @@ func (a *App) showNotYetStored(rec *store.Record) error {
 
 // findConversation reads the conversation the argument names: a2a-<arg>
 // first (the argument is a contextId), then the argument itself.
-func (a *App) findConversation(ctx context.Context, k *client.Kibana, target, space string) (*client.Conversation, string, error) {
+func findConversation(ctx context.Context, k *client.Kibana, target, space string) (*client.Conversation, string, error) {
 	var candidates []string
 	if !strings.HasPrefix(target, "a2a-") && client.ValidID(client.ConversationIDForContext(target)) {
 		candidates = append(candidates, client.ConversationIDForContext(target))
@@ -314,8 +326,9 @@ func showStep(convID string, round int) nextstep.Step {
 	return s
 }
 
-func (a *App) showRound(conv *client.Conversation, convID string, opts *showOptions, st *store.Store) error {
-	pr := a.printer()
+// roundOf prints the round --round names (the last by default).
+func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *store.Store) error {
+	pr := opts.Printer()
 	idx := -1
 	if opts.roundSet {
 		idx = opts.round - 1
@@ -333,7 +346,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	if !ok {
 		reason := noRoundYet(convID)
 		if pr.json {
-			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason.String(), Resume: a.caller().Resume(showStep(convID, 0)), Note: a.readNote()})
+			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason.String(), Resume: opts.Caller().Resume(showStep(convID, 0)), Note: opts.RecordNote()})
 			return exitWith(ExitStillRunning)
 		}
 		pr.info("%s; look again later: %s", reason, showStep(convID, 0))
@@ -357,9 +370,9 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 			hint:    plain("the server stored the round without a final reply; open the conversation in Kibana to see what happened")}
 	case roundRunning:
 		doc.Reason = fmt.Sprintf("round %d of conversation %s is still in progress: no reply yet", number, convID)
-		doc.Resume = a.caller().Resume(showStep(convID, resumeRound))
+		doc.Resume = opts.Caller().Resume(showStep(convID, resumeRound))
 		if pr.json {
-			doc.Note = a.readNote()
+			doc.Note = opts.RecordNote()
 			pr.writeJSON(doc)
 		} else {
 			pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
@@ -383,7 +396,7 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 		doc.Reason = fmt.Sprintf("the agent asked this, and round %d answered it", number+1)
 	}
 	if pr.json {
-		doc.Note = a.readNote()
+		doc.Note = opts.RecordNote()
 		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}
@@ -399,22 +412,23 @@ func (a *App) showRound(conv *client.Conversation, convID string, opts *showOpti
 	case answered:
 		pr.info("%s", doc.Reason)
 	case state == roundAwaiting:
-		a.awaitingHint(conv, convID, number)
+		opts.awaitingHint(conv, convID, number)
 	}
 	return exitWith(code)
 }
 
 // awaitingHint tells a person how to answer an agent that waits for input.
-func (a *App) awaitingHint(conv *client.Conversation, convID string, number int) {
-	pr := a.printer()
+func (opts *showOptions) awaitingHint(conv *client.Conversation, convID string, number int) {
+	pr := opts.Printer()
 	pr.info("the agent awaits an answer or a confirmation (round %d of conversation %s).", number, convID)
 	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok {
 		pr.info("answer in the same conversation (the answer on stdin): %s", nextstep.New("send").Pos(conv.AgentID()).Flag("--context", ctxID).ReadsStdin())
 	}
 }
 
-func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *showOptions, st *store.Store) error {
-	pr := a.printer()
+// allRoundsOf prints each round's input and reply (--all-rounds).
+func (opts *showOptions) allRoundsOf(conv *client.Conversation, convID string, st *store.Store) error {
+	pr := opts.Printer()
 	doc := showAllDoc{ConversationID: convID, AgentID: conv.AgentID(), Title: conv.Title(), Rounds: []showRoundDoc{}}
 	var cutErr error
 	var states, failures []string
@@ -459,7 +473,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 		code = ExitStillRunning
 	}
 	if pr.json {
-		doc.Note = a.readNote()
+		doc.Note = opts.RecordNote()
 		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}
@@ -489,7 +503,7 @@ func (a *App) showAllRounds(conv *client.Conversation, convID string, opts *show
 	case lastState == roundRunning:
 		pr.info("the last round is still in progress; look again later: %s", showStep(convID, 0).Bool("--all-rounds"))
 	case lastState == roundAwaiting:
-		a.awaitingHint(conv, convID, n)
+		opts.awaitingHint(conv, convID, n)
 	}
 	return exitWith(code)
 }
@@ -521,13 +535,4 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return strconv.Itoa(n) + " " + word + "s"
-}
-
-// readNote is the note of the recorded task the command reads with the
-// profile it was sent with (recordSettings), if any.
-func (a *App) readNote() string {
-	for _, n := range a.recordNotes {
-		return n
-	}
-	return ""
 }

@@ -13,22 +13,40 @@ import (
 	"github.com/a2a-courier/a2a-courier/skill"
 )
 
+// skillInstallOptions are skill install's dependencies and flags.
 type skillInstallOptions struct {
+	Process *Process
+	Printer func() *printer
+
 	dir    string
 	target string
 	dryRun bool
 }
 
-func newSkillCmd(app *App) *cobra.Command {
+// skillShowOptions are skill show's dependencies.
+type skillShowOptions struct {
+	Process *Process
+	Printer func() *printer
+}
+
+// newCmdSkill builds skill, the group of skill install and skill show.
+func newCmdSkill(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "skill",
 		Short: "Install or print the skill (SKILL.md) that teaches an assistant to use a2a-courier",
 		Example: `  a2a-courier skill install --target claude
   a2a-courier skill show`,
 		Args: exactArgs(0, "a subcommand: install or show"),
-		RunE: groupRun(app),
+		RunE: f.GroupRun,
 	}
-	opts := &skillInstallOptions{}
+	cmd.AddCommand(newCmdSkillInstall(f, nil), newCmdSkillShow(f, nil))
+	return cmd
+}
+
+// newCmdSkillInstall builds skill install; runF, when not nil, runs in
+// place of skillInstallRun (a test's, which gets the options as parsed).
+func newCmdSkillInstall(f *Factory, runF func(*skillInstallOptions) error) *cobra.Command {
+	opts := &skillInstallOptions{Process: f.Process, Printer: f.Printer}
 	install := &cobra.Command{
 		Use:   "install",
 		Short: "Write <dir>/a2a-courier/SKILL.md where an assistant looks for skills",
@@ -39,12 +57,24 @@ The skill is the SKILL.md of the repository, embedded in the binary.`,
 		Example: `  a2a-courier skill install --target claude
   a2a-courier skill install --dir ./skills --dry-run`,
 		Args: exactArgs(0, "no arguments"),
-		RunE: func(cmd *cobra.Command, args []string) error { return app.runSkillInstall(opts) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(opts)
+			}
+			return skillInstallRun(opts)
+		},
 	}
 	install.Flags().StringVar(&opts.dir, "dir", "", "skills folder to install into")
 	install.Flags().StringVar(&opts.target, "target", "", "an assistant's usual skills folder: claude, workbuddy or agents")
 	install.Flags().BoolVar(&opts.dryRun, "dry-run", false, "say what would be written, write nothing")
-	show := &cobra.Command{
+	return install
+}
+
+// newCmdSkillShow builds skill show; runF, when not nil, runs in place of
+// skillShowRun.
+func newCmdSkillShow(f *Factory, runF func(*skillShowOptions) error) *cobra.Command {
+	opts := &skillShowOptions{Process: f.Process, Printer: f.Printer}
+	return &cobra.Command{
 		Use:   "show",
 		Short: "Print the skill (SKILL.md) on stdout",
 		Long: `Print SKILL.md on stdout, as skill install writes it: naming this
@@ -54,23 +84,28 @@ matter's fields, the text after it, and the whole file.`,
 		Example: "  a2a-courier skill show > SKILL.md\n  a2a-courier skill show --json",
 		Args:    exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			exe, _ := app.binaryPath()
-			if app.jsonOut {
-				d, err := skill.Parse(exe)
-				if err != nil {
-					return err
-				}
-				return app.printer().writeJSON(d)
+			if runF != nil {
+				return runF(opts)
 			}
-			_, err := app.p.Stdout.Write(skill.Content(exe))
-			return err
+			return skillShowRun(opts)
 		},
 	}
-	cmd.AddCommand(install, show)
-	return cmd
 }
 
-func (a *App) runSkillInstall(opts *skillInstallOptions) error {
+func skillShowRun(opts *skillShowOptions) error {
+	exe, _ := binaryPath(opts.Process)
+	if pr := opts.Printer(); pr.json {
+		d, err := skill.Parse(exe)
+		if err != nil {
+			return err
+		}
+		return pr.writeJSON(d)
+	}
+	_, err := opts.Process.Stdout.Write(skill.Content(exe))
+	return err
+}
+
+func skillInstallRun(opts *skillInstallOptions) error {
 	dir := opts.dir
 	switch {
 	case opts.dir != "" && opts.target != "":
@@ -79,7 +114,7 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 		return usageErr("e.g. --target claude, or --dir ~/.claude/skills", "skill install needs --dir or --target")
 	case opts.target != "":
 		cwd, _ := os.Getwd()
-		d, err := skill.TargetDir(opts.target, userdirs.Host(a.p.getenv), cwd)
+		d, err := skill.TargetDir(opts.target, userdirs.Host(opts.Process.getenv), cwd)
 		switch _, known := skill.Targets[opts.target]; {
 		case err != nil && !known:
 			return usageErr("targets: claude, workbuddy, agents", "%v", err)
@@ -88,7 +123,7 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 		}
 		dir = d
 	}
-	exe, err := a.binaryPath()
+	exe, err := binaryPath(opts.Process)
 	if err != nil {
 		return &cliError{exit: ExitUnexpected, code: "unexpected", message: "cannot find this binary's path: " + err.Error()}
 	}
@@ -106,7 +141,7 @@ func (a *App) runSkillInstall(opts *skillInstallOptions) error {
 		}
 		return err
 	}
-	pr := a.printer()
+	pr := opts.Printer()
 	var warnings []string
 	if strings.Contains(exe, string(filepath.Separator)+"go-build") {
 		warnings = append(warnings, exe+" is a temporary build of go run, gone when it exits: install the binary (go install) and run skill install with it")

@@ -14,11 +14,16 @@ import (
 	"github.com/a2a-courier/a2a-courier/internal/termui"
 )
 
-// tasksOptions select the rows of tasks: the local ledger's or, with
-// --url, an A2A 1.0 agent's own list (ListTasks).
-// tasksOptions are tasks' flags. Its runs are still the App's (runTasks,
-// runRemoteTasks): they report through the App's helpers.
+// tasksOptions are tasks' dependencies and the flags that select its rows:
+// the local ledger's or, with --url, an A2A 1.0 agent's own list
+// (ListTasks).
 type tasksOptions struct {
+	Process       *Process
+	Printer       func() *printer
+	Engine        func() (*courier.Courier, error)
+	Caches        func() *courier.Courier
+	ResolveTarget func(ctx context.Context, name string, af agentFlags) (*target, error)
+
 	state, agent, contextID string
 	limit                   int
 	agentFlags              agentFlags
@@ -26,17 +31,17 @@ type tasksOptions struct {
 }
 
 // tasksRun lists this machine's tasks, or with --url a generic agent's.
-func (a *App) tasksRun(ctx context.Context, opts *tasksOptions) error {
+func tasksRun(ctx context.Context, opts *tasksOptions) error {
 	if opts.agentFlags.url != "" {
-		return a.runRemoteTasks(ctx, opts)
+		return opts.remote(ctx)
 	}
-	return a.runTasks(opts)
+	return opts.local()
 }
 
-// newCmdTasks builds tasks, run by runF (App.tasksRun, or a test's, which
-// gets the options as parsed and checked).
-func newCmdTasks(_ *Factory, runF func(context.Context, *tasksOptions) error) *cobra.Command {
-	opts := &tasksOptions{}
+// newCmdTasks builds tasks; runF, when not nil, runs in place of tasksRun
+// (a test's, which gets the options as parsed and checked).
+func newCmdTasks(f *Factory, runF func(context.Context, *tasksOptions) error) *cobra.Command {
+	opts := &tasksOptions{Process: f.Process, Printer: f.Printer, Engine: f.Engine, Caches: f.Caches, ResolveTarget: f.ResolveTarget}
 	cmd := &cobra.Command{
 		Use:   "tasks",
 		Short: "List the tasks started from this machine, newest first: contextId, agent, state, age, reply",
@@ -77,7 +82,10 @@ tasks (A2A 0.3, or a server without ListTasks) exits 2, code unsupported.`,
 			if opts.agentFlags.url == "" && (opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "") {
 				return usageErr("--context, --protocol and --binding list a generic A2A agent's tasks: add --url <agent URL>", "--context, --protocol or --binding without --url")
 			}
-			return runF(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return tasksRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVar(&opts.state, "state", "", "only tasks in these states (running, or state names, commas between; one state with --url)")
@@ -101,8 +109,8 @@ type remoteTaskRow struct {
 	Summary   string `json:"summary,omitempty"`
 }
 
-// runRemoteTasks lists a generic agent's tasks (A2A 1.0 ListTasks).
-func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
+// remote lists a generic agent's tasks (A2A 1.0 ListTasks).
+func (opts *tasksOptions) remote(ctx context.Context) error {
 	switch {
 	case opts.limit < 0:
 		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
@@ -117,11 +125,12 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	src, err := a.fetchTarget(ctx, &fetchOptions{agentFlags: opts.agentFlags})
+	tg, err := opts.ResolveTarget(ctx, "", opts.agentFlags)
 	if err != nil {
 		return err
 	}
-	c, err := a.caches().A2A(src.target, src.cred)
+	src := &fetchSource{target: tg.Store, cred: tg.Cred, name: tg.Name, command: agentCommand(tg.Store, opts.agentFlags)}
+	c, err := opts.Caches().A2A(src.target, src.cred)
 	if err != nil {
 		return err
 	}
@@ -133,7 +142,7 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 	} else if err != nil {
 		return err
 	}
-	pr, now := a.printer(), a.p.Now()
+	pr, now := opts.Printer(), opts.Process.Now()
 	rows, cells := make([]remoteTaskRow, len(l.Tasks)), make([][]string, len(l.Tasks))
 	for i, t := range l.Tasks {
 		rows[i] = remoteTaskRow{ContextID: t.ContextID, State: strings.ReplaceAll(t.State, "-", "_"), TaskID: t.ID, UpdatedAt: t.Timestamp,
@@ -174,7 +183,8 @@ type taskRow struct {
 	Target     string     `json:"target"`
 }
 
-func (a *App) runTasks(opts *tasksOptions) error {
+// local lists the tasks of this machine's ledger.
+func (opts *tasksOptions) local() error {
 	states, err := courier.ParseStates(opts.state)
 	if err != nil {
 		return usageErr("e.g. --state running, or --state failed,rejected", "--state: %v", err)
@@ -182,16 +192,16 @@ func (a *App) runTasks(opts *tasksOptions) error {
 	if opts.limit < 0 {
 		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
 	}
-	c, err := a.engine()
+	c, err := opts.Engine()
 	if err != nil {
 		return err
 	}
 	recs, total, errs := c.Tasks(courier.TaskQuery{States: states, Agent: opts.agent, Limit: opts.limit})
-	pr := a.printer()
+	pr := opts.Printer()
 	if len(errs) > 0 {
 		pr.warn("%s unreadable: %s", plural(len(errs), "task record"), classify(errs[0]).message)
 	}
-	now := a.p.Now()
+	now := opts.Process.Now()
 	rows, cells := make([]taskRow, len(recs)), make([][]string, len(recs))
 	for i, r := range recs {
 		rows[i] = taskRow{ContextID: r.ContextID, Agent: r.Agent, State: string(r.State), CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt,

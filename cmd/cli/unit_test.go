@@ -16,11 +16,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/serve"
+	"github.com/a2a-courier/a2a-courier/internal/simulator/agentbuilder"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -456,5 +458,469 @@ func TestServeFlags(t *testing.T) {
 		case !tc.refused && (err != nil || got == nil || !tc.check(got)):
 			t.Errorf("%q: err %v, options %+v", tc.args, err, got)
 		}
+	}
+}
+
+// config show takes no argument; its run prints the settings of its
+// Options with where each came from, the key by its identity only.
+func TestConfigShowFlagsAndRun(t *testing.T) {
+	t.Parallel()
+	f, stdout, _ := unitFactory(true)
+	var got *configShowOptions
+	run := func(o *configShowOptions) error { got = o; return nil }
+	if err := parse(newCmdConfigShow(f, run)); err != nil || got == nil {
+		t.Errorf("no argument: %v, ran %v", err, got != nil)
+	}
+	got = nil
+	if err := parse(newCmdConfigShow(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+	s := &config.Settings{Profile: "lab", URL: "https://kb.example.com", APIKey: client.Secret(testKey), Space: "prod",
+		Sources: map[string]string{"profile": "flag --profile", "kibana_url": "env KIBANA_URL", "api_key": "env KIBANA_API_KEY"}}
+	opts := &configShowOptions{Printer: f.Printer, Settings: func() (*config.Settings, error) { return s, nil },
+		ConfigPath: func() string { return "/nowhere/config.yaml" }}
+	if err := configShowRun(opts); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Profile          string                `json:"profile"`
+		ConfigFile       string                `json:"config_file"`
+		ConfigFileExists bool                  `json:"config_file_exists"`
+		Settings         map[string]settingDoc `json:"settings"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if doc.Profile != "lab" || doc.ConfigFile != "/nowhere/config.yaml" || doc.ConfigFileExists || doc.Settings["space"].Value != "prod" ||
+		doc.Settings["kibana_url"] != (settingDoc{"https://kb.example.com", "env KIBANA_URL"}) || !strings.HasPrefix(doc.Settings["api_key"].Value, "set (identity ") {
+		t.Errorf("document %+v", doc)
+	}
+	if strings.Contains(stdout.String(), testKey) {
+		t.Errorf("the key is shown: %s", stdout)
+	}
+	if ce := classify(configShowRun(&configShowOptions{Printer: f.Printer, Settings: func() (*config.Settings, error) { return nil, errNotInAUnitTest }})); ce.message != errNotInAUnitTest.Error() {
+		t.Errorf("settings' error: %+v", ce)
+	}
+}
+
+// skill install takes --dir or --target and --dry-run; its run writes
+// SKILL.md naming the Process's executable, once: a second run leaves an
+// up-to-date file alone. skill show takes no argument.
+func TestSkillFlagsAndRun(t *testing.T) {
+	t.Parallel()
+	f, stdout, _ := unitFactory(true)
+	var got *skillInstallOptions
+	run := func(o *skillInstallOptions) error { got = o; return nil }
+	if err := parse(newCmdSkillInstall(f, run), "--dir", "skills", "--dry-run"); err != nil || got == nil || got.dir != "skills" || !got.dryRun || got.target != "" {
+		t.Errorf("--dir: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdSkillInstall(f, run), "--target", "claude"); err != nil || got == nil || got.target != "claude" || got.dryRun {
+		t.Errorf("--target: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdSkillInstall(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+	var shown *skillShowOptions
+	if err := parse(newCmdSkillShow(f, func(o *skillShowOptions) error { shown = o; return nil }), "x"); classify(err).exit != ExitUsage || shown != nil {
+		t.Errorf("skill show x: %v, ran %v", err, shown != nil)
+	}
+	for _, o := range []skillInstallOptions{{}, {dir: "a", target: "claude"}, {target: "no-such"}} {
+		o.Process, o.Printer = f.Process, f.Printer
+		if ce := classify(skillInstallRun(&o)); ce.exit != ExitUsage {
+			t.Errorf("%+v: exit %d (%s)", o, ce.exit, ce.message)
+		}
+	}
+	dir, exe := t.TempDir(), filepath.Join(t.TempDir(), "bin", "a2a-courier")
+	f.Process.Executable = func() (string, error) { return exe, nil }
+	var actions []string
+	for range 2 {
+		stdout.Reset()
+		if err := skillInstallRun(&skillInstallOptions{Process: f.Process, Printer: f.Printer, dir: dir}); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct{ Path, Action, Binary string }
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Binary != exe || doc.Path != filepath.Join(dir, "a2a-courier", "SKILL.md") {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		actions = append(actions, doc.Action)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "a2a-courier", "SKILL.md"))
+	if err != nil || !strings.Contains(string(b), exe) || actions[0] == actions[1] {
+		t.Errorf("actions %q; SKILL.md names the binary: %v (%v)", actions, strings.Contains(string(b), exe), err)
+	}
+}
+
+// mcp takes no argument and refuses --json (stdout is JSON-RPC's); mcp
+// install takes --target and --dry-run. Its own files, which no tool
+// sends, include the key and token files of the root's flags.
+func TestMCPFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	f.Flags = func() config.Flags { return config.Flags{APIKeyFile: "keys/prod.key", TokenFile: "/etc/a2a/token"} }
+	var got *mcpOptions
+	run := func(_ context.Context, o *mcpOptions) error { got = o; return nil }
+	if err := parse(newCmdMCP(f, run)); err != nil || got == nil {
+		t.Fatalf("mcp: %v, ran %v", err, got != nil)
+	}
+	key, _ := filepath.Abs("keys/prod.key")
+	token, _ := filepath.Abs("/etc/a2a/token") // C:\etc\a2a\token on Windows
+	own := strings.Join(got.ownFiles(), "\n")
+	if !strings.Contains(own, key) || !strings.Contains(own, token) {
+		t.Errorf("own files:\n%s", own)
+	}
+	got = nil
+	if err := parse(newCmdMCP(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+	fj, _, _ := unitFactory(true)
+	if err := parse(newCmdMCP(fj, run)); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("--json: %v, ran %v", err, got != nil)
+	}
+	var inst *mcpInstallOptions
+	irun := func(o *mcpInstallOptions) error { inst = o; return nil }
+	if err := parse(newCmdMCPInstall(f, irun), "--target", "cursor", "--dry-run"); err != nil || inst == nil || inst.target != "cursor" || !inst.dryRun {
+		t.Errorf("install: %v, %+v", err, inst)
+	}
+	inst = nil
+	if err := parse(newCmdMCPInstall(f, irun), "cursor"); classify(err).exit != ExitUsage || inst != nil {
+		t.Errorf("install cursor: %v, ran %v", err, inst != nil)
+	}
+}
+
+// mcp install's run on a HOME of the test's own: --dry-run prints the
+// entry and writes nothing; then the file is created with this binary
+// and mcp, and a second run changes nothing. A missing or unknown
+// --target is a usage error.
+func TestMCPInstallRun(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	env := map[string]string{"HOME": home, "A2A_COURIER_CONFIG_DIR": filepath.Join(home, ".config", "a2a-courier"), "A2A_COURIER_STATE_DIR": filepath.Join(home, "state"),
+		"USERPROFILE": home, "APPDATA": filepath.Join(home, "AppData", "Roaming"), "LOCALAPPDATA": filepath.Join(home, "AppData", "Local")}
+	f, stdout, _ := unitFactory(true)
+	f.Process.LookupEnv = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	exe := filepath.Join(home, "bin", "a2a-courier")
+	f.Process.Executable = func() (string, error) { return exe, nil }
+	f.Flags = func() config.Flags { return config.Flags{} }
+	opts := func(target string, dry bool) *mcpInstallOptions {
+		return &mcpInstallOptions{Process: f.Process, Printer: f.Printer, Flags: f.Flags, target: target, dryRun: dry}
+	}
+	for _, target := range []string{"", "no-such"} {
+		if ce := classify(mcpInstallRun(opts(target, false))); ce.exit != ExitUsage {
+			t.Errorf("--target %q: exit %d (%s)", target, ce.exit, ce.message)
+		}
+	}
+	path := filepath.Join(home, ".cursor", "mcp.json")
+	var actions []string
+	for _, dry := range []bool{true, false, false} {
+		stdout.Reset()
+		if err := mcpInstallRun(opts("cursor", dry)); err != nil {
+			t.Fatal(err)
+		}
+		var doc struct {
+			Path, Action, Command string
+			Args                  []string
+			DryRun                bool `json:"dry_run"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Path != path || doc.Command != exe || len(doc.Args) == 0 || doc.Args[0] != "mcp" || doc.DryRun != dry {
+			t.Fatalf("%v: %s", err, stdout)
+		}
+		_, err := os.Stat(path)
+		if written := err == nil; written == dry {
+			t.Errorf("dry run %v: file written %v", dry, written)
+		}
+		actions = append(actions, doc.Action)
+	}
+	if actions[0] != "created" || actions[1] != "created" || actions[2] != "unchanged" {
+		t.Errorf("actions %q", actions)
+	}
+}
+
+// demo takes --keep and refuses --json and arguments; without a simulator
+// (a release build) its run says how to build one in.
+func TestDemoFlagsAndRun(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *demoOptions
+	run := func(_ context.Context, o *demoOptions) error { got = o; return nil }
+	if err := parse(newCmdDemo(f, run), "--keep"); err != nil || got == nil || !got.keep {
+		t.Errorf("--keep: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdDemo(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+	fj, _, _ := unitFactory(true)
+	if err := parse(newCmdDemo(fj, run)); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("--json: %v, ran %v", err, got != nil)
+	}
+	if ce := classify(demoRun(context.Background(), &demoOptions{Process: f.Process, Printer: f.Printer})); ce.exit != ExitUsage || !strings.Contains(ce.hint.String(), "-tags simulator") {
+		t.Errorf("no simulator: exit %d, %s, hint %q", ce.exit, ce.message, ce.hint)
+	}
+}
+
+// dev-server's flags reach its options, with the names of those given
+// (the simulator's configuration takes only those); its run starts the
+// Process's simulator with them and prints its settings, and stops when
+// its context ends.
+func TestDevServerFlagsAndRun(t *testing.T) {
+	t.Parallel()
+	f, stdout, _ := unitFactory(true)
+	var got *devServerOptions
+	run := func(_ context.Context, o *devServerOptions) error { got = o; return nil }
+	if err := parse(newCmdDevServer(f, run), "--addr", "127.0.0.1:0", "--version", "9.2", "--fail-runs", "2", "--proxy-cut-after", "3s", "-v"); err != nil || got == nil ||
+		got.addr != "127.0.0.1:0" || got.version != "9.2" || got.failRuns != 2 || got.proxyCut != 3*time.Second || !got.verbose {
+		t.Fatalf("flags: %v, %+v", err, got)
+	}
+	cfg, err := devServerConfig(got)
+	if err != nil || cfg.Version == nil || *cfg.Version != "9.2" || cfg.FailRuns == nil || *cfg.FailRuns != 2 || cfg.ProxyCutAfter == nil || cfg.IdleCloseAfter != nil || cfg.DataFile != nil {
+		t.Errorf("config %+v (%v)", cfg, err)
+	}
+	got = nil
+	if err := parse(newCmdDevServer(f, run), "x"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+	if ce := classify(devServerRun(context.Background(), &devServerOptions{Process: f.Process, Printer: f.Printer})); ce.exit != ExitUsage {
+		t.Errorf("no simulator: exit %d (%s)", ce.exit, ce.message)
+	}
+	f.Process.Simulator = agentbuilder.Start
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // it serves until its context ends: here, at once
+	o := &devServerOptions{Process: f.Process, Printer: f.Printer, addr: "127.0.0.1:0", version: "9.3", changed: map[string]bool{"version": true}}
+	if err := devServerRun(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ URL, Version string }
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || !strings.HasPrefix(doc.URL, "http://127.0.0.1:") || !strings.HasPrefix(doc.Version, "9.3") {
+		t.Errorf("%v: %s", err, stdout)
+	}
+}
+
+// doctor's run with settings that name no Kibana: the configuration
+// fails with the set-up steps, the Kibana checks are skipped (no server
+// asked), and it exits with the configuration's code.
+func TestDoctorRunNotConfigured(t *testing.T) {
+	t.Parallel()
+	f, stdout, _ := unitFactory(true)
+	s := &config.Settings{Profile: "default", Sources: map[string]string{}}
+	dir := t.TempDir()
+	opts := &doctorOptions{Printer: f.Printer, Caller: f.Caller, Caches: f.Caches, Engine: f.Engine, timeout: time.Minute,
+		Settings:       func() (*config.Settings, error) { return s, nil },
+		KibanaSettings: func() (*config.Settings, error) { return s, config.RequireKibana(s) },
+		ConfigPath:     func() string { return filepath.Join(dir, "config.yaml") },
+		Store:          func() (*store.Store, error) { return store.Open(filepath.Join(dir, "state")) },
+		Kibana: func(*config.Settings) (*client.Kibana, error) {
+			t.Error("a Kibana client was built")
+			return nil, errNotInAUnitTest
+		}}
+	err := doctorRun(context.Background(), opts)
+	var doc struct {
+		OK     bool
+		Checks []struct{ Name, Status string }
+		Setup  any
+	}
+	if jerr := json.Unmarshal(stdout.Bytes(), &doc); jerr != nil {
+		t.Fatalf("%v: %s", jerr, stdout)
+	}
+	if code := exitCodeOf(err); code != ExitUsage || doc.OK || doc.Setup == nil || len(doc.Checks) == 0 || doc.Checks[0].Name != "configuration" || doc.Checks[0].Status != "fail" {
+		t.Errorf("exit %d: %s", code, stdout)
+	}
+	skipped := 0
+	for _, c := range doc.Checks {
+		if c.Status == "skip" {
+			skipped++
+		}
+	}
+	if skipped == 0 {
+		t.Errorf("no check skipped: %s", stdout)
+	}
+}
+
+// exitCodeOf is the exit code Run gives err.
+func exitCodeOf(err error) int {
+	var ex *exitError
+	if errors.As(err, &ex) {
+		return ex.code
+	}
+	if err == nil {
+		return ExitOK
+	}
+	return classify(err).exit
+}
+
+// simKibana is an Agent Builder client of the simulator, in the default
+// space, with the test's key.
+func simKibana(t *testing.T, url string) *client.Kibana {
+	t.Helper()
+	k, err := client.NewKibana(client.KibanaConfig{URL: url, APIKey: client.Secret(testKey), HTTPClient: http.DefaultClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// show's run against the simulator, with a Kibana client of the test's
+// own: a contextId is read as conversation a2a-<contextId>; --round picks
+// a round; --all-rounds prints each; a conversation that is not there
+// exits 5 naming both ids tried; a bad flag is refused before any server
+// is asked.
+func TestShowRun(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Seed = []agentbuildertest.SeedConversation{{ID: "a2a-unit-ctx", AgentID: "audit-agent", Rounds: 2, Title: "Unit"}}
+	})
+	asked := 0
+	opts := func(f *Factory, target string) *showOptions {
+		return &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, RecordNote: func() string { return "" },
+			KibanaForRecord: func(rec *store.Record) (*client.Kibana, string, bool, error) {
+				asked++
+				if rec != nil {
+					t.Errorf("a local record of %s", rec.ContextID)
+				}
+				return simKibana(t, sim.URL), "default", false, nil
+			},
+			target: target, timeout: time.Minute}
+	}
+	f, stdout, _ := unitFactory(true)
+	o := opts(f, "unit-ctx")
+	o.round, o.roundSet = 1, true
+	if err := showRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	var doc showDoc
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.ConversationID != "a2a-unit-ctx" || doc.Round != 1 || doc.RoundCount != 2 ||
+		doc.Reply == nil || *doc.Reply != "Answer to question 1." || doc.AgentID != "audit-agent" || doc.Title != "Unit" {
+		t.Errorf("%v: %s", err, stdout)
+	}
+	ft, text, _ := unitFactory(false)
+	o = opts(ft, "a2a-unit-ctx")
+	o.allRounds = true
+	if err := showRun(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	want := "[round 1 of 2: input]\nQuestion 1\n[round 1 of 2: reply]\nAnswer to question 1.\n[round 2 of 2: input]\nQuestion 2\n[round 2 of 2: reply]\nAnswer to question 2.\n"
+	if text.String() != want {
+		t.Errorf("--all-rounds:\n%s\nwant:\n%s", text, want)
+	}
+	ce := classify(showRun(context.Background(), opts(f, "no-such-ctx")))
+	if ce.exit != ExitNotFound || !strings.Contains(ce.message, "neither a2a-no-such-ctx (contextId no-such-ctx) nor no-such-ctx exists") {
+		t.Errorf("missing: exit %d, %s", ce.exit, ce.message)
+	}
+	before := asked
+	for _, bad := range []func(*showOptions){
+		func(o *showOptions) { o.round, o.roundSet = 0, true },
+		func(o *showOptions) { o.round, o.roundSet, o.allRounds = 1, true, true },
+		func(o *showOptions) { o.maxChars = -1 },
+		func(o *showOptions) { o.target = "bad id" },
+	} {
+		o := opts(f, "unit-ctx")
+		bad(o)
+		if ce := classify(showRun(context.Background(), o)); ce.exit != ExitUsage {
+			t.Errorf("%+v: exit %d (%s)", o, ce.exit, ce.message)
+		}
+	}
+	if asked != before {
+		t.Errorf("a bad flag asked for the Kibana client %d times", asked-before)
+	}
+}
+
+// unitEngine is a task engine on a state directory of the test's own,
+// for what needs no server.
+func unitEngine(t *testing.T, p *Process) *courier.Courier {
+	t.Helper()
+	st, err := store.Open(filepath.Join(t.TempDir(), "state"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return newEngine(p, engineParts{store: st})
+}
+
+// cancel's run on a state directory of the test's own: a task not sent yet
+// is canceled locally (exit 0, its record canceled, no agent resolved);
+// canceled again, it is refused (exit 6); an id with no record and no agent
+// exits 5 with the hint that names tasks, or for a conversation id its
+// contextId.
+func TestCancelRun(t *testing.T) {
+	t.Parallel()
+	f, stdout, _ := unitFactory(true)
+	c := unitEngine(t, f.Process)
+	rec := &store.Record{ContextID: "3f6c2e1a-0000-4000-8000-00000000cccc", MessageID: "m", Agent: "research", State: store.Queued, Message: "never sent",
+		Target: store.Target{Kind: store.TargetA2A, URL: "http://127.0.0.1:1/agent"}}
+	if err := c.Store.Create(rec); err != nil {
+		t.Fatal(err)
+	}
+	app := &App{p: f.Process, jsonOut: true, out: f.Printer()}
+	opts := func(id string) *cancelOptions {
+		return &cancelOptions{Printer: f.Printer, Engine: func() (*courier.Courier, error) { return c, nil }, ReportCanceled: app.reportCanceled,
+			ResolveTarget: func(context.Context, string, agentFlags) (*target, error) {
+				t.Error("an agent was resolved")
+				return nil, errNotInAUnitTest
+			},
+			id: id, timeout: time.Minute}
+	}
+	if err := cancelRun(context.Background(), opts(rec.ContextID)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Store.Load(rec.ContextID)
+	if err != nil || got.State != store.Canceled || got.SentAt != nil || !strings.Contains(stdout.String(), `"state": "canceled"`) {
+		t.Errorf("record %+v (%v); stdout %s", got, err, stdout)
+	}
+	if ce := classify(cancelRun(context.Background(), opts(rec.ContextID))); ce.exit != ExitTaskFailed || ce.code != "not_cancelable" {
+		t.Errorf("canceled again: exit %d, %s %s", ce.exit, ce.code, ce.message)
+	}
+	for id, hint := range map[string]string{"3f6c2e1a-0000-4000-8000-00000000dddd": "`a2a-courier tasks` lists", "a2a-3f6c2e1a-0000-4000-8000-00000000dddd": "its contextId is 3f6c2e1a-0000-4000-8000-00000000dddd"} {
+		if ce := classify(cancelRun(context.Background(), opts(id))); ce.exit != ExitNotFound || !strings.Contains(ce.hint.String(), hint) {
+			t.Errorf("%s: exit %d, %s, hint %q", id, ce.exit, ce.message, ce.hint)
+		}
+	}
+	if ce := classify(cancelRun(context.Background(), opts("bad id"))); ce.exit != ExitUsage {
+		t.Errorf("bad id: exit %d (%s)", ce.exit, ce.message)
+	}
+}
+
+// tasks' run on a state directory of the test's own: the ledger's rows
+// as --json lists them, filtered by state; a bad --state or --limit is
+// refused before the engine is asked.
+func TestTasksRun(t *testing.T) {
+	t.Parallel()
+	f, stdout, _ := unitFactory(true)
+	c := unitEngine(t, f.Process)
+	for i, agent := range []string{"research", "audit-agent"} {
+		rec := &store.Record{ContextID: "3f6c2e1a-0000-4000-8000-00000000000" + string(rune('a'+i)), MessageID: "m", Agent: agent, State: store.Queued, Message: "q",
+			Target: store.Target{Kind: store.TargetA2A, URL: "http://127.0.0.1:1/agent"}}
+		if err := c.Store.Create(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	asked := 0
+	opts := func(state, agent string, limit int) *tasksOptions {
+		return &tasksOptions{Process: f.Process, Printer: f.Printer, Engine: func() (*courier.Courier, error) { asked++; return c, nil },
+			state: state, agent: agent, limit: limit}
+	}
+	var doc struct {
+		Source string
+		Tasks  []taskRow
+		Total  int
+	}
+	if err := tasksRun(context.Background(), opts("running", "audit-agent", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &doc); err != nil || doc.Source != "local" || doc.Total != 1 || len(doc.Tasks) != 1 ||
+		doc.Tasks[0].Agent != "audit-agent" || doc.Tasks[0].State != "queued" || doc.Tasks[0].Target != "a2a" {
+		t.Errorf("%v: %s", err, stdout)
+	}
+	stdout.Reset()
+	if err := tasksRun(context.Background(), opts("completed", "", 0)); err != nil || !strings.Contains(stdout.String(), `"total": 0`) {
+		t.Errorf("completed: %v, %s", err, stdout)
+	}
+	before := asked
+	for _, o := range []*tasksOptions{opts("no-such", "", 0), opts("", "", -1)} {
+		if ce := classify(tasksRun(context.Background(), o)); ce.exit != ExitUsage {
+			t.Errorf("%+v: exit %d (%s)", o, ce.exit, ce.message)
+		}
+	}
+	if asked != before {
+		t.Errorf("a bad flag asked for the engine")
 	}
 }
