@@ -66,6 +66,7 @@ func (m *interopResults) set(scenario, server, result string) {
 }
 
 func TestInteropMatrix(t *testing.T) {
+	t.Parallel()
 	servers := interopServers(t)
 	var matrix interopResults
 	scenarios := []struct {

@@ -42,6 +42,7 @@ var partsMounts = []struct{ name, mount string }{
 // the task is final. The files are removed as soon as send-async returns:
 // the worker does not need them.
 func TestFilesAndDataReachTheAgent(t *testing.T) {
+	t.Parallel()
 	js := interoptest.StartJS(t)
 	pngBytes, _ := base64.StdEncoding.DecodeString(interoptest.FilesPNG)
 	csvBytes := []byte("name,n\nada,1\n")
@@ -124,6 +125,7 @@ func TestFilesAndDataReachTheAgent(t *testing.T) {
 // foreground and through a detached worker. Without parts an empty
 // message is still refused (exit 2), before anything is recorded.
 func TestPartsAlone(t *testing.T) {
+	t.Parallel()
 	js := interoptest.StartJS(t)
 	csvBytes := []byte("name,n\nada,1\n")
 	want := interoptest.PartLine(1, "raw", "table.csv", "text/csv", fmt.Sprintf("size=%d sha256=%s", len(csvBytes), hexSHA(csvBytes)))
@@ -240,6 +242,7 @@ func TestPartsRefusedBeforeSending(t *testing.T) {
 // on stderr and in --json with its size and SHA-256, the data as sent;
 // fetch from another state directory saves and shows the same.
 func TestReplyFilesSaved(t *testing.T) {
+	t.Parallel()
 	js := interoptest.StartJS(t)
 	png, _ := base64.StdEncoding.DecodeString(interoptest.FilesPNG)
 	for _, m := range partsMounts {

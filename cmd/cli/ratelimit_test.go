@@ -332,6 +332,7 @@ func (p *rateLimitProxy) counts() (refused, forwarded int) {
 // A generic A2A agent (the a2a-go server) behind a rate limit: the same
 // retries, one message reaches the agent.
 func TestSendRetriesRateLimitedGenericAgent(t *testing.T) {
+	t.Parallel()
 	srv := interoptest.StartGo(t)
 	proxy := newRateLimitProxy(t, srv.Origin, 2)
 	h := newHarness(t, nil)

@@ -80,6 +80,7 @@ func (r *relReport) table() string {
 }
 
 func TestReliability(t *testing.T) {
+	t.Parallel()
 	n := reliabilityTasks()
 	t.Cleanup(func() {
 		table := reliability.table()

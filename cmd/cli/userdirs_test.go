@@ -17,6 +17,7 @@ import (
 // place: the config file, the state directory, the skill, each assistant's
 // MCP file. Before, on Windows, each of them failed with "HOME is not set".
 func TestDefaultPlacesFromTheProfile(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	home := filepath.Join(root, "home dir")
 	env := map[string]string{"A2A_COURIER_TEST_MAIN": "1", "HOME": home}
