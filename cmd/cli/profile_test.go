@@ -86,6 +86,12 @@ func testRecordKeepsItsProfile(t *testing.T, v agentbuildertest.Version) {
 	if after := def.Requests(agentbuildertest.RouteConversation) + def.Requests(agentbuildertest.RouteConversations); after != before {
 		t.Errorf("the configured Kibana, not the task's, was read %d times", after-before)
 	}
+	if v == agentbuildertest.V96 {
+		// The run is asked to stop by its task, which the worker records
+		// once Kibana's answer to the send names it: until then cancel
+		// rightly says Kibana has not named it yet (seen under load).
+		waitUntil(t, "the worker to record the run's task", 20*time.Second, func() bool { return loadRecord(t, h, ctxID).TaskID != "" })
+	}
 	r = h.run("cancel", ctxID)
 	r.expect(t, ExitOK)
 	if v == agentbuildertest.V96 && (!strings.Contains(r.stderr, "profile lab") || strings.Contains(r.stderr, "not the one it was sent to")) {
