@@ -128,7 +128,7 @@ func (a *App) runRemoteTasks(ctx context.Context, opts *tasksOptions) error {
 	l, err := c.TaskList(ctx, client.TaskFilter{ContextID: opts.contextID, State: opts.state}, opts.limit)
 	if errors.Is(err, client.ErrNoTaskList) {
 		ce := errNoTaskList(src, opts.contextID, err)
-		ce.hint = say("`%s` (without --url) lists the tasks sent from this machine; %s reads one task", nextstep.New("tasks"), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))
+		ce.hint = say("%s (without %s) lists the tasks sent from this machine; %s reads one task", nextstep.New("tasks").Quoted(), nextstep.Opt("--url"), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))
 		return ce
 	} else if err != nil {
 		return err
