@@ -134,7 +134,7 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 		}
 		return a.fetchRemote(ctx, opts, src, local, st)
 	case opts.agentFlags.protocol != "" || opts.agentFlags.binding != "" || opts.state != "":
-		return usageErr("--protocol, --binding and --state are for generic A2A agents: add --url <agent URL> or the peer's name", "--protocol, --binding or --state without an A2A agent")
+		return usageErrSay(say("--protocol, --binding and %s are for generic A2A agents: add %s or the peer's name", nextstep.Opt("--state"), nextstep.OptHole("--url", "agent URL")), "--protocol, --binding or --state without an A2A agent")
 	}
 	return a.fetchKibana(ctx, opts, local, st)
 }
@@ -173,7 +173,7 @@ func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource
 		if _, ok, err := a.peer(opts.peer); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, usageErr("fetch needs no agent for Kibana (the contextId is enough); for another A2A agent, name a peer of the config file (`a2a-courier config show`) or pass --url <agent URL>",
+			return nil, usageErrSay(say("fetch needs no agent for Kibana (the contextId is enough); for another A2A agent, name a peer of the config file (%s) or pass %s", nextstep.New("config").Pos("show").Quoted(), nextstep.OptHole("--url", "agent URL")),
 				"no peer %q in the config file", opts.peer)
 		}
 	}

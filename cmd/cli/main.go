@@ -555,7 +555,7 @@ func groupRun(app *App) func(*cobra.Command, []string) error {
 			return cmd.Help()
 		}
 		if !cmd.HasParent() {
-			return usageErr("run `a2a-courier --help` for what each command does", "a command is needed: one of %s", names)
+			return usageErrSay(say("%s for what each command does", nextstep.New("--help").Run()), "a command is needed: one of %s", names)
 		}
 		return usageErr("run `"+cmd.CommandPath()+" --help` for what each does", "%s needs a subcommand: one of %s", commandName(cmd), names)
 	}

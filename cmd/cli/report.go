@@ -164,7 +164,7 @@ func refineServer(e *client.Error, r *kindReport) {
 
 func refineConnection(e *client.Error, r *kindReport) {
 	if errors.Is(e, context.DeadlineExceeded) {
-		r.hint = plain("no answer in time: raise --timeout, or check that the server is up")
+		r.hint = say("no answer in time: raise %s, or check that the server is up", nextstep.Opt("--timeout"))
 	}
 }
 

@@ -75,7 +75,7 @@ tasks (A2A 0.3, or a server without ListTasks) exits 2, code unsupported.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.agentFlags.url == "" && (opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "") {
-				return usageErr("--context, --protocol and --binding list a generic A2A agent's tasks: add --url <agent URL>", "--context, --protocol or --binding without --url")
+				return usageErrSay(say("%s, --protocol and --binding list a generic A2A agent's tasks: add %s", nextstep.Opt("--context"), nextstep.OptHole("--url", "agent URL")), "--context, --protocol or --binding without --url")
 			}
 			return runF(cmd.Context(), opts)
 		},
