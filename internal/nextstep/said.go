@@ -61,12 +61,6 @@ func MaxWait(value string) Text {
 	return Per(Plain("--max-wait "+value), Plain("its maximum wait of "+value+", "+maxWaitSet))
 }
 
-// MaxWaitFlag is the flag --max-wait named alone in a sentence ("the
-// task's --max-wait"); to the tools, "maximum wait (set …)".
-func MaxWaitFlag() Text {
-	return Per(Plain("--max-wait"), Plain("maximum wait ("+maxWaitSet+")"))
-}
-
 // ItsMaxWait is "its --max-wait (2h)" in a sentence; to the tools, "its
 // maximum wait (2h, set …)".
 func ItsMaxWait(value string) Text {

@@ -52,8 +52,6 @@ func TestSaidToTools(t *testing.T) {
 		{Say("pass %s", ContextIDFrom("send-async")), "pass the contextId printed by send-async", "pass the context_id that the send or send_async tool returned"},
 		{Say("followed for 38.5s more (%s), then", MaxWait("40s")), "followed for 38.5s more (--max-wait 40s), then",
 			"followed for 38.5s more (its maximum wait of 40s, set on the command line (--max-wait) or in the config file (max_wait)), then"},
-		{Say("past the task's %s", MaxWaitFlag()), "past the task's --max-wait",
-			"past the task's maximum wait (set on the command line (--max-wait) or in the config file (max_wait))"},
 		{Say("%s has run out", ItsMaxWait("2h")), "its --max-wait (2h) has run out",
 			"its maximum wait (2h, set on the command line (--max-wait) or in the config file (max_wait)) has run out"},
 		{Plain("no command here: --wait-timeout stays"), "no command here: --wait-timeout stays", "no command here: --wait-timeout stays"},
