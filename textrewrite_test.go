@@ -18,9 +18,9 @@ var rewriters = map[string]bool{
 }
 
 // rewritesAllowed are the files of cmd/ and internal/ that may call a
-// rewriter, each with why it is no rewrite of a printed text (or, marked
-// "left:", a rewrite not gone yet). A printed command or hint is a value
-// (internal/nextstep), rendered where it is printed: its text is never
+// rewriter, each with why it is no rewrite of a printed text. A printed
+// command or hint is a value (internal/nextstep), rendered where it is
+// printed, for people or for the MCP server's tools: its text is never
 // rewritten after.
 var rewritesAllowed = map[string]string{
 	"cmd/cli/main.go":               "cobra's usage template, and flag names' spelling: not printed text",
@@ -35,9 +35,6 @@ var rewritesAllowed = map[string]string{
 	"internal/filename/filename.go": "a file name's backslashes as separators before its last element is taken: a name, not printed text",
 	"internal/shellcmd/shell.go":    "quotes a value for PowerShell (its escape is the backtick)",
 	"internal/mcpinstall/check.go":  "an error's lines on one line",
-	"cmd/cli/result.go":             "left: withoutTask cuts the task out of an error message (a message's subject apart is issue 22's next step)",
-	"internal/mcpserver/text.go":    "left: withoutTask, as cmd/cli's",
-	"internal/mcpserver/terms.go":   "left: the hints' prose in tool terms (the hints as nextstep.Text to the server is issue 22's next step)",
 }
 
 // TestNoTextIsRewritten keeps printed texts from being rewritten: no

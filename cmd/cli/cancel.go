@@ -78,7 +78,7 @@ argument, or --url.`,
 
 func cancelRun(ctx context.Context, opts *cancelOptions) error {
 	if err := client.CheckID("contextId or task id", opts.id); err != nil {
-		return usageErr("pass the contextId printed by send-async, or a task id", "%s", err.Error())
+		return usageErrSay(say("pass %s, or a task id", nextstep.ContextIDFrom("send-async")), "%s", err.Error())
 	}
 	c, err := opts.Engine()
 	if err != nil {
@@ -112,11 +112,11 @@ func cancelRun(ctx context.Context, opts *cancelOptions) error {
 	case errors.Is(err, courier.ErrCancelPending):
 		return &cliError{exit: ExitStillRunning, code: "cancel_pending",
 			message: "task " + rec.ContextID + " is held by a worker that has not confirmed the cancel yet",
-			hint:    say("the cancel marker stays: the worker stops following the task when it next looks; `%s` shows it then", resultStep(rec.ContextID))}
+			hint:    say("the cancel marker stays: the worker stops following the task when it next looks; %s shows it then", resultStep(rec.ContextID).Quoted())}
 	case errors.Is(err, courier.ErrCancelReplaced):
 		return &cliError{exit: ExitUnexpected, code: "unexpected",
 			message: "task " + rec.ContextID + " got a new message while it was being canceled, and the canceled message's record is not in the archive",
-			hint:    say("`%s` shows the context's newest message", resultStep(rec.ContextID))}
+			hint:    say("%s shows the context's newest message", resultStep(rec.ContextID).Quoted())}
 	case err != nil:
 		return err
 	case canceled.State != store.Canceled:
@@ -130,7 +130,7 @@ func cancelRun(ctx context.Context, opts *cancelOptions) error {
 // alreadyFinished refuses to cancel a task that has ended (exit 6).
 func alreadyFinished(rec *store.Record, says string) error {
 	return &cliError{exit: ExitTaskFailed, code: "not_cancelable", message: "task " + rec.ContextID + " " + says + " " + string(rec.State),
-		hint: say("a finished task cannot be canceled; `%s` shows it", resultStep(rec.ContextID))}
+		hint: say("a finished task cannot be canceled; %s shows it", resultStep(rec.ContextID).Quoted())}
 }
 
 // cancelRecord finds the local record of a contextId or task id; nil when
@@ -154,8 +154,8 @@ func cancelRecord(ctx context.Context, c *courier.Courier, id string) (*store.Re
 // on the agent named.
 func (opts *cancelOptions) cancelRemoteTask(ctx context.Context, c *courier.Courier) error {
 	if opts.agent == "" && opts.agentFlags.url == "" {
-		hint := say("`%s` lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: %s, or --url <agent URL>",
-			nextstep.New("tasks"), nextstep.New("cancel").Hole("", "taskId").Hole("", "peer"))
+		hint := say("%s lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: %s, or %s",
+			nextstep.New("tasks").Quoted(), nextstep.New("cancel").Hole("", "taskId").Hole("", "peer"), nextstep.OptHole("--url", "agent URL"))
 		if rest, ok := courier.ContextOfConversationID(opts.id); ok {
 			hint = say("that is a conversation id: its contextId is %s (%s)", rest, nextstep.New("cancel").Pos(rest))
 		}

@@ -25,6 +25,12 @@ type cliError struct {
 	setup []string
 	// retryAfter is the wait a busy server asked for (Retry-After).
 	retryAfter time.Duration
+	// said is the message as a text, when it names flags or steps: it is
+	// rendered for the caller where printed (message is it for people).
+	said nextstep.Text
+	// why is the message of a task's error without its subject ("task X
+	// failed: "), for a line that names the task already.
+	why string
 }
 
 func (e *cliError) Error() string { return e.message }
@@ -63,7 +69,7 @@ func classify(err error) *cliError {
 	}
 	var in *courier.InputError
 	if errors.As(err, &in) {
-		return usageErr(in.Hint, "%s", in.Message)
+		return &cliError{exit: ExitUsage, code: "usage", message: in.Error(), said: in.Message, hint: in.Hint}
 	}
 	var cfg *config.Error
 	if errors.As(err, &cfg) {

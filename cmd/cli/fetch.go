@@ -110,7 +110,7 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 		return a.fetchTask(ctx, opts)
 	}
 	if err := store.CheckContextID(opts.contextID); err != nil {
-		return usageErr("pass the contextId printed by send or send-async; those a2a-courier makes are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd", "%s", err.Error())
+		return usageErrSay(say("pass %s; those a2a-courier makes are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd", nextstep.ContextIDFrom("send or send-async")), "%s", err.Error())
 	}
 	// The local record, when there is one, says which round or task is ours.
 	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) { return st.Load(opts.contextID) })
@@ -134,7 +134,7 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 		}
 		return a.fetchRemote(ctx, opts, src, local, st)
 	case opts.agentFlags.protocol != "" || opts.agentFlags.binding != "" || opts.state != "":
-		return usageErr("--protocol, --binding and --state are for generic A2A agents: add --url <agent URL> or the peer's name", "--protocol, --binding or --state without an A2A agent")
+		return usageErrSay(say("--protocol, --binding and %s are for generic A2A agents: add %s or the peer's name", nextstep.Opt("--state"), nextstep.OptHole("--url", "agent URL")), "--protocol, --binding or --state without an A2A agent")
 	}
 	return a.fetchKibana(ctx, opts, local, st)
 }
@@ -173,7 +173,7 @@ func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource
 		if _, ok, err := a.peer(opts.peer); err != nil {
 			return nil, err
 		} else if !ok {
-			return nil, usageErr("fetch needs no agent for Kibana (the contextId is enough); for another A2A agent, name a peer of the config file (`a2a-courier config show`) or pass --url <agent URL>",
+			return nil, usageErrSay(say("fetch needs no agent for Kibana (the contextId is enough); for another A2A agent, name a peer of the config file (%s) or pass %s", nextstep.New("config").Pos("show").Quoted(), nextstep.OptHole("--url", "agent URL")),
 				"no peer %q in the config file", opts.peer)
 		}
 	}
@@ -236,7 +236,7 @@ func sameAgent(rec, t store.Target) bool {
 // errNoTaskList explains why a context cannot be read from an agent.
 func errNoTaskList(src *fetchSource, contextID string, err error) *cliError {
 	ce := &cliError{exit: ExitUsage, code: "unsupported", err: err,
-		hint: say("run `%s` where the task was sent, or pass the task id: %s", resultStep(contextID), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))}
+		hint: say("%s where the task was sent, or pass the task id: %s", resultStep(contextID).Run(), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))}
 	// Without a contextId (tasks --url), the listing was not by one.
 	by := map[bool]string{true: " by contextId"}[contextID != ""]
 	ce.message = "this agent speaks A2A 0.3, which cannot list tasks" + by
@@ -263,7 +263,7 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 	case errors.Is(err, client.ErrNoTaskList):
 		return errNoTaskList(src, ctxID, err)
 	case errors.As(err, &none):
-		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: say(none.Hint("`%s`"), resultStep(ctxID))} // the hint's prose is courier's, with no verb but this one
+		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: say(none.Hint("%s"), resultStep(ctxID).Quoted())} // the hint's prose is courier's, with no verb but this one
 	case err != nil:
 		return err
 	case f.FromRecord:
@@ -314,7 +314,7 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		}
 	default:
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.taskID,
-			hint: say("for a task started elsewhere, name the agent: %s, or --url <agent URL>", nextstep.New("fetch").Flag("--task", opts.taskID).Hole("", "peer"))}
+			hint: say("for a task started elsewhere, name the agent: %s, or %s", nextstep.New("fetch").Flag("--task", opts.taskID).Hole("", "peer"), nextstep.OptHole("--url", "agent URL"))}
 	}
 	f, err := a.caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
 		TaskID: opts.taskID, Local: local, OutDir: opts.out})
@@ -368,7 +368,7 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found", err: unknown.Err,
 			message: unknown.Error() + " in space " + space + ", and this machine no record of it",
-			hint:    hint.Then("; for a task sent to another A2A agent, add --url <agent URL> or the peer's name")}
+			hint:    hint.Then("; for a task sent to another A2A agent, add %s or the peer's name", nextstep.OptHole("--url", "agent URL"))}
 	case errors.As(err, &unreadable):
 		return &cliError{exit: ExitTaskFailed, code: "task_lost", message: unreadable.Error(),
 			hint: plain("open the conversation in Kibana; no reply can be read from it")}

@@ -97,7 +97,7 @@ type historyDoc struct {
 func historyRun(ctx context.Context, opts *historyOptions) error {
 	if opts.Agent != "" {
 		if err := client.CheckID("agent id", opts.Agent); err != nil {
-			return usageErrSay(say("agent ids are listed by `%s`", nextstep.New("discover")), "%s", err.Error())
+			return usageErrSay(say("agent ids are listed by %s", nextstep.New("discover").Quoted()), "%s", err.Error())
 		}
 	}
 	if opts.Limit < 0 {

@@ -318,7 +318,7 @@ func (a *App) hint(t nextstep.Text) string { return a.caller().Text(t) }
 // (--timeout), --json, and where the settings a hint speaks of came from
 // (config.Settings.Where, once they are loaded).
 func (a *App) caller() nextstep.Caller {
-	c := nextstep.Caller{Waits: a.waits, JSON: a.jsonOut}
+	c := nextstep.Caller{Waits: a.waits, JSON: a.jsonOut, Tool: a.p.Tool}
 	if !a.p.Tool {
 		for _, f := range []nextstep.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
 			{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
@@ -555,7 +555,7 @@ func groupRun(app *App) func(*cobra.Command, []string) error {
 			return cmd.Help()
 		}
 		if !cmd.HasParent() {
-			return usageErr("run `a2a-courier --help` for what each command does", "a command is needed: one of %s", names)
+			return usageErrSay(say("%s for what each command does", nextstep.New("--help").Run()), "a command is needed: one of %s", names)
 		}
 		return usageErr("run `"+cmd.CommandPath()+" --help` for what each does", "%s needs a subcommand: one of %s", commandName(cmd), names)
 	}

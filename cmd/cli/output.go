@@ -204,20 +204,30 @@ type errorDoc struct {
 	Setup   []string `json:"setup,omitempty"`
 	// hint is Hint as a text, which a command renders for its caller.
 	hint nextstep.Text
+	// why is Message without the task it names (cliError.why).
+	why string
 	// RetryAfterSeconds is the wait a busy server asked for (code busy).
 	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
 }
 
+// message is e's message as said to the caller (cliError.said).
+func (pr *printer) message(e *cliError) string {
+	if e.said.IsZero() {
+		return e.message
+	}
+	return pr.say(e.said)
+}
+
 func (pr *printer) printError(e *cliError) {
 	if pr.json {
-		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: e.message, Hint: pr.say(e.hint), Setup: e.setup,
+		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: pr.message(e), Hint: pr.say(e.hint), Setup: e.setup,
 			RetryAfterSeconds: courier.WholeSeconds(e.retryAfter)}})
 		if pr.outErr() == nil {
 			return
 		}
 		// stdout is gone (a closed pipe): the error document never reached
 		// the caller, so it gets one line on stderr instead.
-		line := e.message
+		line := pr.message(e)
 		if !e.hint.IsZero() {
 			line += " (" + pr.say(e.hint) + ")"
 		}
@@ -229,7 +239,7 @@ func (pr *printer) printError(e *cliError) {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	label := pr.errR.NewStyle().Foreground(lipgloss.Color("1")).Bold(true).Render("a2a-courier:")
-	fmt.Fprintf(pr.err, "%s %s\n", label, termui.Text(e.message))
+	fmt.Fprintf(pr.err, "%s %s\n", label, termui.Text(pr.message(e)))
 	if !e.hint.IsZero() {
 		hint := pr.errR.NewStyle().Faint(true).Render("hint:")
 		fmt.Fprintf(pr.err, "%s %s\n", hint, termui.Text(pr.say(e.hint)))

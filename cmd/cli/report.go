@@ -85,7 +85,7 @@ var kindReports = map[client.Kind]kindReport{
 	client.KindForbidden: {exit: ExitAuth,
 		hint: say("the API key lacks a privilege in the space: it needs Agent Builder read (feature_agentBuilder.read) there; %s", nextstep.Check(nextstep.KibanaSpace))},
 	client.KindNotFound: {exit: ExitNotFound, refine: refineNotFound,
-		hint: say("check the id; `%s` lists the agents of this space", nextstep.New("discover"))},
+		hint: say("check the id; %s lists the agents of this space", nextstep.New("discover").Quoted())},
 	// The request, as given, is one the server does not take.
 	client.KindBadRequest: {exit: ExitUsage, refine: refineBadRequest},
 	client.KindTooLarge: {exit: ExitUsage,
@@ -125,7 +125,7 @@ func reportOf(e *client.Error) kindReport {
 func refineNotFound(e *client.Error, r *kindReport) {
 	switch {
 	case strings.Contains(e.Op, "conversation"):
-		r.hint = say("check the id; `%s` lists the conversations of this space", nextstep.New("history"))
+		r.hint = say("check the id; %s lists the conversations of this space", nextstep.New("history").Quoted())
 	case e.Op == "list agents":
 		r.hint = say("Agent Builder is not enabled in this Kibana (9.2/9.3: Advanced Settings), or %s is not Kibana's address", nextstep.KibanaURL)
 	}
@@ -143,7 +143,7 @@ func refineBadRequest(e *client.Error, r *kindReport) {
 		r.hint = say("the server does not implement this request: is %s Kibana's address (not Elasticsearch's), with its base path if any?", nextstep.KibanaURL)
 	case e.StatusCode != 0:
 		r.hint = say("the server refused the request (HTTP %d): check the ids and values given; "+
-			"if they are right, run `%s` to check that %s is a Kibana with Agent Builder", e.StatusCode, nextstep.New("doctor"), nextstep.KibanaURL)
+			"if they are right, %s to check that %s is a Kibana with Agent Builder", e.StatusCode, nextstep.New("doctor").Run(), nextstep.KibanaURL)
 	default:
 		r.hint = plain("check the ids and values given")
 	}
@@ -164,7 +164,7 @@ func refineServer(e *client.Error, r *kindReport) {
 
 func refineConnection(e *client.Error, r *kindReport) {
 	if errors.Is(e, context.DeadlineExceeded) {
-		r.hint = plain("no answer in time: raise --timeout, or check that the server is up")
+		r.hint = say("no answer in time: raise %s, or check that the server is up", nextstep.Opt("--timeout"))
 	}
 }
 
@@ -390,7 +390,7 @@ func recordDoc(rec *store.Record) taskDoc {
 	}
 	if code := exitCodeFor(rec); code != ExitOK && code != ExitStillRunning && code != ExitInputRequired {
 		ce := recordError(rec)
-		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint.String(), hint: ce.hint, RetryAfterSeconds: courier.WholeSeconds(ce.retryAfter)}
+		d.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: ce.hint.String(), hint: ce.hint, why: ce.why, RetryAfterSeconds: courier.WholeSeconds(ce.retryAfter)}
 	}
 	return d
 }
@@ -399,7 +399,8 @@ func recordDoc(rec *store.Record) taskDoc {
 func recordError(rec *store.Record) *cliError {
 	ce := &cliError{exit: exitCodeFor(rec)}
 	what := map[store.State]string{store.Failed: "failed", store.Rejected: "was not accepted", store.Canceled: "was canceled", store.Expired: "is lost"}[rec.State]
-	ce.message = fmt.Sprintf("task %s %s: %s", rec.ContextID, what, nonEmptyStr(rec.Reason, "no reason given"))
+	ce.why = nonEmptyStr(rec.Reason, "no reason given")
+	ce.message = fmt.Sprintf("task %s %s: %s", rec.ContextID, what, ce.why)
 	ce.code = "task_" + string(rec.State)
 	switch rec.State {
 	case store.Failed:
@@ -410,7 +411,8 @@ func recordError(rec *store.Record) *cliError {
 	case store.Rejected:
 		if rec.Error != nil {
 			ce.code = rec.Error.Kind
-			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, rec.Error.Message)
+			ce.why = rec.Error.Message
+			ce.message = fmt.Sprintf("task %s was not accepted: %s", rec.ContextID, ce.why)
 			from := fromClientError(courier.ClientError(rec.Error))
 			if rec.Target.Kind == store.TargetA2A {
 				from = remoteHint(from)
@@ -423,6 +425,7 @@ func recordError(rec *store.Record) *cliError {
 			// The reason says why it was not sent again (courier's
 			// sendRetryWait).
 			if why, ok := strings.CutPrefix(rec.Reason, rec.Error.Message+"; "); ok && why != "" {
+				ce.why += "; not sent again: " + why
 				ce.message += "; not sent again: " + why
 			}
 		}
@@ -446,7 +449,7 @@ func recordError(rec *store.Record) *cliError {
 		case rec.Target.Kind != store.TargetA2A && !rec.Target.NonBlocking && courier.ReleaseAborts(rec.Target):
 			ce.hint = plain("the run stopped with its connection; sending again starts a new run")
 		case rec.Target.Kind != store.TargetA2A:
-			ce.hint = say("a2a-courier stopped following it; Agent Builder may still finish the run: `%s` reads its reply", fetchStep(rec.ContextID))
+			ce.hint = say("a2a-courier stopped following it; Agent Builder may still finish the run: %s reads its reply", fetchStep(rec.ContextID).Quoted())
 		default:
 			ce.hint = plain("the task was canceled on request; sending again starts a new run")
 		}
@@ -519,7 +522,7 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 		// The caller closed stdout: the task is not lost with it.
 		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
 			message: fmt.Sprintf("the result of task %s (%s) could not be written to stdout: %v; its record keeps it", rec.ContextID, rec.State, werr),
-			hint:    say("`%s` prints it again", resultStep(rec.ContextID))}
+			hint:    say("%s prints it again", resultStep(rec.ContextID).Quoted())}
 	}
 	return exitWith(code)
 }
@@ -533,7 +536,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 	doc.Note = a.withRecordNote(rec, extra.note)
 	if doc.Note == "" && courier.FailureLeavesNoTrace(rec) {
 		// Not "nothing is lost": a failure of this run would never show.
-		doc.Note = courier.NoTraceNote(rec, a.p.Now())
+		doc.Note = a.hint(courier.NoTraceNote(rec, a.p.Now()))
 	}
 	if !extra.resume.IsZero() && !doc.resume.IsZero() {
 		doc.resume = extra.resume
@@ -577,9 +580,10 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		// Nobody can read the reply with this credential: "still running"
 		// would have a caller wait for ever.
 		ce := fromClientError(courier.ClientError(rec.LastError))
+		ce.why = "reading the reply was refused: " + rec.LastError.Message
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
-		ce.hint = inTaskSpace(rec, ce.hint).Then("; once fixed, `%s` reads the reply", fetchStep(rec.ContextID))
-		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint)}
+		ce.hint = inTaskSpace(rec, ce.hint).Then("; once fixed, %s reads the reply", fetchStep(rec.ContextID).Quoted())
+		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint), why: ce.why}
 		return doc, ce.exit, ce, nil
 	}
 	return doc, exitCodeFor(rec), nil, nil
@@ -635,7 +639,7 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 	case code == ExitStillRunning:
 		said := ". Nothing is lost."
 		if courier.FailureLeavesNoTrace(rec) {
-			said = ": " + courier.NoTraceNote(rec, a.p.Now()) + "."
+			said = ": " + a.hint(courier.NoTraceNote(rec, a.p.Now())) + "."
 		}
 		pr.info("still running: %s has not answered yet (context %s, state %s)%s", rec.Agent, rec.ContextID, rec.State, said)
 		if rec.LastError != nil {

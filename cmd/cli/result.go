@@ -92,7 +92,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 	opts.contextIDs = distinct(opts.contextIDs)
 	for _, id := range opts.contextIDs {
 		if err := store.CheckContextID(id); err != nil {
-			return usageErr("pass the contextId printed by send-async", "%s", err.Error())
+			return usageErrSay(say("pass %s", nextstep.ContextIDFrom("send-async")), "%s", err.Error())
 		}
 		rec, err := c.Store.Load(id)
 		if errors.Is(err, store.ErrNotFound) {
@@ -147,7 +147,7 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 
 // noLocalRecord is the error of a contextId this machine has no record of.
 func noLocalRecord(id string) *cliError {
-	hint := say("started on another machine or with another state directory? `%s` asks the server", fetchStep(id))
+	hint := say("started on another machine or with another state directory? %s asks the server", fetchStep(id).Quoted())
 	if rest, ok := courier.ContextOfConversationID(id); ok {
 		hint = say("that is a conversation id: its contextId is %s (%s)", rest, resultStep(rest))
 	} else if !courier.IsUUID(id) {
@@ -305,7 +305,7 @@ func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyD
 		case r == nil:
 			pr.payload(fmt.Sprintf("[task %s: %s: no local record on this machine]", d.ContextID, d.State))
 		case d.Error != nil:
-			pr.payload(fmt.Sprintf("[task %s (%s): %s: %s]", r.ContextID, r.Agent, d.State, withoutTask(d.Error.Message, r.ContextID)))
+			pr.payload(fmt.Sprintf("[task %s (%s): %s: %s]", r.ContextID, r.Agent, d.State, d.Error.why))
 		default:
 			pr.payload(fmt.Sprintf("[task %s (%s): %s]", r.ContextID, r.Agent, d.State))
 		}
@@ -320,19 +320,6 @@ func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyD
 		pr.info("still running: %s; wait for %s with: %s", strings.Join(doc.Pending, ", "), map[bool]string{true: "it", false: "them"}[len(doc.Pending) == 1], doc.Resume)
 	}
 	return exitWith(code)
-}
-
-// withoutTask is a task's error message without the task it names, which
-// its line names already: "task X failed: R" is R, "reading the reply of
-// task X was refused: …" is "reading the reply was refused: …".
-func withoutTask(msg, id string) string {
-	if rest, ok := strings.CutPrefix(msg, "task "+id+" "); ok {
-		if _, why, ok := strings.Cut(rest, ": "); ok {
-			return why
-		}
-		return rest
-	}
-	return strings.Replace(msg, " of task "+id, "", 1)
 }
 
 // revive resolves, once, the credential the current configuration gives

@@ -244,7 +244,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 		// found by what the caller can still run.
 		return &cliError{exit: ExitUnexpected, code: "output", err: werr,
 			message: fmt.Sprintf("task %s is recorded and goes on in the background, but its contextId could not be written to stdout: %v", rec.ContextID, werr),
-			hint:    say("`%s` lists it; `%s` waits for its reply", nextstep.New("tasks"), waitStep(rec.ContextID))}
+			hint:    say("%s lists it; %s waits for its reply", nextstep.New("tasks").Quoted(), waitStep(rec.ContextID).Quoted())}
 	}
 	return nil
 }
@@ -254,7 +254,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Message, error) {
 	if opts.contextID != "" {
 		if err := store.CheckContextID(opts.contextID); err != nil {
-			return nil, usageErr("pass the contextId printed by send or send-async", "%s", err.Error())
+			return nil, usageErrSay(say("pass %s", nextstep.ContextIDFrom("send or send-async")), "%s", err.Error())
 		}
 	}
 	if opts.taskID != "" {
@@ -317,9 +317,9 @@ func (a *App) submitError(err error) error {
 	var other *courier.OtherAgentError
 	switch {
 	case errors.As(err, &unknown):
-		hint := say("`%s` lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out --context", nextstep.New("history"))
+		hint := say("%s lists the conversations (the contextId is the id after \"a2a-\"); to start a new conversation, leave out %s", nextstep.New("history").Quoted(), nextstep.Opt("--context"))
 		if rest, ok := courier.ContextOfConversationID(unknown.ContextID); ok {
-			hint = plain("that is a conversation id: its contextId is " + rest + " (--context " + rest + ")")
+			hint = say("that is a conversation id: its contextId is %s (%s)", rest, nextstep.Arg{Flag: "--context", Value: rest})
 		} else if !courier.IsUUID(unknown.ContextID) {
 			hint = plain("contextIds made by a2a-courier (and by Kibana) are UUIDs; ").Append(hint)
 		}
@@ -335,7 +335,7 @@ func (a *App) submitError(err error) error {
 				cmd = cmd.Flag("--kibana-url", t.URL).Flag("--space", nonEmptyStr(t.Space, "default"))
 			}
 		}
-		return usageErrSay(say("`%s` goes on with that conversation; leave out --context to start a new one with %s", cmd, other.Agent), "%s", other.Error())
+		return usageErrSay(say("%s goes on with that conversation; leave out %s to start a new one with %s", cmd.Quoted(), nextstep.Opt("--context"), other.Agent), "%s", other.Error())
 	case errors.As(err, &inFlight):
 		return usageErrSay(say("wait for it: %s", waitStep(inFlight.ContextID)), "%s", inFlight.Error())
 	case errors.As(err, &finished):
@@ -343,7 +343,7 @@ func (a *App) submitError(err error) error {
 		// refuse it, and a refused answer must not stand in for the
 		// outcome the context already has.
 		return &cliError{exit: ExitUsage, code: "usage", message: finished.Error(),
-			hint: say("`%s` shows its outcome; to ask something new, send a new message", resultStep(finished.Record.ContextID))}
+			hint: say("%s shows its outcome; to ask something new, send a new message", resultStep(finished.Record.ContextID).Quoted())}
 	}
 	return err
 }

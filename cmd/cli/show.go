@@ -142,7 +142,7 @@ type showRoundDoc struct {
 
 func showRun(ctx context.Context, opts *showOptions) error {
 	if err := client.CheckID("conversation id or contextId", opts.target); err != nil {
-		return usageErrSay(say("pass a conversation id listed by `%s`, or a contextId printed by send", nextstep.New("history")), "%s", err.Error())
+		return usageErrSay(say("pass a conversation id listed by %s, or a contextId printed by send", nextstep.New("history").Quoted()), "%s", err.Error())
 	}
 	switch {
 	case opts.roundSet && opts.allRounds:
@@ -157,7 +157,7 @@ func showRun(ctx context.Context, opts *showOptions) error {
 	// running.
 	local := opts.localRecord()
 	if local != nil && local.Target.Kind == store.TargetA2A {
-		return usageErrSay(say("`%s` shows it", resultStep(local.ContextID)),
+		return usageErrSay(say("%s shows it", resultStep(local.ContextID).Quoted()),
 			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
 	}
 	k, space, _, err := opts.KibanaForRecord(local)
@@ -247,7 +247,7 @@ func findConversation(ctx context.Context, k *client.Kibana, target, space strin
 		msg = fmt.Sprintf("conversation not found in space %s: neither %s (contextId %s) nor %s exists", space, candidates[0], target, target)
 	}
 	return nil, "", &cliError{exit: ExitNotFound, code: "not_found", message: msg,
-		hint: plain("`a2a-courier history` lists your conversations in this space; Kibana stores a conversation only once its first round completes, and only for the API key's user")}
+		hint: say("%s lists your conversations in this space; Kibana stores a conversation only once its first round completes, and only for the API key's user", nextstep.New("history").Quoted())}
 }
 
 // Round states as show reports them.
@@ -346,7 +346,7 @@ func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *s
 	if !ok {
 		reason := noRoundYet(convID)
 		if pr.json {
-			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: reason.String(), Resume: opts.Caller().Resume(showStep(convID, 0)), Note: opts.RecordNote()})
+			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: pr.say(reason), Resume: opts.Caller().Resume(showStep(convID, 0)), Note: opts.RecordNote()})
 			return exitWith(ExitStillRunning)
 		}
 		pr.info("%s; look again later: %s", reason, showStep(convID, 0))

@@ -49,7 +49,7 @@ func splitAgentArgs(af agentFlags, args []string, maxRest int) (string, []string
 		return "", args, nil
 	}
 	if len(args) == 0 {
-		return "", nil, usageErrSay(say("name an agent (see `%s`), a peer of the config file, or --url <agent URL>", nextstep.New("discover")), "no agent given")
+		return "", nil, usageErrSay(say("name an agent (see %s), a peer of the config file, or %s", nextstep.New("discover").Quoted(), nextstep.OptHole("--url", "agent URL")), "no agent given")
 	}
 	if len(args)-1 > maxRest {
 		return "", nil, usageErr("give the agent and at most the text (or - for stdin)", "too many arguments")
@@ -98,7 +98,7 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 		return a.remoteTarget(ctx, "", af.url, nil, af)
 	}
 	if err := client.CheckID("agent id", name); err != nil {
-		return nil, usageErrSay(say("agent ids are listed by `%s`", nextstep.New("discover")), "%s", err.Error())
+		return nil, usageErrSay(say("agent ids are listed by %s", nextstep.New("discover").Quoted()), "%s", err.Error())
 	}
 	if err := kibanaSpeaks(af); err != nil {
 		return nil, err
@@ -183,9 +183,9 @@ func kibanaSpeaks(af agentFlags) error {
 // discover knows for what was given as a name (send Chat), if any.
 func agentHint(agents []client.Agent, name string) nextstep.Text {
 	if ag, ok := courier.SuggestAgent(agents, name); ok {
-		return say("did you mean %s (named %q)? an agent is given by its id; `%s` lists them", ag.ID, ag.Name, nextstep.New("discover"))
+		return say("did you mean %s (named %q)? an agent is given by its id; %s lists them", ag.ID, ag.Name, nextstep.New("discover").Quoted())
 	}
-	return say("check the id; `%s` lists the agents of this space", nextstep.New("discover"))
+	return say("check the id; %s lists the agents of this space", nextstep.New("discover").Quoted())
 }
 
 // remoteTarget resolves a generic agent from its card.

@@ -80,7 +80,7 @@ tasks (A2A 0.3, or a server without ListTasks) exits 2, code unsupported.`,
 		Args: exactArgs(0, "no arguments"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.agentFlags.url == "" && (opts.contextID != "" || opts.agentFlags.protocol != "" || opts.agentFlags.binding != "") {
-				return usageErr("--context, --protocol and --binding list a generic A2A agent's tasks: add --url <agent URL>", "--context, --protocol or --binding without --url")
+				return usageErrSay(say("%s, --protocol and --binding list a generic A2A agent's tasks: add %s", nextstep.Opt("--context"), nextstep.OptHole("--url", "agent URL")), "--context, --protocol or --binding without --url")
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -137,7 +137,7 @@ func (opts *tasksOptions) remote(ctx context.Context) error {
 	l, err := c.TaskList(ctx, client.TaskFilter{ContextID: opts.contextID, State: opts.state}, opts.limit)
 	if errors.Is(err, client.ErrNoTaskList) {
 		ce := errNoTaskList(src, opts.contextID, err)
-		ce.hint = say("`%s` (without --url) lists the tasks sent from this machine; %s reads one task", nextstep.New("tasks"), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))
+		ce.hint = say("%s (without %s) lists the tasks sent from this machine; %s reads one task", nextstep.New("tasks").Quoted(), nextstep.Opt("--url"), nextstep.New("fetch").Hole("--task", "taskId").Words(src.command))
 		return ce
 	} else if err != nil {
 		return err

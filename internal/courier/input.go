@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -38,7 +39,7 @@ func ReadMessage(ctx context.Context, r io.Reader) (string, error) {
 		case rd.err != nil:
 			return "", fmt.Errorf("read the message from stdin: %w", rd.err)
 		case len(rd.b) > MaxMessageBytes:
-			return "", &InputError{Message: fmt.Sprintf("the message on stdin is larger than %d MiB", MaxMessageBytes>>20), Hint: "shorten the message"}
+			return "", &InputError{Message: nextstep.Plain(fmt.Sprintf("the message on stdin is larger than %d MiB", MaxMessageBytes>>20)), Hint: nextstep.Plain("shorten the message")}
 		}
 		return CheckText(string(rd.b))
 	}
@@ -46,7 +47,7 @@ func ReadMessage(ctx context.Context, r io.Reader) (string, error) {
 
 // ErrEmptyMessage is CheckText's error for a message with no text (an
 // *InputError): a message of files or data alone may have none.
-var ErrEmptyMessage error = &InputError{Message: "the message is empty", Hint: "pass the text as an argument, or pipe it on stdin"}
+var ErrEmptyMessage error = &InputError{Message: nextstep.Plain("the message is empty"), Hint: nextstep.Plain("pass the text as an argument, or pipe it on stdin")}
 
 // CheckText trims a message and checks it: not empty, and valid UTF-8 (the
 // server stores what it receives, and the reply is matched by the text's
@@ -57,7 +58,7 @@ func CheckText(text string) (string, error) {
 		return "", ErrEmptyMessage
 	}
 	if !utf8.ValidString(text) {
-		return "", &InputError{Message: "the message is not valid UTF-8 text", Hint: "convert it first, e.g. iconv -f latin1 -t utf-8"}
+		return "", &InputError{Message: nextstep.Plain("the message is not valid UTF-8 text"), Hint: nextstep.Plain("convert it first, e.g. iconv -f latin1 -t utf-8")}
 	}
 	return text, nil
 }

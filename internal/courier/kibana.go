@@ -5,7 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -223,13 +223,15 @@ func FailureLeavesNoTrace(x *store.Record) bool {
 
 // NoTraceNote says what a task FailureLeavesNoTrace is for comes to: no
 // reply yet, a failure would leave no trace, and how long it is followed
-// (its --max-wait, from its send) before it ends expired.
-func NoTraceNote(x *store.Record, now time.Time) string {
+// (its --max-wait, from its send) before it ends expired: a text, as the
+// flag is said to people and to the MCP server's tools otherwise.
+func NoTraceNote(x *store.Record, now time.Time) nextstep.Text {
 	left := x.Deadline().Sub(now)
-	follow := fmt.Sprintf("it is followed for %s more (--max-wait %s), then it ends expired", WaitText(max(left, 0)), WaitText(time.Duration(x.MaxWait)))
+	maxWait := WaitText(time.Duration(x.MaxWait))
+	follow := nextstep.Say("it is followed for %s more (%s), then it ends expired", WaitText(max(left, 0)), nextstep.MaxWait(maxWait))
 	if left <= 0 {
-		follow = fmt.Sprintf("its --max-wait (%s) has run out: it ends expired at the next look", WaitText(time.Duration(x.MaxWait)))
+		follow = nextstep.Say("%s has run out: it ends expired at the next look", nextstep.ItsMaxWait(maxWait))
 	}
-	return "no reply yet; on this release a failed run leaves no trace (Kibana " + x.Target.KibanaVersion +
-		" stores no failed run, and the connection that would have carried its failure ended): " + follow
+	return nextstep.Say("no reply yet; on this release a failed run leaves no trace (Kibana %s stores no failed run, and the connection that would have carried its failure ended): %s",
+		x.Target.KibanaVersion, follow)
 }

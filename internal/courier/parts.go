@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"io/fs"
 	"mime"
 	"os"
@@ -24,12 +25,14 @@ import (
 
 // InputError refuses what a caller asked to send before anything is
 // recorded or sent: a file that cannot be attached, data that is not JSON,
-// parts an agent does not take. Hint says what to do instead.
+// parts an agent does not take. Hint says what to do instead. Both are
+// texts rendered for the caller where printed: they name flags (--file),
+// which the MCP server's tools name otherwise (files).
 type InputError struct {
-	Message, Hint string
+	Message, Hint nextstep.Text
 }
 
-func (e *InputError) Error() string { return e.Message }
+func (e *InputError) Error() string { return e.Message.String() }
 
 // MaxPartsBytes caps the files and data of one message together (each file
 // is capped at client.MaxFilePartBytes): they travel inline, base64, in one
@@ -49,8 +52,8 @@ func Attach(paths, data []string) ([]client.Part, error) {
 			return nil, attachError(p, err)
 		}
 		if total += f.Size; total > MaxPartsBytes {
-			return nil, &InputError{Message: fmt.Sprintf("the files of the message come to %s, over the %s a message may carry", boundedfile.SizeText(total), boundedfile.SizeText(MaxPartsBytes)),
-				Hint: "send fewer or smaller files, in several messages"}
+			return nil, &InputError{Message: nextstep.Plain(fmt.Sprintf("the files of the message come to %s, over the %s a message may carry", boundedfile.SizeText(total), boundedfile.SizeText(MaxPartsBytes))),
+				Hint: nextstep.Plain("send fewer or smaller files, in several messages")}
 		}
 		parts = append(parts, f.Part)
 	}
@@ -76,12 +79,12 @@ func Attach(paths, data []string) ([]client.Part, error) {
 			if err != nil {
 				why = err.Error()
 			}
-			return nil, &InputError{Message: fmt.Sprintf("%s is not one JSON value: %s", what, why),
-				Hint: `give one JSON value, quoted for the shell (--data '{"key":"value"}'), or a file of one: --data @value.json`}
+			return nil, &InputError{Message: nextstep.Plain(fmt.Sprintf("%s is not one JSON value: %s", what, why)),
+				Hint: nextstep.Plain(`give one JSON value, quoted for the shell (--data '{"key":"value"}'), or a file of one: --data @value.json`)}
 		}
 		if total += int64(raw.Len()); total > MaxPartsBytes {
-			return nil, &InputError{Message: fmt.Sprintf("the files and data of the message are over the %s a message may carry", boundedfile.SizeText(MaxPartsBytes)),
-				Hint: "send less data, in several messages"}
+			return nil, &InputError{Message: nextstep.Plain(fmt.Sprintf("the files and data of the message are over the %s a message may carry", boundedfile.SizeText(MaxPartsBytes))),
+				Hint: nextstep.Plain("send less data, in several messages")}
 		}
 		p := client.DataPart(raw.Bytes())
 		p.MediaType = "application/json"
@@ -102,12 +105,12 @@ func dataFileError(path string, err error) error {
 	var tl *boundedfile.TooLargeError
 	switch {
 	case errors.As(err, &tl):
-		return &InputError{Message: fmt.Sprintf("--data @%s is over the %s a message may carry", path, boundedfile.SizeText(tl.Max)),
-			Hint: "send less data, in several messages"}
+		return &InputError{Message: nextstep.Plain(fmt.Sprintf("--data @%s is over the %s a message may carry", path, boundedfile.SizeText(tl.Max))),
+			Hint: nextstep.Plain("send less data, in several messages")}
 	case errors.Is(err, fs.ErrNotExist):
-		return &InputError{Message: "--data @" + path + ": no such file", Hint: "check the path (a value that starts with @ names a file)"}
+		return &InputError{Message: nextstep.Plain("--data @" + path + ": no such file"), Hint: nextstep.Plain("check the path (a value that starts with @ names a file)")}
 	}
-	return &InputError{Message: "--data @" + path + ": " + OneLine(err), Hint: "a value that starts with @ names a regular file of one JSON value"}
+	return &InputError{Message: nextstep.Plain("--data @" + path + ": " + OneLine(err)), Hint: nextstep.Plain("a value that starts with @ names a regular file of one JSON value")}
 }
 
 func attachError(path string, err error) error {
@@ -115,14 +118,14 @@ func attachError(path string, err error) error {
 	var nr *boundedfile.NotRegularError
 	switch {
 	case errors.As(err, &tl):
-		return &InputError{Message: fmt.Sprintf("file %s is %s, over the %s cap on a file sent in a message", path, boundedfile.SizeText(tl.Size), boundedfile.SizeText(tl.Max)),
-			Hint: "send a smaller file: cut or compress it, or send its parts in several messages"}
+		return &InputError{Message: nextstep.Plain(fmt.Sprintf("file %s is %s, over the %s cap on a file sent in a message", path, boundedfile.SizeText(tl.Size), boundedfile.SizeText(tl.Max))),
+			Hint: nextstep.Plain("send a smaller file: cut or compress it, or send its parts in several messages")}
 	case errors.As(err, &nr):
-		return &InputError{Message: "--file " + nr.Error(), Hint: "attach regular files only"}
+		return &InputError{Message: nextstep.Say("%s %s", nextstep.Opt("--file"), nr.Error()), Hint: nextstep.Plain("attach regular files only")}
 	case errors.Is(err, fs.ErrNotExist):
-		return &InputError{Message: "--file " + path + ": no such file", Hint: "check the path"}
+		return &InputError{Message: nextstep.Say("%s %s: no such file", nextstep.Opt("--file"), path), Hint: nextstep.Plain("check the path")}
 	}
-	return &InputError{Message: OneLine(err), Hint: "check the file's path and permissions"}
+	return &InputError{Message: nextstep.Plain(OneLine(err)), Hint: nextstep.Plain("check the file's path and permissions")}
 }
 
 // CheckParts refuses parts the target does not take, before anything is
@@ -133,13 +136,13 @@ func CheckParts(t store.Target, parts []client.Part) error {
 		return nil
 	}
 	if t.Kind == store.TargetKibana {
-		return &InputError{Message: "Agent Builder agents take text only: --file and --data cannot be sent to them; nothing was sent",
-			Hint: "put what the agent needs in the message text, or send the files to an A2A agent that takes them (--url, or a peer)"}
+		return &InputError{Message: nextstep.Say("Agent Builder agents take text only: %s and %s cannot be sent to them; nothing was sent", nextstep.Opt("--file"), nextstep.Opt("--data")),
+			Hint: nextstep.Say("put what the agent needs in the message text, or send the files to an A2A agent that takes them (%s, or a peer)", nextstep.Opt("--url"))}
 	}
 	for i, p := range parts {
 		if p.Kind == client.PartData && t.Dialect == string(client.V03) && !bytes.HasPrefix(bytes.TrimSpace(p.Data), []byte("{")) {
-			return &InputError{Message: fmt.Sprintf("this agent speaks A2A 0.3, whose data parts are JSON objects, and --data value %d is not one", i+1-countFiles(parts)),
-				Hint: `wrap the value in an object: --data '{"value": …}'`}
+			return &InputError{Message: nextstep.Say("this agent speaks A2A 0.3, whose data parts are JSON objects, and %s value %d is not one", nextstep.Opt("--data"), i+1-countFiles(parts)),
+				Hint: nextstep.Say("wrap the value in an object: %s", nextstep.Arg{Flag: "--data", Value: `{"value": …}`})}
 		}
 	}
 	return nil
@@ -199,8 +202,8 @@ func (c *Courier) spoolParts(rec *store.Record, parts []client.Part) error {
 	}
 	if int64(len(b)) > spoolCap(rec.Parts) {
 		// Never written: no worker would read it back (spooledParts).
-		return &InputError{Message: fmt.Sprintf("the files and data of the message are over the %s a message may carry", boundedfile.SizeText(MaxPartsBytes)),
-			Hint: "send fewer or smaller files, in several messages"}
+		return &InputError{Message: nextstep.Plain(fmt.Sprintf("the files and data of the message are over the %s a message may carry", boundedfile.SizeText(MaxPartsBytes))),
+			Hint: nextstep.Plain("send fewer or smaller files, in several messages")}
 	}
 	return c.Store.WriteSpool(rec.ContextID, rec.MessageID, b)
 }
@@ -376,10 +379,10 @@ func OutDir(dir string) (string, error) {
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
-		return "", &InputError{Message: "--out " + dir + ": " + OneLine(err), Hint: "give a directory for the reply's files"}
+		return "", &InputError{Message: nextstep.Plain("--out " + dir + ": " + OneLine(err)), Hint: nextstep.Plain("give a directory for the reply's files")}
 	}
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
-		return "", &InputError{Message: "--out " + dir + " is not a directory", Hint: "give a directory for the reply's files (it is made when missing)"}
+		return "", &InputError{Message: nextstep.Plain("--out " + dir + " is not a directory"), Hint: nextstep.Plain("give a directory for the reply's files (it is made when missing)")}
 	}
 	return abs, nil
 }

@@ -132,7 +132,7 @@ func (c *courier) run(ctx context.Context, args []string, stdin io.Reader, stdou
 	c.ran = append(c.ran, ranLine{append([]string{}, args...), string(b)})
 	c.mu.Unlock()
 	p := c.process(args, bytes.NewReader(b), stdout, stderr)
-	p.Events = ev
+	p.Events, p.Tool = ev, true // as mcpRunner: the MCP server is the caller
 	return cli.Run(ctx, p)
 }
 

@@ -76,8 +76,10 @@ func TestNextStepTexts(t *testing.T) {
 		t.Errorf("send: %q", got)
 	}
 	// A note (a failure that would leave no trace) is a sentence of its
-	// own, and so is what follows it.
-	noted := `{"context_id":"c-3","state":"working","note":"no reply yet; on this release a failed run leaves no trace (…): it is followed for 38.5s more (--max-wait 40s), then it ends expired"}`
+	// own, and so is what follows it. (The command said it to the server
+	// in tool terms: nextstep.MaxWait.)
+	noted := `{"context_id":"c-3","state":"working","note":"no reply yet; on this release a failed run leaves no trace (…): it is followed for 38.5s more ` +
+		`(its maximum wait of 40s, set on the command line (--max-wait) or in the config file (max_wait)), then it ends expired"}`
 	if got := tl.summary(json.RawMessage(noted), exitStillRunning, "result"); got != `still running (context c-3, state working): the task goes on in a background worker. `+
 		`No reply yet; on this release a failed run leaves no trace (…): it is followed for 38.5s more (its maximum wait of 40s, set on the command line (--max-wait) or in the config file (max_wait)), then it ends expired. `+
 		`Call the result tool with context_id "c-3" later; do not send the message again. With wait_seconds, result waits for the reply.` {

@@ -6,25 +6,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 )
 
 // A command's --json document names its next steps as command lines
-// (resume, answer) and says its errors for a shell (a hint naming
-// `a2a-courier discover`). An MCP client runs no shell, so the document a
-// tool returns as structuredContent keeps the command's field names, with
-// those values in tool terms:
+// (resume, answer). An MCP client runs no shell, so the document a tool
+// returns as structuredContent keeps the command's field names, with
+// resume and answer as the tool call that does it: {"tool": "result",
+// "arguments": {"context_id": "…", "wait_seconds": 45}}; answer's call
+// takes the user's answer as its message, which it leaves out. A command
+// no tool runs (none today) would be {"run_in_terminal": "…"}.
 //
-//   - resume and answer are the tool call that does it: {"tool": "result",
-//     "arguments": {"context_id": "…", "wait_seconds": 45}}; answer's
-//     call takes the user's answer as its message, which it leaves out. A
-//     command no tool runs (none today) would be {"run_in_terminal": "…"};
-//   - message, hint, reason, note and setup (of the document, its error
-//     and last_error, and of each task of several) are the texts of
-//     toolTerms, as the result's text says them.
-//
-// Everything else is the document as the command wrote it. (A later
-// redesign makes next steps typed values of the commands themselves; this
-// file is where the MCP server turns them into tool terms until then.)
+// Everything else is the document as the command wrote it: the command
+// ran with its caller the MCP server (nextstep.Caller.Tool), so its texts
+// (message, hint, reason, note, setup) say their steps and flags in tool
+// terms already, and nothing here rewrites them.
 
 // nextCall is a tool call that does what a command line of a document
 // does.
@@ -55,36 +52,19 @@ func (t *tools) structured(doc json.RawMessage) any {
 	return m
 }
 
-// inToolTerms rewrites the fields of one document that hold command lines
-// or texts for a shell.
+// inToolTerms makes the command lines of one document (resume, answer)
+// the tool calls that do them.
 func (t *tools) inToolTerms(m map[string]any) {
 	for _, k := range []string{"resume", "answer"} {
 		if s, ok := m[k].(string); ok && s != "" {
 			m[k] = t.callOf(s)
 		}
 	}
-	texts(m, "reason", "note")
-	for _, k := range []string{"error", "last_error"} {
-		if e, ok := m[k].(map[string]any); ok {
-			texts(e, "message", "hint")
-			if setup, ok := e["setup"].([]any); ok {
-				for i, s := range setup {
-					if s, ok := s.(string); ok {
-						setup[i] = toolTerms(s)
-					}
-				}
-			}
-		}
-	}
 }
 
-func texts(m map[string]any, keys ...string) {
-	for _, k := range keys {
-		if s, ok := m[k].(string); ok {
-			m[k] = toolTerms(s)
-		}
-	}
-}
+// boolFlags are the flags that take no value.
+var boolFlags = map[string]bool{"--wait": true, "--json": true, "--any": true, "--all-rounds": true, "--dry-run": true,
+	"--help": true, "-h": true, "-v": true, "--verbose": true, "--progress": true, "--no-stream": true, "--force": true}
 
 // callPositionals name the positional arguments of a command line as its
 // tool's arguments: fetch's second (a peer) is agent, and after --task
@@ -115,7 +95,7 @@ func (t *tools) callOf(command string) nextCall {
 	if len(words) < 2 || words[0] != "a2a-courier" {
 		return terminal
 	}
-	tool := commands[words[1]].tool
+	tool := nextstep.Tools[words[1]].Tool
 	if tool == "" {
 		return terminal
 	}

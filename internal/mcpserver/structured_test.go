@@ -46,18 +46,19 @@ func TestCallOf(t *testing.T) {
 }
 
 // structuredContent keeps the document's fields, with resume and answer
-// as tool calls and the texts for a shell in tool terms: of the document,
-// its error and last_error, and each task of several; the reply, the
-// ledger's rows and the numbers are as they were.
+// as tool calls; its texts are as the command said them to the server
+// (nextstep.Caller.Tool: in tool terms already), never rewritten, even
+// where they look like a shell's: the reply, the ledger's rows and the
+// numbers are as they were.
 func TestStructuredInToolTerms(t *testing.T) {
 	tl := &tools{o: Options{DefaultWait: 45 * time.Second}}
 	for doc, want := range map[string]string{
-		`{"context_id":"c-1","state":"working","resume":"a2a-courier result c-1 --wait --timeout 45s --progress --json","reply_chars":12345678901234567890}`:                                               `{"context_id":"c-1","reply_chars":12345678901234567890,"resume":{"tool":"result","arguments":{"context_id":"c-1","wait_seconds":45}},"state":"working"}`,
-		`{"context_id":"c-1","state":"input_required","reply":"run a2a-courier doctor?","answer":"a2a-courier send asks --context c-1 --json -"}`:                                                          `{"answer":{"tool":"send","arguments":{"agent":"asks","context_id":"c-1"}},"context_id":"c-1","reply":"run a2a-courier doctor?","state":"input_required"}`,
-		`{"error":{"code":"not_found","message":"no agent x","hint":"check the id; ` + "`a2a-courier discover`" + ` lists the agents of this space","setup":["a2a-courier config set kibana-url <url>"]}}`: `{"error":{"code":"not_found","hint":"check the id; the discover tool lists the agents of this space","message":"no agent x","setup":["run ` + "`a2a-courier config set kibana-url <url>`" + ` in a terminal"]}}`,
-		`{"context_id":"c-1","state":"working","reason":"leave out --context","note":"see a2a-courier tasks","last_error":{"code":"x","message":"--url","hint":"a2a-courier fetch c-1"}}`:                  `{"context_id":"c-1","last_error":{"code":"x","hint":"the fetch tool with context_id \"c-1\"","message":"url"},"note":"see the tasks tool","reason":"leave out context_id","state":"working"}`,
-		`{"tasks":[{"context_id":"a","state":"working","resume":"a2a-courier result a --wait"}],"pending":["a"],"resume":"a2a-courier result a --wait --any"}`:                                             `{"pending":["a"],"resume":{"tool":"result","arguments":{"any":true,"context_id":"a","wait_seconds":45}},"tasks":[{"context_id":"a","resume":{"tool":"result","arguments":{"context_id":"a","wait_seconds":45}},"state":"working"}]}`,
-		`{"source":"local","tasks":[{"context_id":"a","summary":"a2a-courier result a","reason":"--context"}]}`:                                                                                            `{"source":"local","tasks":[{"context_id":"a","reason":"--context","summary":"a2a-courier result a"}]}`,
+		`{"context_id":"c-1","state":"working","resume":"a2a-courier result c-1 --wait --timeout 45s --progress --json","reply_chars":12345678901234567890}`:                                `{"context_id":"c-1","reply_chars":12345678901234567890,"resume":{"tool":"result","arguments":{"context_id":"c-1","wait_seconds":45}},"state":"working"}`,
+		`{"context_id":"c-1","state":"input_required","reply":"run a2a-courier doctor?","answer":"a2a-courier send asks --context c-1 --json -"}`:                                           `{"answer":{"tool":"send","arguments":{"agent":"asks","context_id":"c-1"}},"context_id":"c-1","reply":"run a2a-courier doctor?","state":"input_required"}`,
+		`{"error":{"code":"not_found","message":"no agent x","hint":"check the id; the discover tool lists the agents of this space","setup":["a2a-courier config set kibana-url <url>"]}}`: `{"error":{"code":"not_found","hint":"check the id; the discover tool lists the agents of this space","message":"no agent x","setup":["a2a-courier config set kibana-url <url>"]}}`,
+		`{"context_id":"c-1","state":"working","reason":"leave out --context","note":"see a2a-courier tasks","last_error":{"code":"x","message":"--url","hint":"a2a-courier fetch c-1"}}`:   `{"context_id":"c-1","last_error":{"code":"x","hint":"a2a-courier fetch c-1","message":"--url"},"note":"see a2a-courier tasks","reason":"leave out --context","state":"working"}`,
+		`{"tasks":[{"context_id":"a","state":"working","resume":"a2a-courier result a --wait"}],"pending":["a"],"resume":"a2a-courier result a --wait --any"}`:                              `{"pending":["a"],"resume":{"tool":"result","arguments":{"any":true,"context_id":"a","wait_seconds":45}},"tasks":[{"context_id":"a","resume":{"tool":"result","arguments":{"context_id":"a","wait_seconds":45}},"state":"working"}]}`,
+		`{"source":"local","tasks":[{"context_id":"a","summary":"a2a-courier result a","reason":"--context"}]}`:                                                                             `{"source":"local","tasks":[{"context_id":"a","reason":"--context","summary":"a2a-courier result a"}]}`,
 	} {
 		if b := plainJSON(tl.structured(json.RawMessage(doc))); b != want {
 			t.Errorf("%s\n got %s\nwant %s", doc, b, want)

@@ -14,8 +14,8 @@ import (
 // summary is the short text beside the document: the reply, or the state
 // and what to do next, or the error and its hint. tool is the tool that
 // ran (what to call next depends on it). The commands' own texts (an
-// error, its hint, a reason) are said in tool terms (toolTerms); a
-// reply is the agent's, as it is.
+// error, its hint, a reason) are in tool terms as the command said them
+// to the server (nextstep.Caller.Tool); a reply is the agent's, as it is.
 func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 	var d taskSummary
 	json.Unmarshal(doc, &d)
@@ -31,9 +31,9 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 	case d.Tasks != nil:
 		return resultsText(d)
 	case d.Error != nil && code != exitOK:
-		s := toolTerms(d.Error.Message)
+		s := d.Error.Message
 		if d.Error.Hint != "" {
-			s += "\nhint: " + toolTerms(d.Error.Hint)
+			s += "\nhint: " + d.Error.Hint
 		}
 		return s
 	case code == exitStillRunning:
@@ -48,7 +48,7 @@ func (t *tools) summary(doc json.RawMessage, code int, tool string) string {
 		// A final state with no reply (canceled, say): the state and why.
 		s := fmt.Sprintf("task %s: %s", d.ContextID, d.State)
 		if d.Reason != "" {
-			s += ": " + toolTerms(d.Reason)
+			s += ": " + d.Reason
 		}
 		return s
 	}
@@ -67,7 +67,7 @@ func (t *tools) stillRunningText(d taskSummary, tool string) string {
 	if tool == "fetch" || strings.HasPrefix(d.Resume, "a2a-courier fetch ") {
 		s := fmt.Sprintf("no reply on the server yet (context %s, state %s)", d.ContextID, d.State)
 		if d.Reason != "" {
-			s += ": " + toolTerms(d.Reason)
+			s += ": " + d.Reason
 		}
 		s += ". Call the fetch tool again with the same arguments later, a few times; if it stays so, tell the user. Do not send the message again."
 		if local {
@@ -81,7 +81,7 @@ func (t *tools) stillRunningText(d taskSummary, tool string) string {
 	case d.Note != "":
 		// What the record says of it (a failure that would leave no
 		// trace, a worker that stopped): not "nothing is lost".
-		return s + sentence(toolTerms(d.Note)) + ". " + sentence(next)
+		return s + sentence(d.Note) + ". " + sentence(next)
 	case local:
 		return s + "Nothing is lost: " + next
 	}
@@ -267,6 +267,13 @@ func resultsText(d taskSummary) string {
 		if d.First != "" && t.ContextID != d.First {
 			continue
 		}
+		if t.Error != nil && t.State != stateNotFound && (t.Reason == "" || !ended[t.State]) {
+			// Its error's message names the task and what became of
+			// it ("reading the reply of task X was refused: …"): it is
+			// the task's line.
+			b.WriteString(t.Error.Message + "\n")
+			continue
+		}
 		fmt.Fprintf(&b, "task %s: %s", t.ContextID, t.State)
 		if d.First != "" {
 			b.WriteString(" (the first to finish)")
@@ -279,10 +286,12 @@ func resultsText(d taskSummary) string {
 			// gives on stderr on a line of its own.
 			b.WriteString(": no local record on this machine")
 			if t.Error != nil && t.Error.Hint != "" {
-				b.WriteString("\nhint: " + toolTerms(t.Error.Hint))
+				b.WriteString("\nhint: " + t.Error.Hint)
 			}
 		case t.Error != nil:
-			b.WriteString(": " + toolTerms(withoutTask(t.Error.Message, t.ContextID)))
+			// A task that ended so: the reason its record gives, which
+			// the error's message says after the task.
+			b.WriteString(": " + t.Reason)
 		}
 		b.WriteString("\n")
 	}
@@ -297,19 +306,9 @@ func resultsText(d taskSummary) string {
 // contextId the machine has no record of (cmd/cli's).
 const stateNotFound = "not_found"
 
-// withoutTask is a task's error message without the task it names, which
-// its line names already (as cmd/cli's withoutTask): "task X failed: R" is
-// R, "reading the reply of task X was refused: …" is "reading the reply
-// was refused: …".
-func withoutTask(msg, id string) string {
-	if rest, ok := strings.CutPrefix(msg, "task "+id+" "); ok {
-		if _, why, ok := strings.Cut(rest, ": "); ok {
-			return why
-		}
-		return rest
-	}
-	return strings.Replace(msg, " of task "+id, "", 1)
-}
+// ended are the states of a task that ended other than completed: its
+// document's reason says why.
+var ended = map[string]bool{"failed": true, "rejected": true, "canceled": true, "expired": true}
 
 // remoteText is the tasks tool's list of an agent's own tasks, a line a
 // task: contextId, task id (what fetch's task_id takes), state, when its

@@ -123,6 +123,10 @@ type Caller struct {
 	// (config.Settings.Where); check: the hint says "check <setting>",
 	// which Where words whole. Nil: by its variable.
 	Where func(s Setting, check bool) string
+	// Tool: the MCP server runs the command, and its texts say their
+	// steps and flags in tool terms (said.go); its resume and answer
+	// lines (Resume) stay command lines, which the server makes calls of.
+	Tool bool
 }
 
 // reachesServer are the commands that take the connection flags.
@@ -236,6 +240,9 @@ func (t Text) Fix(s Setting, said string) Text {
 			case Text:
 				args[j] = a.Fix(s, said)
 				continue
+			case per:
+				args[j] = per{a.people.Fix(s, said), a.tool.Fix(s, said)}
+				continue
 			}
 			args[j] = a
 		}
@@ -268,7 +275,27 @@ func (c Caller) Text(t Text) string {
 func (c Caller) arg(a any) any {
 	switch a := a.(type) {
 	case Step:
+		if c.Tool {
+			return c.tool(a, false)
+		}
 		return c.Line(a)
+	case Quoted:
+		if c.Tool {
+			return c.tool(Step(a), false)
+		}
+		return "`" + c.Line(Step(a)) + "`"
+	case Run:
+		if c.Tool {
+			return c.tool(Step(a), true)
+		}
+		return "run `" + c.Line(Step(a)) + "`"
+	case Arg:
+		return c.flag(a)
+	case per:
+		if c.Tool {
+			return c.Text(a.tool)
+		}
+		return c.Text(a.people)
 	case Text:
 		return c.Text(a)
 	case Setting:
