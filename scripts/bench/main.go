@@ -33,7 +33,11 @@
 //     Serverless simulators run in this process (their request counts by
 //     kind, open requests and connections read directly): Kibana requests
 //     per minute, worker processes, RSS and PSS, and the time from a run's
-//     end to its reply recorded, waited on or not (scale.go).
+//     end to its reply recorded, waited on or not (scale.go);
+//  8. send: one send beside a minimal Go client the bench writes and
+//     builds, making the same requests (by the simulator's counts) against
+//     the same in-process simulator, in turns, and the ratio of their
+//     medians (send.go).
 //
 // Figures are medians over -n runs on a shared machine: compare them with
 // each other within one run, not across machines.
@@ -102,6 +106,7 @@ var sections = []section{
 	{"show", benchShow},
 	{"releases", benchReleases},
 	{"scale", benchScale},
+	{"send", benchSend},
 }
 
 func sectionNames() []string {
