@@ -79,6 +79,17 @@ func NewHTTPClient(tlsConfig *tls.Config) *http.Client {
 		// We ask for gzip ourselves and decode it, so that the uncompressed
 		// size is known before the body is held in memory (see readBody).
 		DisableCompression: true,
+		// Each open connection keeps a read and a write buffer for its
+		// life: 8 KiB at Go's default of 4 KiB each, 8 MiB for the 1,000
+		// open POSTs of a worker on 9.5, and twice that with the garbage
+		// the collector lets grow beside them. 1 KiB holds a request's
+		// headers and a response's status line and headers in a read or
+		// two (longer lines are read in pieces); a body read into a larger
+		// buffer bypasses it (bufio reads directly), so reading a large
+		// conversation costs no more calls. 109 → 75 MiB with the
+		// worker's GOGC at 1,000 open POSTs (docs/performance.md).
+		ReadBufferSize:  1 << 10,
+		WriteBufferSize: 1 << 10,
 	}
 	return &http.Client{Transport: tr, CheckRedirect: sameOriginRedirects}
 }
@@ -300,7 +311,52 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// MaxConcurrentReads is how many reads (the idempotent requests: a task,
+// a conversation, the list, a card, the status) one process has open to
+// one origin at once; the others wait for a slot, as long as their
+// context lets them. A worker following 1,000 tasks whose looks fall on
+// the same grid would otherwise make 1,000 requests at the same instant,
+// the transport dialling a connection for each (991 open at once on 9.6
+// in scripts/bench): within the cap they share the connections the pool
+// keeps (MaxIdleConnsPerHost, the same 8). Sends and streams are not
+// capped: a blocking send holds its connection for the whole run
+// (docs/design.md, "A thousand tasks").
+const MaxConcurrentReads = 8
+
+// readSlots are the read slots of each origin, shared by every transport
+// of the process.
+var readSlots = struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}{m: map[string]chan struct{}{}}
+
+// readSlot takes a read slot of t's origin; release gives it back. It
+// fails only when ctx ends first.
+func (t *transport) readSlot(ctx context.Context, op string) (release func(), err error) {
+	o := origin(t.base)
+	readSlots.mu.Lock()
+	slots := readSlots.m[o]
+	if slots == nil {
+		slots = make(chan struct{}, MaxConcurrentReads)
+		readSlots.m[o] = slots
+	}
+	readSlots.mu.Unlock()
+	select {
+	case slots <- struct{}{}:
+		return func() { <-slots }, nil
+	case <-ctx.Done():
+		return nil, classifyTransportError(op, ctx.Err())
+	}
+}
+
 func (t *transport) once(ctx context.Context, r *request) (*response, error) {
+	if r.idempotent {
+		release, err := t.readSlot(ctx, r.op)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
+	}
 	resp, err := t.open(ctx, r)
 	if err != nil {
 		return nil, err

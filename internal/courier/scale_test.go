@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 	"github.com/a2a-courier/a2a-courier/store"
 )
@@ -169,5 +170,45 @@ func TestAWaitedTaskIsLookedAtOften(t *testing.T) {
 	}
 	if store.Waited(c.Store, recs[0].ContextID, time.Now()) {
 		t.Error("the wait marker outlived the wait")
+	}
+}
+
+// TestReadsOfOneKibanaShareEightConnections: 50 tasks on 9.6's task path,
+// whose tasks/get is read per task at every look (a failed run shows only
+// there), due together on the grid of the poll interval: the worker has at
+// most client.MaxConcurrentReads reads of one Kibana open at once, so they
+// share the connections the pool keeps (8) instead of each opening its
+// own. Before, every look of every task came at once, and the transport
+// dialled a connection for each read waiting (249 connections for 50
+// sends and about 250 reads; 991 open at once at 1,000 tasks in
+// scripts/bench). Every task still completes, sent and run once. Counted
+// by the simulator (Server.Connections).
+func TestReadsOfOneKibanaShareEightConnections(t *testing.T) {
+	const n = 50
+	rel := scaleReleases[1]
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = rel.sim
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long", Name: "Long", RunTime: 6 * time.Second, Reply: "Done: {{input}}."})
+	})
+	c := newEngine(t)
+	c.Logf = nil
+	recs, _ := serveAll(t, sim, c, rel, n, 2*time.Second)
+	for _, r := range recs {
+		if r.State != store.Completed || sim.Runs(r.ContextID) != 1 {
+			t.Errorf("%s: %s, %d runs", r.ContextID, r.State, sim.Runs(r.ContextID))
+		}
+	}
+	_, maxConns, accepted := sim.Connections()
+	counts := sim.Counts()
+	t.Logf("connections: %d at most, %d in all; requests %v", maxConns, accepted, counts)
+	// A send may take a connection of its own (the POSTs are not
+	// capped); the reads share at most 2×8 (the capped reads' and the
+	// idle pool's, which a send's connection may join).
+	if bound := n + 2*client.MaxConcurrentReads; accepted > bound {
+		t.Errorf("%d connections for %d sends and %d reads (at most %d)", accepted, n,
+			counts[agentbuildertest.KindTasksGet]+counts[agentbuildertest.KindGetConversation]+counts[agentbuildertest.KindListConversations], bound)
+	}
+	if got := sim.Count(agentbuildertest.KindSend); got != n {
+		t.Errorf("%d sends for %d tasks", got, n)
 	}
 }

@@ -28,7 +28,16 @@
 //     document;
 //  6. releases: per Kibana release (9.5, 9.6, serverless), with a proxy
 //     cutting every long call, the time from a run's end to its reply in
-//     the record, and from a run's failure to the record saying failed.
+//     the record, and from a run's failure to the record saying failed;
+//  7. scale: 10, 100 and 1,000 tasks pending (-scale) on 9.5, 9.6 and
+//     Serverless simulators run in this process (their request counts by
+//     kind, open requests and connections read directly): Kibana requests
+//     per minute, worker processes, RSS and PSS, and the time from a run's
+//     end to its reply recorded, waited on or not (scale.go);
+//  8. send: one send beside a minimal Go client the bench writes and
+//     builds, making the same requests (by the simulator's counts) against
+//     the same in-process simulator, in turns, and the ratio of their
+//     medians (send.go).
 //
 // Figures are medians over -n runs on a shared machine: compare them with
 // each other within one run, not across machines.
@@ -96,6 +105,8 @@ var sections = []section{
 	{"recovery", benchRecovery},
 	{"show", benchShow},
 	{"releases", benchReleases},
+	{"scale", benchScale},
+	{"send", benchSend},
 }
 
 func sectionNames() []string {
