@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -24,7 +23,6 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
-	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
@@ -143,7 +141,7 @@ func userInterrupted(ctx context.Context) bool {
 // Run executes one command line and returns the exit code.
 func Run(ctx context.Context, p *Process) int {
 	p.fillDefaults()
-	app := &App{p: p}
+	app := newApp(p)
 	root := newRootCmd(app, invokedCommand(p.Args))
 	root.SetArgs(p.Args)
 	root.SetIn(p.Stdin)
@@ -163,10 +161,11 @@ func Run(ctx context.Context, p *Process) int {
 		err = unknownCommandErr(err)
 	}
 	ce = classify(err)
-	if app.remote {
+	var re *remoteErr
+	if errors.As(err, &re) || app.remote {
 		ce = remoteHint(ce)
 	}
-	app.printError(ce)
+	app.printer().printError(ce)
 	return ce.exit
 }
 
@@ -261,28 +260,14 @@ func (p *Process) getenv(k string) string {
 	return v
 }
 
-// App is what every command shares: the process and lazily built helpers.
+// App is the root command line: the process, the root's flags as parsed
+// (--json, --profile and the connection flags, -v), the wait flags of the
+// command that runs, and the parts its Factory is made of.
 type App struct {
 	p       *Process
 	jsonOut bool
 	out     *printer
 	flags   config.Flags
-	cached  *config.Settings
-	// readsTask is the recorded task whose space the command reads
-	// (kibanaForRecord): hints name that space.
-	readsTask *store.Record
-	// recordNotes say, by contextId, that the command reads a recorded
-	// task with the profile it was sent with, not the configured one
-	// (recordSettings): --json documents carry them as their note. given
-	// and givenFlags are the settings and flags the caller's command line
-	// gave, before the first such switch.
-	recordNotes map[string]string
-	given       *config.Settings
-	givenFlags  config.Flags
-
-	// remote is set once the command deals with a generic A2A agent, so
-	// that hints speak of it, not of Kibana.
-	remote bool
 	// verbose shows the requests on stderr (-v).
 	verbose bool
 	// waits are the flags of a command that waits as the caller gave
@@ -291,11 +276,30 @@ type App struct {
 	// (PersistentPreRunE, waitFlags), as flags is.
 	waits []nextstep.Arg
 
-	clientsOnce sync.Once
-	clients     func(store.Target) (*http.Client, error)
+	set  *settings
+	eng  *engines
+	tgts *targets
 
-	// eng is the task engine (engine).
-	eng *courier.Courier
+	// forwarding: i22-cmds moves its callers. remote is set by the
+	// forwarders of resolveTarget, recordCredential and fetchTarget when
+	// the command deals with a generic A2A agent (Run then reports its
+	// error with remoteHint, as a remoteErr is); readsTask by that of
+	// kibanaForRecord (caller: the hints name the task's space);
+	// recordNotes is the settings' notes, read by show.
+	remote      bool
+	readsTask   *store.Record
+	recordNotes map[string]string
+}
+
+// newApp is the App of one command line on p.
+func newApp(p *Process) *App {
+	a := &App{p: p}
+	a.recordNotes = map[string]string{}
+	a.eng = &engines{p: p, verbose: &a.verbose, printer: a.printer}
+	a.set = &settings{p: p, flags: &a.flags, printer: a.printer, clients: a.eng.httpClients, notes: a.recordNotes}
+	a.tgts = &targets{p: p, set: a.set, eng: a.eng, printer: a.printer, tokenFile: func() string { return a.flags.TokenFile }}
+	a.set.credentialFor = a.tgts.credentialFor
+	return a
 }
 
 func (a *App) printer() *printer {
@@ -306,28 +310,28 @@ func (a *App) printer() *printer {
 	return a.out
 }
 
-func (a *App) printError(e *cliError) { a.printer().printError(e) }
-
-// hint is a text for the caller as it applies to this command line
-// (caller).
-func (a *App) hint(t nextstep.Text) string { return a.caller().Text(t) }
-
 // caller is what the steps printed for the caller keep of its command
 // line: its connection flags (none when the MCP server runs the command:
-// the flags are the server's), the flags of a command that waits
-// (--timeout), --json, and where the settings a hint speaks of came from
-// (config.Settings.Where, once they are loaded).
+// the flags are the server's), with the profile of a recorded task the
+// command reads with it (settings.recordSettings), the flags of a command
+// that waits (--timeout), --json, and where the settings a hint speaks of
+// came from (config.Settings.Where, once they are loaded).
 func (a *App) caller() nextstep.Caller {
 	c := nextstep.Caller{Waits: a.waits, JSON: a.jsonOut}
+	s, taskProfile := a.set.inUse()
 	if !a.p.Tool {
-		for _, f := range []nextstep.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
-			{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
+		flags := a.flags
+		if taskProfile != "" {
+			flags.Profile = taskProfile
+		}
+		for _, f := range []nextstep.Flag{{Name: "--profile", Value: flags.Profile}, {Name: "--kibana-url", Value: flags.KibanaURL},
+			{Name: "--space", Value: flags.Space}, {Name: "--api-key-file", Value: flags.APIKeyFile}, {Name: "--token-file", Value: flags.TokenFile}} {
 			if f.Value != "" {
 				c.Conn = append(c.Conn, f)
 			}
 		}
 	}
-	task, s := a.readsTask, a.cached
+	task := a.readsTask
 	c.Where = func(v nextstep.Setting, check bool) string {
 		switch {
 		case v == nextstep.KibanaSpace && check && task != nil && task.Target.Kind == store.TargetKibana:
@@ -358,10 +362,10 @@ func commandSpecs() []commandSpec {
 	return []commandSpec{
 		{"discover", false, func(a *App) *cobra.Command { return newCmdDiscover(a.factory(), nil) }},
 		{"get-card", false, func(a *App) *cobra.Command { return newCmdGetCard(a.factory(), nil) }},
-		{"send", false, newSendCmd},
-		{"send-async", false, newSendAsyncCmd},
-		{"result", false, newResultCmd},
-		{"fetch", false, newFetchCmd},
+		{"send", false, func(a *App) *cobra.Command { return newCmdSend(a.factory(), nil) }},
+		{"send-async", false, func(a *App) *cobra.Command { return newCmdSendAsync(a.factory(), nil) }},
+		{"result", false, func(a *App) *cobra.Command { return newCmdResult(a.factory(), nil) }},
+		{"fetch", false, func(a *App) *cobra.Command { return newCmdFetch(a.factory(), nil) }},
 		{"cancel", false, func(a *App) *cobra.Command { return newCmdCancel(a.factory(), a.runCancel) }},
 		{"tasks", false, func(a *App) *cobra.Command { return newCmdTasks(a.factory(), a.tasksRun) }},
 		{"prune", false, func(a *App) *cobra.Command { return newCmdPrune(a.factory(), nil) }},
@@ -375,7 +379,7 @@ func commandSpecs() []commandSpec {
 		{"demo", true, newDemoCmd},
 		{"dev-server", true, newDevServerCmd},
 		{"serve", true, func(a *App) *cobra.Command { return newCmdServe(a.factory(), nil) }},
-		{"worker", false, newWorkerCmd},
+		{"worker", false, func(a *App) *cobra.Command { return newCmdWorker(a.factory(), nil) }},
 	}
 }
 
@@ -618,7 +622,7 @@ func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
 func RootCommand() *cobra.Command {
 	p := &Process{}
 	p.fillDefaults()
-	return newRootCmd(&App{p: p}, "")
+	return newRootCmd(newApp(p), "")
 }
 
 // commandName is the command's path without the program's name.
