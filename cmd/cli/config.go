@@ -32,21 +32,54 @@ type settings struct {
 
 	// configured are the settings of the command line (config.Load).
 	configured *config.Settings
-	// taskProfile is the profile of the config file a recorded task was
-	// sent with, when the command reads it with that profile instead of
-	// the configured Kibana (recordSettings), and taskSettings its
-	// settings; notes say so, by contextId, for --json documents.
-	taskProfile  string
-	taskSettings *config.Settings
-	notes        map[string]string
 }
 
-// load resolves every setting (config.Load), once per command: the
-// settings in use (inUse). It does not require the connection to be
-// configured.
+// taskView is how a command that reads recorded tasks speaks of them, its
+// own (the command's run keeps it, and hands it to what reads a task):
+// the profile of the config file a task was sent with, when the command
+// reads it with that profile instead of the configured Kibana
+// (recordSettings), and its settings; the commands it prints then carry
+// --profile (App.callerWith), and its documents the notes that say so, by
+// contextId. The zero view: the configured settings.
+type taskView struct {
+	profile  string
+	settings *config.Settings
+	notes    map[string]string
+}
+
+// inUse are the settings the view's texts speak of: the task's profile's,
+// else the command line's (nil: none loaded).
+func (v *taskView) inUse(configured *config.Settings) *config.Settings {
+	if v != nil && v.settings != nil {
+		return v.settings
+	}
+	return configured
+}
+
+// viewErr is the error of a command that read recorded tasks as view
+// says: Run prints it for that view (App.callerWith).
+type viewErr struct {
+	err  error
+	view *taskView
+}
+
+func (e *viewErr) Error() string { return e.err.Error() }
+func (e *viewErr) Unwrap() error { return e.err }
+
+// inView is err of a command that read recorded tasks as v says (nil
+// stays nil; so does an error of the zero view).
+func inView(v *taskView, err error) error {
+	if err == nil || v.profile == "" {
+		return err
+	}
+	return &viewErr{err, v}
+}
+
+// load resolves every setting (config.Load), once per command. It does
+// not require the connection to be configured.
 func (st *settings) load() (*config.Settings, error) {
-	if s, _ := st.inUse(); s != nil {
-		return s, nil
+	if st.configured != nil {
+		return st.configured, nil
 	}
 	s, err := config.Load(st.p.getenv, *st.flags)
 	if err != nil {
@@ -54,16 +87,6 @@ func (st *settings) load() (*config.Settings, error) {
 	}
 	st.configured = s
 	return s, nil
-}
-
-// inUse are the settings loaded so far (nil: none), and the profile of a
-// recorded task they are when the command reads it with that profile
-// ("": the configured ones).
-func (st *settings) inUse() (*config.Settings, string) {
-	if st.taskSettings != nil {
-		return st.taskSettings, st.taskProfile
-	}
-	return st.configured, ""
 }
 
 // kibanaSettings returns the settings, requiring a Kibana URL and an API
@@ -123,8 +146,8 @@ func userAgent() string { return "a2a-courier/" + versionString() }
 // of what it reads then name that space (inTaskSpace). A task of another
 // Kibana that no profile reaches is refused (exit 2): reading another
 // Kibana would say "no reply yet" of a reply that is elsewhere.
-func (st *settings) kibanaForRecord(local *store.Record) (k *client.Kibana, space string, sameKibana bool, err error) {
-	s, err := st.recordSettings(local)
+func (st *settings) kibanaForRecord(local *store.Record, v *taskView) (k *client.Kibana, space string, sameKibana bool, err error) {
+	s, err := st.recordSettings(local, v)
 	if err != nil {
 		return nil, "", false, err
 	}
@@ -143,26 +166,29 @@ func (st *settings) kibanaForRecord(local *store.Record) (k *client.Kibana, spac
 
 // recordSettings are the settings that reach recorded task rec's Kibana,
 // its URL and key required (kibanaSettings): the configured ones when they
-// name the record's Kibana (or rec is none, or no Kibana task); else those
-// of the profile the task was sent with (its record names it), when the
+// name the record's Kibana (or rec is none, or no Kibana task), or those
+// of the profile v reads tasks with already when they do; else those of
+// the profile the task was sent with (its record names it), when the
 // caller named no profile or Kibana of their own and that profile still
-// names the record's Kibana: the command then runs as with --profile
-// (the commands it prints carry it: inUse), and says so on stderr and in
-// --json's note (recordNote). Otherwise it is an error (exit 2) whose hint
-// names how to reach that Kibana: a profile of the config file that names
-// it, or --kibana-url and --space.
-func (st *settings) recordSettings(rec *store.Record) (*config.Settings, error) {
-	s, err := st.load()
+// names the record's Kibana: v then reads with that profile (the commands
+// the command prints carry it: App.callerWith), and the command says so on
+// stderr and in --json's note (v.notes). Otherwise it is an error (exit 2)
+// whose hint names how to reach that Kibana: a profile of the config file
+// that names it, or --kibana-url and --space.
+func (st *settings) recordSettings(rec *store.Record, v *taskView) (*config.Settings, error) {
+	given, err := st.load()
 	if err != nil {
 		return nil, err
 	}
-	if rec == nil || rec.Target.Kind != store.TargetKibana || sameKibana(s, rec) {
-		return st.kibanaSettings()
-	}
-	given := st.configured
-	if st.taskSettings != nil && sameKibana(given, rec) {
-		// Switched to another task's profile already: this one is compared
-		// with what the caller configured.
+	switch s := v.inUse(given); {
+	case rec == nil || rec.Target.Kind != store.TargetKibana || sameKibana(s, rec):
+		if err := config.RequireKibana(s); err != nil {
+			return nil, err
+		}
+		return s, nil
+	case s != given && sameKibana(given, rec):
+		// Reading with another task's profile already: this one is
+		// compared with what the caller configured.
 		return given, config.RequireKibana(given)
 	}
 	if p := rec.Target.Profile; p != "" && st.flags.Profile == "" && st.flags.KibanaURL == "" {
@@ -170,17 +196,16 @@ func (st *settings) recordSettings(rec *store.Record) (*config.Settings, error) 
 			note := fmt.Sprintf("task %s was sent with profile %s, which names its Kibana (%s): using that profile, not the configured Kibana (%s)",
 				rec.ContextID, p, client.RedactURL(rec.Target.URL), configuredKibana(given))
 			st.printer().info("%s", note)
-			st.notes[rec.ContextID] = note
-			st.taskProfile, st.taskSettings = p, ps
+			if v.notes == nil {
+				v.notes = map[string]string{}
+			}
+			v.notes[rec.ContextID] = note
+			v.profile, v.settings = p, ps
 			return ps, nil
 		}
 	}
 	return nil, st.otherKibanaErr(rec, given)
 }
-
-// recordNote is the note that says that recorded task contextID is read
-// with the profile it was sent with (recordSettings), or "".
-func (st *settings) recordNote(contextID string) string { return st.notes[contextID] }
 
 // sameKibana reports whether s names the Kibana of recorded task rec.
 func sameKibana(s *config.Settings, rec *store.Record) bool {
@@ -189,11 +214,11 @@ func sameKibana(s *config.Settings, rec *store.Record) bool {
 
 // recordCredential is the credential that reaches recorded task rec's
 // server: for a Kibana task, recordSettings' key.
-func (st *settings) recordCredential(rec *store.Record) (client.Secret, error) {
+func (st *settings) recordCredential(rec *store.Record, v *taskView) (client.Secret, error) {
 	if rec.Target.Kind != store.TargetKibana {
 		return st.credentialFor(rec.Target)
 	}
-	s, err := st.recordSettings(rec)
+	s, err := st.recordSettings(rec, v)
 	if err != nil {
 		return "", err
 	}
@@ -260,9 +285,9 @@ func inTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
 // refusedTaskSpace is inTaskSpace for the error of a task that ended
 // (refused, say): when the task went to the configured space, the hint
 // names that one by its source instead (App.caller), which is what to
-// change before sending again.
-func (st *settings) refusedTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
-	if s, _ := st.inUse(); s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
+// change before sending again. s are the settings in use (nil: none).
+func refusedTaskSpace(rec *store.Record, hint nextstep.Text, s *config.Settings) nextstep.Text {
+	if s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
 		return hint
 	}
 	return inTaskSpace(rec, hint)

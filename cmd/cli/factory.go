@@ -66,17 +66,23 @@ type Factory struct {
 	Peer func(name string) (*config.Peer, bool, error)
 	// CredentialFor is a stored target's credential (the Kibana API key,
 	// a peer's token, --token-file, A2A_COURIER_TOKEN), RecordCredential
-	// a recorded task's (its profile's key: settings.recordSettings).
+	// a recorded task's (its profile's key: settings.recordSettings), read
+	// as the command's taskView says (which it may switch to the task's
+	// profile).
 	CredentialFor    func(store.Target) (client.Secret, error)
-	RecordCredential func(*store.Record) (client.Secret, error)
+	RecordCredential func(*store.Record, *taskView) (client.Secret, error)
 	// KibanaForRecord is the Agent Builder client that reads a recorded
 	// task's conversation, the space it reads, and whether that is the
 	// task's Kibana and space (settings.kibanaForRecord).
-	KibanaForRecord func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
+	KibanaForRecord func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
 	// ProfileReaching is profile p's settings when they reach url's Kibana.
 	ProfileReaching func(p, url string) (*config.Settings, bool)
-	// Reporter prints the tasks a command reports (report.go).
-	Reporter func() *reporter
+	// CallerWith is Caller for a command that reads recorded tasks as a
+	// taskView says (the profile it reads a task with).
+	CallerWith func(*taskView) nextstep.Caller
+	// Reporter prints the tasks a command reports (report.go) as a
+	// taskView says (nil: the command line's settings).
+	Reporter func(*taskView) *reporter
 }
 
 // factory is the Factory of the command line a runs: its funcs are the
@@ -86,12 +92,18 @@ func (a *App) factory() *Factory {
 	return &Factory{Process: a.p, Printer: a.printer, ConfigPath: set.configPath, Flags: func() config.Flags { return a.flags }, Settings: set.load, KibanaSettings: set.kibanaSettings,
 		Kibana: set.kibana, Engine: eng.engine, Store: eng.openStore, Caches: eng.caches, HTTPClients: eng.httpClients, ResolveTarget: tgts.resolveTarget, Caller: a.caller,
 		Verbose: func() bool { return a.verbose }, WorkerTiming: eng.workerTiming, Peer: tgts.peer, CredentialFor: tgts.credentialFor, RecordCredential: set.recordCredential,
-		KibanaForRecord: set.kibanaForRecord, ProfileReaching: set.profileReaching, Reporter: a.reporter}
+		KibanaForRecord: set.kibanaForRecord, ProfileReaching: set.profileReaching, CallerWith: a.callerWith, Reporter: a.reporter}
 }
 
-// reporter is the reporter of the command line a runs.
-func (a *App) reporter() *reporter {
-	return &reporter{p: a.p, printer: a.printer, caller: a.caller, set: a.set}
+// reporter is the reporter of the command line a runs, for a command that
+// reads recorded tasks as v says (nil: the command line's settings).
+func (a *App) reporter(v *taskView) *reporter {
+	if v == nil {
+		v = &a.view
+	}
+	caller := func() nextstep.Caller { return a.callerWith(v) }
+	pr := func() *printer { return a.printer().withCaller(caller) }
+	return &reporter{p: a.p, printer: pr, caller: caller, set: a.set, view: v}
 }
 
 // The forwarders below keep the commands another branch of issue 22
@@ -123,7 +135,7 @@ func (a *App) caches() *courier.Courier { return a.eng.caches() }
 // forwarding: i22-cmds moves its callers. The hints of the command then
 // name the task's space (App.readsTask).
 func (a *App) kibanaForRecord(local *store.Record) (*client.Kibana, string, bool, error) {
-	k, space, same, err := a.set.kibanaForRecord(local)
+	k, space, same, err := a.set.kibanaForRecord(local, &a.view)
 	if same {
 		a.readsTask = local
 	}
@@ -132,14 +144,14 @@ func (a *App) kibanaForRecord(local *store.Record) (*client.Kibana, string, bool
 
 // forwarding: i22-cmds moves its callers.
 func (a *App) recordSettings(rec *store.Record) (*config.Settings, error) {
-	return a.set.recordSettings(rec)
+	return a.set.recordSettings(rec, &a.view)
 }
 
 // forwarding: i22-cmds moves its callers. A generic agent's task makes
 // the command's error speak of the agent (App.remote).
 func (a *App) recordCredential(rec *store.Record) (client.Secret, error) {
 	a.remote = a.remote || rec.Target.Kind == store.TargetA2A
-	return a.set.recordCredential(rec)
+	return a.set.recordCredential(rec, &a.view)
 }
 
 // forwarding: i22-cmds moves its callers. A generic agent makes the
@@ -161,7 +173,7 @@ func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource
 
 // forwarding: i22-cmds moves its callers.
 func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
-	return a.reporter().reportCanceled(rec, st)
+	return a.reporter(nil).reportCanceled(rec, st)
 }
 
 // forwarding: i22-cmds moves its callers.

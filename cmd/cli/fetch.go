@@ -24,9 +24,13 @@ type fetchOptions struct {
 	ResolveTarget   func(ctx context.Context, name string, af agentFlags) (*target, error)
 	Peer            func(name string) (*config.Peer, bool, error)
 	CredentialFor   func(store.Target) (client.Secret, error)
-	KibanaForRecord func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
-	Caller          func() nextstep.Caller
-	Reporter        func() *reporter
+	KibanaForRecord func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
+	CallerWith      func(*taskView) nextstep.Caller
+	Reporter        func(*taskView) *reporter
+
+	// view is how fetch reads the recorded task (kibanaForRecord: with
+	// the profile it was sent with, or the configured settings).
+	view taskView
 
 	contextID  string
 	taskID     string
@@ -42,7 +46,7 @@ type fetchOptions struct {
 // (a test's, which gets the options as parsed).
 func newCmdFetch(f *Factory, runF func(context.Context, *fetchOptions) error) *cobra.Command {
 	opts := &fetchOptions{Printer: f.Printer, Store: f.Store, Caches: f.Caches, ResolveTarget: f.ResolveTarget, Peer: f.Peer, CredentialFor: f.CredentialFor,
-		KibanaForRecord: f.KibanaForRecord, Caller: f.Caller, Reporter: f.Reporter}
+		KibanaForRecord: f.KibanaForRecord, CallerWith: f.CallerWith, Reporter: f.Reporter}
 	cmd := &cobra.Command{
 		Use:   "fetch <contextId> [peer]",
 		Short: "Recover a task's reply from the server by contextId alone",
@@ -115,8 +119,10 @@ stands: its message is not on the server yet.`,
 }
 
 // fetchRun is fetch's run. An error met with a generic A2A agent speaks of
-// the agent (asRemote).
-func fetchRun(ctx context.Context, opts *fetchOptions) error {
+// the agent (asRemote); one met reading a task with the profile it was
+// sent with is printed for that profile (inView).
+func fetchRun(ctx context.Context, opts *fetchOptions) (err error) {
+	defer func() { err = inView(&opts.view, err) }()
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
@@ -143,7 +149,7 @@ func fetchRun(ctx context.Context, opts *fetchOptions) error {
 			return err
 		}
 		if local != nil && !sameAgent(local.Target, src.target) {
-			opts.Printer().warn("the local record of context %s names another agent; reading from the one given, without the record", opts.contextID)
+			opts.printer().warn("the local record of context %s names another agent; reading from the one given, without the record", opts.contextID)
 			local = nil
 		}
 		return asRemote(opts.remote(ctx, src, local, st))
@@ -169,7 +175,7 @@ func (opts *fetchOptions) local(load func(*store.Store) (*store.Record, error)) 
 	r, err := load(st)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			opts.Printer().warn("%v", err)
+			opts.printer().warn("%v", err)
 		}
 		return st, nil
 	}
@@ -289,7 +295,7 @@ func (opts *fetchOptions) remote(ctx context.Context, src *fetchSource, local *s
 	case f.FromRecord:
 		// Never sent, or final with nothing to read: the record says
 		// where it stands (and result revives its worker).
-		return opts.Reporter().reportRecord(f.Local, opts.maxChars, st)
+		return opts.Reporter(&opts.view).reportRecord(f.Local, opts.maxChars, st)
 	}
 	var resume nextstep.Step
 	switch {
@@ -350,7 +356,7 @@ func (opts *fetchOptions) readTask(ctx context.Context, src *fetchSource, local 
 		// An answer to the task not sent yet (what the server shows is the
 		// task before it: fetch never writes it), or a final record whose
 		// task cannot be read: the record says where it stands.
-		return opts.Reporter().reportRecord(f.Local, opts.maxChars, st)
+		return opts.Reporter(&opts.view).reportRecord(f.Local, opts.maxChars, st)
 	}
 	resume := nextstep.New("fetch").Flag("--task", opts.taskID).Words(src.command)
 	if f.Local != nil && !f.Local.State.Terminal() {
@@ -363,17 +369,17 @@ func (opts *fetchOptions) readTask(ctx context.Context, src *fetchSource, local 
 // written into the local record by the engine when it is not final yet).
 func (opts *fetchOptions) reportTask(f *courier.Fetched, st *store.Store, resume nextstep.Step) error {
 	if !f.Task.Final {
-		return opts.Reporter().reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{resume: resume, note: f.Note})
+		return opts.Reporter(&opts.view).reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{resume: resume, note: f.Note})
 	}
 	opts.warnNotWritten(f.Local, f.Task.WriteErr)
-	return opts.Reporter().reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{note: f.Note})
+	return opts.Reporter(&opts.view).reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{note: f.Note})
 }
 
 // kibana reads a context's reply from Kibana's conversation store
 // (courier.FetchKibana) and reports it. Read in the space the local record
 // was sent to (sameKibana), its hints name that space (inTaskSpace).
 func (opts *fetchOptions) kibana(ctx context.Context, local *store.Record, st *store.Store) error {
-	k, space, sameKibana, err := opts.KibanaForRecord(local)
+	k, space, sameKibana, err := opts.KibanaForRecord(local, &opts.view)
 	if err != nil {
 		var ce *cliError
 		if errors.As(err, &ce) && ce.code == "not_configured" {
@@ -413,7 +419,7 @@ func (opts *fetchOptions) readKibana(ctx context.Context, k *client.Kibana, spac
 		return opts.reportNotStored(read.Record, local, read.Conv, space, read.TaskNote, st, sameKibana)
 	}
 	opts.warnNotWritten(local, read.WriteErr)
-	return opts.Reporter().reportRecordWith(read.Record, opts.maxChars, st, docExtra{taskSpace: sameKibana})
+	return opts.Reporter(&opts.view).reportRecordWith(read.Record, opts.maxChars, st, docExtra{taskSpace: sameKibana})
 }
 
 // inTaskSpaceErr is err, the error of a command that read recorded task
@@ -441,7 +447,7 @@ func (opts *fetchOptions) reportNotStored(rec, local *store.Record, conv *client
 		if rec.State == store.Queued {
 			note = ""
 		}
-		return opts.Reporter().reportRecordWith(rec, opts.maxChars, st, docExtra{note: note, taskSpace: taskSpace})
+		return opts.Reporter(&opts.view).reportRecordWith(rec, opts.maxChars, st, docExtra{note: note, taskSpace: taskSpace})
 	}
 	shown := *rec
 	if shown.State == store.Expired {
@@ -462,10 +468,10 @@ func (opts *fetchOptions) reportNotStored(rec, local *store.Record, conv *client
 	if local == nil {
 		shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
 	}
-	pr := opts.Printer()
+	pr := opts.printer()
 	if pr.json {
 		doc := recordDoc(&shown)
-		doc.Resume, doc.Note = opts.Caller().Resume(fetchStep(opts.contextID)), opts.Reporter().withRecordNote(rec, "")
+		doc.Resume, doc.Note = opts.caller().Resume(fetchStep(opts.contextID)), opts.Reporter(&opts.view).withRecordNote(rec, "")
 		pr.writeJSON(doc)
 		return exitWith(ExitStillRunning)
 	}
@@ -474,10 +480,18 @@ func (opts *fetchOptions) reportNotStored(rec, local *store.Record, conv *client
 	return exitWith(ExitStillRunning)
 }
 
+// printer is the command line's printer, rendering for the view of the
+// task fetch reads (caller).
+func (opts *fetchOptions) printer() *printer { return opts.Printer().withCaller(opts.caller) }
+
+// caller is the command line's caller, as the view of the task fetch
+// reads has it (with the profile the task was sent with).
+func (opts *fetchOptions) caller() nextstep.Caller { return opts.CallerWith(&opts.view) }
+
 // warnNotWritten says that an outcome fetch read could not be written into
 // the local record.
 func (opts *fetchOptions) warnNotWritten(local *store.Record, err error) {
 	if err != nil {
-		opts.Printer().warn("the reply was read, but the local record of task %s could not be updated: %v", local.ContextID, err)
+		opts.printer().warn("the reply was read, but the local record of task %s could not be updated: %v", local.ContextID, err)
 	}
 }

@@ -165,7 +165,11 @@ func Run(ctx context.Context, p *Process) int {
 	if errors.As(err, &re) || app.remote {
 		ce = remoteHint(ce)
 	}
-	app.printer().printError(ce)
+	pr := app.printer()
+	if ve := (*viewErr)(nil); errors.As(err, &ve) {
+		pr = pr.withCaller(func() nextstep.Caller { return app.callerWith(ve.view) })
+	}
+	pr.printError(ce)
 	return ce.exit
 }
 
@@ -284,19 +288,23 @@ type App struct {
 	// forwarders of resolveTarget, recordCredential and fetchTarget when
 	// the command deals with a generic A2A agent (Run then reports its
 	// error with remoteHint, as a remoteErr is); readsTask by that of
-	// kibanaForRecord (caller: the hints name the task's space);
-	// recordNotes is the settings' notes, read by show.
+	// kibanaForRecord (caller: the hints name the task's space); view is
+	// the taskView of the forwarders of recordSettings, kibanaForRecord
+	// and recordCredential (caller), and recordNotes its notes, which show
+	// reads.
 	remote      bool
 	readsTask   *store.Record
+	view        taskView
 	recordNotes map[string]string
 }
 
 // newApp is the App of one command line on p.
 func newApp(p *Process) *App {
 	a := &App{p: p}
-	a.recordNotes = map[string]string{}
+	a.view.notes = map[string]string{}
+	a.recordNotes = a.view.notes
 	a.eng = &engines{p: p, verbose: &a.verbose, printer: a.printer}
-	a.set = &settings{p: p, flags: &a.flags, printer: a.printer, clients: a.eng.httpClients, notes: a.recordNotes}
+	a.set = &settings{p: p, flags: &a.flags, printer: a.printer, clients: a.eng.httpClients}
 	a.tgts = &targets{p: p, set: a.set, eng: a.eng, printer: a.printer, tokenFile: func() string { return a.flags.TokenFile }}
 	a.set.credentialFor = a.tgts.credentialFor
 	return a
@@ -312,17 +320,21 @@ func (a *App) printer() *printer {
 
 // caller is what the steps printed for the caller keep of its command
 // line: its connection flags (none when the MCP server runs the command:
-// the flags are the server's), with the profile of a recorded task the
-// command reads with it (settings.recordSettings), the flags of a command
-// that waits (--timeout), --json, and where the settings a hint speaks of
-// came from (config.Settings.Where, once they are loaded).
-func (a *App) caller() nextstep.Caller {
+// the flags are the server's), the flags of a command that waits
+// (--timeout), --json, and where the settings a hint speaks of came from
+// (config.Settings.Where, once they are loaded).
+func (a *App) caller() nextstep.Caller { return a.callerWith(&a.view) }
+
+// callerWith is caller for a command that reads recorded tasks as v says:
+// with the profile a task was sent with, its commands carry --profile,
+// and its hints speak of that profile's settings.
+func (a *App) callerWith(v *taskView) nextstep.Caller {
 	c := nextstep.Caller{Waits: a.waits, JSON: a.jsonOut}
-	s, taskProfile := a.set.inUse()
+	s := v.inUse(a.set.configured)
 	if !a.p.Tool {
 		flags := a.flags
-		if taskProfile != "" {
-			flags.Profile = taskProfile
+		if v.profile != "" {
+			flags.Profile = v.profile
 		}
 		for _, f := range []nextstep.Flag{{Name: "--profile", Value: flags.Profile}, {Name: "--kibana-url", Value: flags.KibanaURL},
 			{Name: "--space", Value: flags.Space}, {Name: "--api-key-file", Value: flags.APIKeyFile}, {Name: "--token-file", Value: flags.TokenFile}} {

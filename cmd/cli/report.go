@@ -489,6 +489,9 @@ type reporter struct {
 	printer func() *printer
 	caller  func() nextstep.Caller
 	set     *settings
+	// view is how the command reads recorded tasks (the notes of those
+	// read with the profile they were sent with, the settings in use).
+	view *taskView
 }
 
 // reportRecord prints a record as the result of a command and returns the
@@ -603,7 +606,7 @@ func (rp *reporter) taskDocument(rec *store.Record, maxChars int, st *store.Stor
 // withRecordNote is note after the one that says that rec is read with
 // the profile it was sent with (recordSettings), when it is.
 func (rp *reporter) withRecordNote(rec *store.Record, note string) string {
-	switch rn := rp.set.recordNote(rec.ContextID); {
+	switch rn := rp.view.notes[rec.ContextID]; {
 	case rn == "":
 		return note
 	case note == "":
@@ -675,7 +678,7 @@ func (rp *reporter) spaceOf(rec *store.Record, hint nextstep.Text, taskSpace boo
 	if taskSpace {
 		return inTaskSpace(rec, hint)
 	}
-	return rp.set.refusedTaskSpace(rec, hint)
+	return refusedTaskSpace(rec, hint, rp.view.inUse(rp.set.configured))
 }
 
 func exitWith(code int) error {

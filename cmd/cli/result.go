@@ -22,9 +22,13 @@ type resultOptions struct {
 	Printer          func() *printer
 	Settings         func() (*config.Settings, error)
 	Engine           func() (*courier.Courier, error)
-	RecordCredential func(*store.Record) (client.Secret, error)
-	Caller           func() nextstep.Caller
-	Reporter         func() *reporter
+	RecordCredential func(*store.Record, *taskView) (client.Secret, error)
+	CallerWith       func(*taskView) nextstep.Caller
+	Reporter         func(*taskView) *reporter
+
+	// view is how result reads the recorded tasks (recordCredential: a
+	// task with the profile it was sent with, or the configured settings).
+	view taskView
 
 	contextIDs []string
 	wait, any  bool
@@ -38,7 +42,7 @@ type resultOptions struct {
 // resultRun (a test's, which gets the options as parsed).
 func newCmdResult(f *Factory, runF func(context.Context, *resultOptions) error) *cobra.Command {
 	opts := &resultOptions{Process: f.Process, Printer: f.Printer, Settings: f.Settings, Engine: f.Engine, RecordCredential: f.RecordCredential,
-		Caller: f.Caller, Reporter: f.Reporter}
+		CallerWith: f.CallerWith, Reporter: f.Reporter}
 	cmd := &cobra.Command{
 		Use:   "result <contextId> [contextId...]",
 		Short: "Print the outcome recorded for a task (or several), waiting for it with --wait",
@@ -92,13 +96,16 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 }
 
 // resultRun is result's run. An error met once a task of a generic A2A
-// agent is followed speaks of the agent (asRemote).
-func resultRun(ctx context.Context, opts *resultOptions) error {
+// agent is followed speaks of the agent (asRemote); one met once a task is
+// read with the profile it was sent with is printed for that profile
+// (inView).
+func resultRun(ctx context.Context, opts *resultOptions) (err error) {
+	defer func() { err = inView(&opts.view, err) }()
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
 	if !opts.wait && (opts.timeoutSet || opts.progress) {
-		opts.Printer().warn("--timeout and --progress apply to --wait: without it, result looks once")
+		opts.printer().warn("--timeout and --progress apply to --wait: without it, result looks once")
 	}
 	c, err := opts.Engine()
 	if err != nil {
@@ -139,7 +146,7 @@ func (opts *resultOptions) run(ctx context.Context, c *courier.Courier, remote *
 	}
 	if opts.wait && !opts.timeoutSet {
 		if s, err := opts.Settings(); err == nil {
-			opts.timeout = s.WaitTimeout
+			opts.timeout = opts.view.inUse(s).WaitTimeout
 		}
 	}
 	if len(recs) > 1 || opts.any {
@@ -150,7 +157,7 @@ func (opts *resultOptions) run(ctx context.Context, c *courier.Courier, remote *
 
 // waitOne reports one task, waiting for it with --wait.
 func (opts *resultOptions) waitOne(ctx context.Context, c *courier.Courier, rec *store.Record, keys courier.Keys) error {
-	rp, pr, waited := opts.Reporter(), opts.Printer(), false
+	rp, pr, waited := opts.Reporter(&opts.view), opts.printer(), false
 	if opts.wait && !rec.State.Terminal() {
 		if w, ok := c.StalledHolder(rec); ok {
 			pr.warn("%s; waiting in case it goes on", rp.stalledText(rec, w))
@@ -233,7 +240,7 @@ func (opts *resultOptions) waitResults(ctx context.Context, c *courier.Courier, 
 	}
 	defer cancel()
 	label := fmt.Sprintf("waiting for %d tasks", len(recs))
-	pr := opts.Printer()
+	pr := opts.printer()
 	spin := pr.startSpinner(label, opts.Process.Now)
 	stopProgress := func() {}
 	if opts.wait {
@@ -287,7 +294,7 @@ func (opts *resultOptions) waitResults(ctx context.Context, c *courier.Courier, 
 		if opts.any {
 			step = step.Bool("--any")
 		}
-		doc.Resume = opts.Caller().Resume(step)
+		doc.Resume = opts.caller().Resume(step)
 	}
 	if opts.any {
 		switch {
@@ -307,9 +314,9 @@ func (opts *resultOptions) waitResults(ctx context.Context, c *courier.Courier, 
 func (opts *resultOptions) resultDocument(r *store.Record, id string, st *store.Store) (taskDoc, int, error) {
 	if r == nil {
 		ce := noLocalRecord(id)
-		return taskDoc{ContextID: id, State: stateNotFound, Error: &errorDoc{Code: ce.code, Message: ce.message, Hint: opts.Caller().Text(ce.hint)}}, ce.exit, nil
+		return taskDoc{ContextID: id, State: stateNotFound, Error: &errorDoc{Code: ce.code, Message: ce.message, Hint: opts.caller().Text(ce.hint)}}, ce.exit, nil
 	}
-	d, rc, _, err := opts.Reporter().taskDocument(r, opts.maxChars, st, docExtra{})
+	d, rc, _, err := opts.Reporter(&opts.view).taskDocument(r, opts.maxChars, st, docExtra{})
 	return d, rc, err
 }
 
@@ -321,7 +328,7 @@ const stateNotFound = "not_found"
 // people each task's reply after a line naming it (--any: the first to
 // finish), and on stderr what still runs.
 func (opts *resultOptions) printResults(recs []*store.Record, doc resultsDoc, first int, code int) error {
-	pr, anyDone := opts.Printer(), opts.any
+	pr, anyDone := opts.printer(), opts.any
 	if pr.json {
 		if err := pr.writeJSON(doc); err != nil {
 			return err
@@ -358,6 +365,14 @@ func (opts *resultOptions) printResults(recs []*store.Record, doc resultsDoc, fi
 	return exitWith(code)
 }
 
+// printer is the command line's printer, rendering for the view of the
+// tasks result reads (caller).
+func (opts *resultOptions) printer() *printer { return opts.Printer().withCaller(opts.caller) }
+
+// caller is the command line's caller, as the view of the tasks result
+// reads has it (with the profile a task was sent with).
+func (opts *resultOptions) caller() nextstep.Caller { return opts.CallerWith(&opts.view) }
+
 // withoutTask is a task's error message without the task it names, which
 // its line names already: "task X failed: R" is R, "reading the reply of
 // task X was refused: …" is "reading the reply was refused: …".
@@ -379,8 +394,8 @@ func (opts *resultOptions) revive(c *courier.Courier, rec *store.Record, keys co
 	if rec.State.Terminal() {
 		return
 	}
-	pr := opts.Printer()
-	cred, err := opts.RecordCredential(rec)
+	pr := opts.printer()
+	cred, err := opts.RecordCredential(rec, &opts.view)
 	if err == nil {
 		keys[rec.ContextID] = cred
 	}
@@ -391,7 +406,7 @@ func (opts *resultOptions) revive(c *courier.Courier, rec *store.Record, keys co
 		ce := classify(err)
 		pr.warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, ce.message)
 		if ce.code == "config" && !ce.hint.IsZero() {
-			pr.info("hint: %s", opts.Caller().Text(ce.hint))
+			pr.info("hint: %s", opts.caller().Text(ce.hint))
 		}
 		return
 	}

@@ -28,7 +28,7 @@ type sendOptions struct {
 	ResolveTarget   func(ctx context.Context, name string, af agentFlags) (*target, error)
 	ProfileReaching func(p, url string) (*config.Settings, bool)
 	Caller          func() nextstep.Caller
-	Reporter        func() *reporter
+	Reporter        func(*taskView) *reporter
 	Verbose         func() bool
 
 	agent        string
@@ -433,7 +433,7 @@ func (opts *sendOptions) foreground(ctx context.Context, c *courier.Courier, tas
 		// The reply is here but the record lags: show the reply all the
 		// same, and say so.
 		pr.warn("%v", rwe)
-		return opts.Reporter().reportRecord(end.Record, opts.maxChars, nil)
+		return opts.Reporter(nil).reportRecord(end.Record, opts.maxChars, nil)
 	case end.Err != nil && !errors.Is(end.Err, courier.ErrHandedOff) && !errors.As(end.Err, &ce):
 		return end.Err
 	case end.HandOffErr != nil:
@@ -446,7 +446,7 @@ func (opts *sendOptions) foreground(ctx context.Context, c *courier.Courier, tas
 			pr.info("the task goes on in the background; to cancel it instead: %s (it says whether the agent can stop the run)", nextstep.New("cancel").Pos(rec.ContextID))
 		}
 	}
-	return opts.Reporter().reportRecord(end.Record, opts.maxChars, c.Store)
+	return opts.Reporter(nil).reportRecord(end.Record, opts.maxChars, c.Store)
 }
 
 // workerLogNote says, with -v, where the requests a worker makes for a

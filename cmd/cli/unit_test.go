@@ -266,8 +266,7 @@ func TestGetCardRunPrintsTheCard(t *testing.T) {
 	env := map[string]string{"KIBANA_URL": sim.URL, "KIBANA_API_KEY": testKey, "A2A_COURIER_CONFIG_DIR": t.TempDir(), "A2A_COURIER_STATE_DIR": t.TempDir()}
 	f, stdout, _ := unitFactory(false)
 	f.Process.LookupEnv = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	app := newApp(f.Process)
-	opts := &getCardOptions{Printer: f.Printer, ResolveTarget: app.resolveTarget, Agent: "elastic-ai-agent", Timeout: time.Minute}
+	opts := &getCardOptions{Printer: f.Printer, ResolveTarget: newApp(f.Process).factory().ResolveTarget, Agent: "elastic-ai-agent", Timeout: time.Minute}
 	if err := getCardRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
