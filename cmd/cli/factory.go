@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -158,7 +159,8 @@ func (a *App) recordCredential(rec *store.Record) (client.Secret, error) {
 // command's error speak of the agent (App.remote).
 func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*target, error) {
 	tg, err := a.tgts.resolveTarget(ctx, name, af)
-	a.remote = a.remote || tg != nil && tg.Kind == store.TargetA2A
+	var re *remoteErr
+	a.remote = a.remote || tg != nil && tg.Kind == store.TargetA2A || errors.As(err, &re)
 	return tg, err
 }
 
@@ -167,7 +169,8 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource, error) {
 	opts.Peer, opts.ResolveTarget = a.tgts.peer, a.tgts.resolveTarget
 	src, err := opts.target(ctx)
-	a.remote = a.remote || src != nil && src.target.Kind == store.TargetA2A
+	var re *remoteErr
+	a.remote = a.remote || src != nil && src.target.Kind == store.TargetA2A || errors.As(err, &re)
 	return src, err
 }
 
