@@ -20,12 +20,16 @@ type cancelOptions struct {
 	Engine        func() (*courier.Courier, error)
 	ResolveTarget func(ctx context.Context, name string, af agentFlags) (*target, error)
 	// RecordSettings, RecordCredential and KibanaForRecord reach a
-	// recorded task's server; ReportCanceled prints the outcome.
-	RecordSettings   func(*store.Record) (*config.Settings, error)
-	RecordCredential func(*store.Record) (client.Secret, error)
-	KibanaForRecord  func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
-	ReportCanceled   func(rec *store.Record, st *store.Store) error
+	// recorded task's server as the command's view says (which they may
+	// switch to the profile the task was sent with); Reporter prints the
+	// outcome for that view.
+	RecordSettings   func(*store.Record, *taskView) (*config.Settings, error)
+	RecordCredential func(*store.Record, *taskView) (client.Secret, error)
+	KibanaForRecord  func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
+	Reporter         func(*taskView) *reporter
+	CallerWith       func(*taskView) nextstep.Caller
 
+	view       taskView
 	id         string
 	agentFlags agentFlags
 	agent      string
@@ -36,7 +40,7 @@ type cancelOptions struct {
 // cancelRun (a test's, which gets the options as parsed).
 func newCmdCancel(f *Factory, runF func(context.Context, *cancelOptions) error) *cobra.Command {
 	opts := &cancelOptions{Printer: f.Printer, Engine: f.Engine, ResolveTarget: f.ResolveTarget, RecordSettings: f.RecordSettings,
-		RecordCredential: f.RecordCredential, KibanaForRecord: f.KibanaForRecord, ReportCanceled: f.ReportCanceled}
+		RecordCredential: f.RecordCredential, KibanaForRecord: f.KibanaForRecord, Reporter: f.Reporter, CallerWith: f.CallerWith}
 	cmd := &cobra.Command{
 		Use:   "cancel <contextId|taskId> [peer]",
 		Short: "Cancel a task: ask the agent to stop it, and stop following it",
@@ -76,7 +80,11 @@ argument, or --url.`,
 	return cmd
 }
 
-func cancelRun(ctx context.Context, opts *cancelOptions) error {
+// cancelRun cancels the task. An error met with a generic agent speaks of
+// the agent (asRemote); one met reaching a task with the profile it was
+// sent with is printed for that profile (inView).
+func cancelRun(ctx context.Context, opts *cancelOptions) (err error) {
+	defer func() { err = inView(&opts.view, err) }()
 	if err := client.CheckID("contextId or task id", opts.id); err != nil {
 		return usageErrSay(say("pass %s, or a task id", nextstep.ContextIDFrom("send-async")), "%s", err.Error())
 	}
@@ -93,11 +101,17 @@ func cancelRun(ctx context.Context, opts *cancelOptions) error {
 	if rec == nil {
 		return opts.cancelRemoteTask(ctx, c)
 	}
-	if rec.Target.Kind == store.TargetKibana {
-		if err := kibanaSpeaks(opts.agentFlags); err != nil {
-			return err
-		}
+	if rec.Target.Kind == store.TargetA2A {
+		return asRemote(opts.cancelLocal(ctx, c, rec))
 	}
+	if err := kibanaSpeaks(opts.agentFlags); err != nil {
+		return err
+	}
+	return opts.cancelLocal(ctx, c, rec)
+}
+
+// cancelLocal cancels the task of local record rec.
+func (opts *cancelOptions) cancelLocal(ctx context.Context, c *courier.Courier, rec *store.Record) error {
 	if rec.State.Terminal() {
 		return alreadyFinished(rec, "is already")
 	}
@@ -124,7 +138,13 @@ func cancelRun(ctx context.Context, opts *cancelOptions) error {
 		// reached whoever held it: nothing was canceled.
 		return alreadyFinished(canceled, "finished before the cancel took effect: it is")
 	}
-	return opts.ReportCanceled(canceled, c.Store)
+	return opts.Reporter(&opts.view).reportCanceled(canceled, c.Store)
+}
+
+// printer is the command line's printer, rendering for the view of the
+// task cancel reaches (with the profile it was sent with).
+func (opts *cancelOptions) printer() *printer {
+	return opts.Printer().withCaller(func() nextstep.Caller { return opts.CallerWith(&opts.view) })
 }
 
 // alreadyFinished refuses to cancel a task that has ended (exit 6).
@@ -170,9 +190,9 @@ func (opts *cancelOptions) cancelRemoteTask(ctx context.Context, c *courier.Cour
 	}
 	rec, err := c.CancelRemote(ctx, tg.Store, tg.Cred, tg.Name, opts.id)
 	if err != nil {
-		return cancelError(err)
+		return asRemote(cancelError(err))
 	}
-	return opts.ReportCanceled(rec, c.Store)
+	return opts.Reporter(&opts.view).reportCanceled(rec, c.Store)
 }
 
 // askToCancel asks the agent to cancel a task that was sent, as far as it
@@ -182,7 +202,7 @@ func (opts *cancelOptions) askToCancel(ctx context.Context, c *courier.Courier, 
 	switch courier.StopWayOf(rec) {
 	case courier.StopNothing:
 	case courier.StopAgent:
-		cred, err := opts.RecordCredential(rec)
+		cred, err := opts.RecordCredential(rec, &opts.view)
 		if err != nil {
 			return false, err
 		}
@@ -190,20 +210,20 @@ func (opts *cancelOptions) askToCancel(ctx context.Context, c *courier.Courier, 
 			return false, cancelError(err)
 		}
 	case courier.StopTaskManager:
-		if _, err := opts.RecordSettings(rec); err != nil {
+		if _, err := opts.RecordSettings(rec, &opts.view); err != nil {
 			// Another Kibana than the task's, or none: nothing is canceled
 			// before the command reaches the one that runs it.
 			return false, err
 		}
 		return opts.cancelKibanaTask(ctx, rec), nil
 	case courier.StopKibanaUnnamed:
-		opts.Printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
+		opts.printer().warn("Kibana has not named the run's task yet, so it cannot be asked to stop: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case courier.StopByClosing:
-		opts.Printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
+		opts.printer().warn("the run's connection will be closed, and this Kibana release stops a blocking run when that happens")
 	case courier.StopCannot:
-		opts.Printer().warn("Agent Builder cannot stop a run: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
+		opts.printer().warn("Agent Builder cannot stop a run: it may go on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case courier.StopUnnamed:
-		opts.Printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
+		opts.printer().warn("the agent has not named the task yet, so it cannot be canceled on the server: it may go on; a2a-courier stops following it")
 	}
 	return false, nil
 }
@@ -212,24 +232,24 @@ func (opts *cancelOptions) askToCancel(ctx context.Context, c *courier.Courier, 
 // (courier.StopKibanaTask) and reports whether it did. Kibana 9.6 cannot
 // (not cancelable): the run goes on, and the user is told so.
 func (opts *cancelOptions) cancelKibanaTask(ctx context.Context, rec *store.Record) bool {
-	k, _, sameKibana, err := opts.KibanaForRecord(rec)
+	k, _, sameKibana, err := opts.KibanaForRecord(rec, &opts.view)
 	if err != nil || !sameKibana {
 		why := "the configured Kibana is not the one it was sent to"
 		if err != nil {
 			why = courier.OneLine(err)
 		}
-		opts.Printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `%s` can still read its reply", why, fetchStep(rec.ContextID))
+		opts.printer().warn("Kibana was not asked to stop the run (%s): it may go on, and `%s` can still read its reply", why, fetchStep(rec.ContextID))
 		return false
 	}
 	switch ks := courier.StopKibanaTask(ctx, k, rec); {
 	case ks.Stopped:
 		return true
 	case ks.NotCancelable:
-		opts.Printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `%s` can still read its reply", fetchStep(rec.ContextID))
+		opts.printer().warn("Kibana cannot stop a Task Manager run over A2A (tasks/cancel: not cancelable): it goes on, and `%s` can still read its reply", fetchStep(rec.ContextID))
 	case ks.Err != nil:
-		opts.Printer().warn("Kibana did not cancel the run (%v): it may go on, and `%s` can still read its reply", courier.OneLine(ks.Err), fetchStep(rec.ContextID))
+		opts.printer().warn("Kibana did not cancel the run (%v): it may go on, and `%s` can still read its reply", courier.OneLine(ks.Err), fetchStep(rec.ContextID))
 	default:
-		opts.Printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `%s` can still read its reply", ks.State, fetchStep(rec.ContextID))
+		opts.printer().warn("Kibana answered tasks/cancel with the task %s: the run goes on, and `%s` can still read its reply", ks.State, fetchStep(rec.ContextID))
 	}
 	return false
 }

@@ -17,24 +17,82 @@ import (
 // defaultReadTimeout bounds a command's reads of a server (--timeout).
 const defaultReadTimeout = 60 * time.Second
 
-// loadSettings resolves every setting (config.Load), once per command. It
-// does not require the connection to be configured.
-func (a *App) loadSettings() (*config.Settings, error) {
-	if a.cached != nil {
-		return a.cached, nil
+// settings are a command line's settings: those its flags, the
+// environment and the config file give (config.Load, once), those that
+// reach a recorded task's Kibana (recordSettings), and the Agent Builder
+// client for them.
+type settings struct {
+	p *Process
+	// flags are the root's flags as parsed (never written here).
+	flags   *config.Flags
+	printer func() *printer
+	clients func() func(store.Target) (*http.Client, error)
+	// credentialFor is a generic agent's credential (targets).
+	credentialFor func(store.Target) (client.Secret, error)
+
+	// configured are the settings of the command line (config.Load).
+	configured *config.Settings
+}
+
+// taskView is how a command that reads recorded tasks speaks of them, its
+// own (the command's run keeps it, and hands it to what reads a task):
+// the profile of the config file a task was sent with, when the command
+// reads it with that profile instead of the configured Kibana
+// (recordSettings), and its settings; the commands it prints then carry
+// --profile (App.callerWith), and its documents the notes that say so, by
+// contextId. The zero view: the configured settings.
+type taskView struct {
+	profile  string
+	settings *config.Settings
+	notes    map[string]string
+}
+
+// inUse are the settings the view's texts speak of: the task's profile's,
+// else the command line's (nil: none loaded).
+func (v *taskView) inUse(configured *config.Settings) *config.Settings {
+	if v != nil && v.settings != nil {
+		return v.settings
 	}
-	s, err := config.Load(a.p.getenv, a.flags)
+	return configured
+}
+
+// viewErr is the error of a command that read recorded tasks as view
+// says: Run prints it for that view (App.callerWith).
+type viewErr struct {
+	err  error
+	view *taskView
+}
+
+func (e *viewErr) Error() string { return e.err.Error() }
+func (e *viewErr) Unwrap() error { return e.err }
+
+// inView is err of a command that read recorded tasks as v says (nil
+// stays nil; so does an error of the zero view).
+func inView(v *taskView, err error) error {
+	if err == nil || v.profile == "" {
+		return err
+	}
+	return &viewErr{err, v}
+}
+
+// load resolves every setting (config.Load), once per command. It does
+// not require the connection to be configured.
+func (st *settings) load() (*config.Settings, error) {
+	if st.configured != nil {
+		return st.configured, nil
+	}
+	s, err := config.Load(st.p.getenv, *st.flags)
 	if err != nil {
 		return nil, err
 	}
-	a.cached = s
+	st.configured = s
 	return s, nil
 }
 
 // kibanaSettings returns the settings, requiring a Kibana URL and an API
 // key. Missing ones give the step-by-step set-up, not a bare error.
-func (a *App) kibanaSettings() (*config.Settings, error) {
-	s, err := a.loadSettings()
+func (st *settings) kibanaSettings() (*config.Settings, error) {
+	s, err := st.load()
 	if err != nil {
 		return nil, err
 	}
@@ -44,25 +102,13 @@ func (a *App) kibanaSettings() (*config.Settings, error) {
 	return s, nil
 }
 
-func (a *App) configPath() string { return config.Path(a.p.getenv) }
+func (st *settings) configPath() string { return config.Path(st.p.getenv) }
 
 // noConfigDir is the error of a command that needs the config directory
 // when there is none: it names the variable to set (HOME, or on Windows
 // %APPDATA%).
 func noConfigDir(p *Process) error {
 	return configErr("set A2A_COURIER_CONFIG_DIR", "no config directory: %v", config.NoConfigDir(p.getenv))
-}
-
-func (a *App) openStore() (*store.Store, error) {
-	dir, _ := config.StateDir(a.p.getenv)
-	if dir == "" {
-		return nil, configErr("set A2A_COURIER_STATE_DIR to a private directory", "cannot find a state directory: %v", config.NoStateDir(a.p.getenv))
-	}
-	st, err := store.Open(dir)
-	if err != nil {
-		return nil, configErr("set A2A_COURIER_STATE_DIR to a directory you can write", "%s", err.Error())
-	}
-	return st, nil
 }
 
 // stateDirErr reports a state directory the system will not let this
@@ -81,8 +127,8 @@ func durationFlag(flagVal time.Duration, flagSet bool, setting time.Duration) ti
 	return setting
 }
 
-func (a *App) httpClient(s *config.Settings) (*http.Client, error) {
-	hc, err := a.httpClients()(store.Target{CAFile: s.CAFile, Insecure: s.Insecure})
+func (st *settings) httpClient(s *config.Settings) (*http.Client, error) {
+	hc, err := st.clients()(store.Target{CAFile: s.CAFile, Insecure: s.Insecure})
 	if err != nil {
 		return nil, configErr("A2A_COURIER_CA_CERT must name a PEM file of CA certificates", "%s", err.Error())
 	}
@@ -96,73 +142,69 @@ func userAgent() string { return "a2a-courier/" + versionString() }
 // or the profile the task was sent with), in the space the local record
 // says it was sent in. space names the space read, for messages
 // ("default" for the default one). sameKibana is true when the client is
-// the record's Kibana, in its space (false without a record). A task of
-// another Kibana that no profile reaches is refused (exit 2): reading
-// another Kibana would say "no reply yet" of a reply that is elsewhere.
-func (a *App) kibanaForRecord(local *store.Record) (k *client.Kibana, space string, sameKibana bool, err error) {
-	s, err := a.recordSettings(local)
+// the record's Kibana, in its space (false without a record): the hints
+// of what it reads then name that space (inTaskSpace). A task of another
+// Kibana that no profile reaches is refused (exit 2): reading another
+// Kibana would say "no reply yet" of a reply that is elsewhere.
+func (st *settings) kibanaForRecord(local *store.Record, v *taskView) (k *client.Kibana, space string, sameKibana bool, err error) {
+	s, err := st.recordSettings(local, v)
 	if err != nil {
 		return nil, "", false, err
 	}
 	if local != nil && local.Target.Kind == store.TargetKibana {
-		switch {
-		case local.Target.Space != s.Space:
+		if local.Target.Space != s.Space {
 			cp := *s
 			cp.Space = local.Target.Space
-			a.printer().info("reading space %s, where task %s was sent (the configured space is %s)", spaceName(cp.Space), local.ContextID, spaceName(s.Space))
-			s, sameKibana, a.readsTask = &cp, true, local
-		default:
-			sameKibana, a.readsTask = true, local
+			st.printer().info("reading space %s, where task %s was sent (the configured space is %s)", spaceName(cp.Space), local.ContextID, spaceName(s.Space))
+			s = &cp
 		}
+		sameKibana = true
 	}
-	k, err = a.kibana(s)
+	k, err = st.kibana(s)
 	return k, spaceName(s.Space), sameKibana, err
 }
 
 // recordSettings are the settings that reach recorded task rec's Kibana,
 // its URL and key required (kibanaSettings): the configured ones when they
-// name the record's Kibana (or rec is none, or no Kibana task); else those
-// of the profile the task was sent with (its record names it), when the
+// name the record's Kibana (or rec is none, or no Kibana task), or those
+// of the profile v reads tasks with already when they do; else those of
+// the profile the task was sent with (its record names it), when the
 // caller named no profile or Kibana of their own and that profile still
-// names the record's Kibana: the command then runs as with --profile
-// (the commands it prints carry it), and says so on stderr and in --json's
-// note. Otherwise it is an error (exit 2) whose hint names how to reach
-// that Kibana: a profile of the config file that names it, or
-// --kibana-url and --space.
-func (a *App) recordSettings(rec *store.Record) (*config.Settings, error) {
-	s, err := a.loadSettings()
+// names the record's Kibana: v then reads with that profile (the commands
+// the command prints carry it: App.callerWith), and the command says so on
+// stderr and in --json's note (v.notes). Otherwise it is an error (exit 2)
+// whose hint names how to reach that Kibana: a profile of the config file
+// that names it, or --kibana-url and --space.
+func (st *settings) recordSettings(rec *store.Record, v *taskView) (*config.Settings, error) {
+	given, err := st.load()
 	if err != nil {
 		return nil, err
 	}
-	if rec == nil || rec.Target.Kind != store.TargetKibana || sameKibana(s, rec) {
-		return a.kibanaSettings()
-	}
-	given, flags := s, a.flags
-	if a.given != nil {
-		// Switched to another task's profile already: this one is compared
-		// with what the caller configured.
-		given, flags = a.given, a.givenFlags
-		if sameKibana(given, rec) {
-			return given, config.RequireKibana(given)
+	switch s := v.inUse(given); {
+	case rec == nil || rec.Target.Kind != store.TargetKibana || sameKibana(s, rec):
+		if err := config.RequireKibana(s); err != nil {
+			return nil, err
 		}
+		return s, nil
+	case s != given && sameKibana(given, rec):
+		// Reading with another task's profile already: this one is
+		// compared with what the caller configured.
+		return given, config.RequireKibana(given)
 	}
-	if p := rec.Target.Profile; p != "" && flags.Profile == "" && flags.KibanaURL == "" {
-		if ps, ok := a.profileReaching(p, rec.Target.URL); ok {
+	if p := rec.Target.Profile; p != "" && st.flags.Profile == "" && st.flags.KibanaURL == "" {
+		if ps, ok := st.profileReaching(p, rec.Target.URL); ok {
 			note := fmt.Sprintf("task %s was sent with profile %s, which names its Kibana (%s): using that profile, not the configured Kibana (%s)",
 				rec.ContextID, p, client.RedactURL(rec.Target.URL), configuredKibana(given))
-			a.printer().info("%s", note)
-			if a.recordNotes == nil {
-				a.recordNotes = map[string]string{}
+			st.printer().info("%s", note)
+			if v.notes == nil {
+				v.notes = map[string]string{}
 			}
-			a.recordNotes[rec.ContextID] = note
-			if a.given == nil {
-				a.given, a.givenFlags = given, flags
-			}
-			a.flags.Profile, a.cached = p, ps
+			v.notes[rec.ContextID] = note
+			v.profile, v.settings = p, ps
 			return ps, nil
 		}
 	}
-	return nil, a.otherKibanaErr(rec, given)
+	return nil, st.otherKibanaErr(rec, given)
 }
 
 // sameKibana reports whether s names the Kibana of recorded task rec.
@@ -172,11 +214,11 @@ func sameKibana(s *config.Settings, rec *store.Record) bool {
 
 // recordCredential is the credential that reaches recorded task rec's
 // server: for a Kibana task, recordSettings' key.
-func (a *App) recordCredential(rec *store.Record) (client.Secret, error) {
+func (st *settings) recordCredential(rec *store.Record, v *taskView) (client.Secret, error) {
 	if rec.Target.Kind != store.TargetKibana {
-		return a.credentialFor(rec.Target)
+		return st.credentialFor(rec.Target)
 	}
-	s, err := a.recordSettings(rec)
+	s, err := st.recordSettings(rec, v)
 	if err != nil {
 		return "", err
 	}
@@ -185,13 +227,10 @@ func (a *App) recordCredential(rec *store.Record) (client.Secret, error) {
 
 // profileReaching is the settings of profile p of the config file, with
 // the caller's other flags, when they name url's Kibana and its key.
-func (a *App) profileReaching(p, url string) (*config.Settings, bool) {
-	flags := a.flags
-	if a.given != nil {
-		flags = a.givenFlags
-	}
+func (st *settings) profileReaching(p, url string) (*config.Settings, bool) {
+	flags := *st.flags
 	flags.Profile = p
-	ps, err := config.Load(a.p.getenv, flags)
+	ps, err := config.Load(st.p.getenv, flags)
 	if err != nil || ps.URL == "" || client.KibanaOrigin(ps.URL) != client.KibanaOrigin(url) || config.RequireKibana(ps) != nil {
 		return nil, false
 	}
@@ -202,7 +241,7 @@ func (a *App) profileReaching(p, url string) (*config.Settings, bool) {
 // Kibana, which is not its own: the hint names a profile that reaches the
 // record's Kibana (the one it was sent with first), else its URL and
 // space.
-func (a *App) otherKibanaErr(rec *store.Record, s *config.Settings) *cliError {
+func (st *settings) otherKibanaErr(rec *store.Record, s *config.Settings) *cliError {
 	t := rec.Target
 	hint := "run the command again with --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(spaceName(t.Space)) +
 		" and that Kibana's API key (KIBANA_API_KEY, --api-key-file, or a profile with its own kibana-url and api-key)"
@@ -211,7 +250,7 @@ func (a *App) otherKibanaErr(rec *store.Record, s *config.Settings) *cliError {
 		names = append(names, p.Name)
 	}
 	for _, p := range names {
-		if _, ok := a.profileReaching(p, t.URL); p != "" && ok {
+		if _, ok := st.profileReaching(p, t.URL); p != "" && ok {
 			hint = "run the command again with --profile " + shellcmd.Quote(p) + ", which names that Kibana"
 			break
 		}
@@ -245,10 +284,10 @@ func inTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
 
 // refusedTaskSpace is inTaskSpace for the error of a task that ended
 // (refused, say): when the task went to the configured space, the hint
-// names that one by its source instead (App.hint), which is what to
-// change before sending again.
-func (a *App) refusedTaskSpace(rec *store.Record, hint nextstep.Text) nextstep.Text {
-	if s := a.cached; s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
+// names that one by its source instead (App.caller), which is what to
+// change before sending again. s are the settings in use (nil: none).
+func refusedTaskSpace(rec *store.Record, hint nextstep.Text, s *config.Settings) nextstep.Text {
+	if s != nil && client.KibanaOrigin(rec.Target.URL) == client.KibanaOrigin(s.URL) && rec.Target.Space == s.Space {
 		return hint
 	}
 	return inTaskSpace(rec, hint)
@@ -262,8 +301,8 @@ func spaceName(space string) string {
 }
 
 // kibana builds the Agent Builder client for settings.
-func (a *App) kibana(s *config.Settings) (*client.Kibana, error) {
-	hc, err := a.httpClient(s)
+func (st *settings) kibana(s *config.Settings) (*client.Kibana, error) {
+	hc, err := st.httpClient(s)
 	if err != nil {
 		return nil, err
 	}

@@ -57,42 +57,59 @@ type Factory struct {
 	// Caller is what the steps a command prints keep of the caller's
 	// command line (nextstep.Caller).
 	Caller func() nextstep.Caller
-
-	// i22-cmds: the shared helpers show, cancel, mcp, skill and config
-	// reach, each today's App method.
-	//
+	// Verbose is -v: the requests are shown on stderr.
+	Verbose func() bool
+	// WorkerTiming is how often a worker beats its lock, and when its
+	// silence means it stopped (the environment's; an error for a value
+	// that is not a duration).
+	WorkerTiming func() (store.WorkerTiming, error)
+	// Peer is the named peer of the config file.
+	Peer func(name string) (*config.Peer, bool, error)
+	// CredentialFor is a stored target's credential (the Kibana API key,
+	// a peer's token, --token-file, A2A_COURIER_TOKEN), RecordCredential
+	// a recorded task's (its profile's key: settings.recordSettings), read
+	// as the command's taskView says (which it may switch to the task's
+	// profile).
+	CredentialFor    func(store.Target) (client.Secret, error)
+	RecordCredential func(*store.Record, *taskView) (client.Secret, error)
 	// KibanaForRecord is the Agent Builder client that reads a recorded
 	// task's conversation, the space it reads, and whether that is the
-	// task's Kibana (App.kibanaForRecord).
-	KibanaForRecord func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
-	// RecordSettings are the settings that reach a recorded task's Kibana
-	// (App.recordSettings); RecordCredential the credential that reaches
-	// its server (App.recordCredential).
-	RecordSettings   func(*store.Record) (*config.Settings, error)
-	RecordCredential func(*store.Record) (client.Secret, error)
-	// RecordNote is the note of the recorded task the command reads with
-	// the profile it was sent with, or "" (App.recordNotes).
-	RecordNote func() string
-	// ReportCanceled prints the outcome of a cancel (App.reportCanceled).
-	ReportCanceled func(rec *store.Record, st *store.Store) error
+	// task's Kibana and space (settings.kibanaForRecord).
+	KibanaForRecord func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
+	// RecordSettings are the settings that reach a recorded task's Kibana,
+	// as the taskView says (settings.recordSettings).
+	RecordSettings func(*store.Record, *taskView) (*config.Settings, error)
+	// ProfileReaching is profile p's settings when they reach url's Kibana.
+	ProfileReaching func(p, url string) (*config.Settings, bool)
+	// CallerWith is Caller for a command that reads recorded tasks as a
+	// taskView says (the profile it reads a task with).
+	CallerWith func(*taskView) nextstep.Caller
+	// Reporter prints the tasks a command reports (report.go) as a
+	// taskView says (nil: the command line's settings).
+	Reporter func(*taskView) *reporter
 	// GroupRun is the run of a command that only groups others (groupRun).
 	GroupRun func(*cobra.Command, []string) error
 }
 
-// factory is the Factory of the command line a runs.
+// factory is the Factory of the command line a runs: its funcs are the
+// methods of its parts (settings, engines, targets, reporter).
 func (a *App) factory() *Factory {
-	f := &Factory{Process: a.p, Printer: a.printer, ConfigPath: a.configPath, Flags: func() config.Flags { return a.flags }, Settings: a.loadSettings, KibanaSettings: a.kibanaSettings,
-		Kibana: a.kibana, Engine: a.engine, Store: a.openStore, Caches: a.caches, HTTPClients: a.httpClients, ResolveTarget: a.resolveTarget, Caller: a.caller}
-	// i22-cmds
-	f.KibanaForRecord, f.RecordSettings, f.RecordCredential, f.ReportCanceled = a.kibanaForRecord, a.recordSettings, a.recordCredential, a.reportCanceled
-	f.RecordNote = func() string {
-		for _, n := range a.recordNotes {
-			return n
-		}
-		return ""
+	set, eng, tgts := a.set, a.eng, a.tgts
+	return &Factory{Process: a.p, Printer: a.printer, ConfigPath: set.configPath, Flags: func() config.Flags { return a.flags }, Settings: set.load, KibanaSettings: set.kibanaSettings,
+		Kibana: set.kibana, Engine: eng.engine, Store: eng.openStore, Caches: eng.caches, HTTPClients: eng.httpClients, ResolveTarget: tgts.resolveTarget, Caller: a.caller,
+		Verbose: func() bool { return a.verbose }, WorkerTiming: eng.workerTiming, Peer: tgts.peer, CredentialFor: tgts.credentialFor, RecordCredential: set.recordCredential,
+		KibanaForRecord: set.kibanaForRecord, RecordSettings: set.recordSettings, ProfileReaching: set.profileReaching, CallerWith: a.callerWith, Reporter: a.reporter, GroupRun: groupRun(a)}
+}
+
+// reporter is the reporter of the command line a runs, for a command that
+// reads recorded tasks as v says (nil: the command line's settings).
+func (a *App) reporter(v *taskView) *reporter {
+	if v == nil {
+		v = &taskView{}
 	}
-	f.GroupRun = groupRun(a)
-	return f
+	caller := func() nextstep.Caller { return a.callerWith(v) }
+	pr := func() *printer { return a.printer().withCaller(caller) }
+	return &reporter{p: a.p, printer: pr, caller: caller, set: a.set, view: v}
 }
 
 // engineParts are what an engine is built of: its state directory (nil:
@@ -108,8 +125,8 @@ type engineParts struct {
 }
 
 // newEngine is the one way the task engine is built, for a command
-// (App.engine), for what needs no record (App.caches) and for a detached
-// worker (runWorker): the process's clock, executable and environment
+// (engines.engine), for what needs no record (engines.caches) and for a detached
+// worker (workerRun): the process's clock, executable and environment
 // (for the workers it spawns), with parts.
 func newEngine(p *Process, parts engineParts) *courier.Courier {
 	return &courier.Courier{Store: parts.store, HTTPClient: parts.clients, Now: p.Now, UserAgent: userAgent(),

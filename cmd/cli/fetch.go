@@ -10,12 +10,28 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/config"
 	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// fetchOptions are fetch's dependencies, flags and arguments.
 type fetchOptions struct {
+	Printer         func() *printer
+	Store           func() (*store.Store, error)
+	Caches          func() *courier.Courier
+	ResolveTarget   func(ctx context.Context, name string, af agentFlags) (*target, error)
+	Peer            func(name string) (*config.Peer, bool, error)
+	CredentialFor   func(store.Target) (client.Secret, error)
+	KibanaForRecord func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
+	CallerWith      func(*taskView) nextstep.Caller
+	Reporter        func(*taskView) *reporter
+
+	// view is how fetch reads the recorded task (kibanaForRecord: with
+	// the profile it was sent with, or the configured settings).
+	view taskView
+
 	contextID  string
 	taskID     string
 	peer       string
@@ -26,8 +42,11 @@ type fetchOptions struct {
 	out        string // where the reply's files go
 }
 
-func newFetchCmd(app *App) *cobra.Command {
-	opts := &fetchOptions{}
+// newCmdFetch builds fetch; runF, when not nil, runs in place of fetchRun
+// (a test's, which gets the options as parsed).
+func newCmdFetch(f *Factory, runF func(context.Context, *fetchOptions) error) *cobra.Command {
+	opts := &fetchOptions{Printer: f.Printer, Store: f.Store, Caches: f.Caches, ResolveTarget: f.ResolveTarget, Peer: f.Peer, CredentialFor: f.CredentialFor,
+		KibanaForRecord: f.KibanaForRecord, CallerWith: f.CallerWith, Reporter: f.Reporter}
 	cmd := &cobra.Command{
 		Use:   "fetch <contextId> [peer]",
 		Short: "Recover a task's reply from the server by contextId alone",
@@ -82,7 +101,10 @@ stands: its message is not on the server yet.`,
 			if opts.peer != "" && opts.agentFlags.url != "" {
 				return usageErr("name the agent once: a peer of the config file, or --url", "both a peer (%s) and --url given", opts.peer)
 			}
-			return app.runFetch(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return fetchRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", defaultReadTimeout, "how long to wait for the server")
@@ -96,7 +118,11 @@ stands: its message is not on the server yet.`,
 	return cmd
 }
 
-func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
+// fetchRun is fetch's run. An error met with a generic A2A agent speaks of
+// the agent (asRemote); one met reading a task with the profile it was
+// sent with is printed for that profile (inView).
+func fetchRun(ctx context.Context, opts *fetchOptions) (err error) {
+	defer func() { err = inView(&opts.view, err) }()
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
@@ -107,49 +133,49 @@ func (a *App) runFetch(ctx context.Context, opts *fetchOptions) error {
 		return err
 	}
 	if opts.taskID != "" {
-		return a.fetchTask(ctx, opts)
+		return opts.task(ctx)
 	}
 	if err := store.CheckContextID(opts.contextID); err != nil {
 		return usageErrSay(say("pass %s; those a2a-courier makes are UUIDs, like 3f6c2e1a-5b7d-4c8e-9f01-23456789abcd", nextstep.ContextIDFrom("send or send-async")), "%s", err.Error())
 	}
 	// The local record, when there is one, says which round or task is ours.
-	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) { return st.Load(opts.contextID) })
+	st, local := opts.local(func(st *store.Store) (*store.Record, error) { return st.Load(opts.contextID) })
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
 	switch {
 	case opts.peer != "" || opts.agentFlags.url != "":
-		src, err := a.fetchTarget(ctx, opts)
+		src, err := opts.target(ctx)
 		if err != nil {
 			return err
 		}
 		if local != nil && !sameAgent(local.Target, src.target) {
-			a.printer().warn("the local record of context %s names another agent; reading from the one given, without the record", opts.contextID)
+			opts.printer().warn("the local record of context %s names another agent; reading from the one given, without the record", opts.contextID)
 			local = nil
 		}
-		return a.fetchRemote(ctx, opts, src, local, st)
+		return asRemote(opts.remote(ctx, src, local, st))
 	case local != nil && local.Target.Kind == store.TargetA2A:
-		src, err := a.recordSource(local, opts)
+		src, err := opts.recordSource(local)
 		if err != nil {
 			return err
 		}
-		return a.fetchRemote(ctx, opts, src, local, st)
+		return asRemote(opts.remote(ctx, src, local, st))
 	case opts.agentFlags.protocol != "" || opts.agentFlags.binding != "" || opts.state != "":
 		return usageErrSay(say("--protocol, --binding and %s are for generic A2A agents: add %s or the peer's name", nextstep.Opt("--state"), nextstep.OptHole("--url", "agent URL")), "--protocol, --binding or --state without an A2A agent")
 	}
-	return a.fetchKibana(ctx, opts, local, st)
+	return opts.kibana(ctx, local, st)
 }
 
-// fetchLocal opens the state directory and loads a record; either may be
+// local opens the state directory and loads a record; either may be
 // nil (no state directory, no record: fetch works without both).
-func (a *App) fetchLocal(load func(*store.Store) (*store.Record, error)) (*store.Store, *store.Record) {
-	st, err := a.openStore()
+func (opts *fetchOptions) local(load func(*store.Store) (*store.Record, error)) (*store.Store, *store.Record) {
+	st, err := opts.Store()
 	if err != nil {
 		return nil, nil
 	}
 	r, err := load(st)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			a.printer().warn("%v", err)
+			opts.printer().warn("%v", err)
 		}
 		return st, nil
 	}
@@ -166,18 +192,18 @@ type fetchSource struct {
 	command []nextstep.Arg
 }
 
-// fetchTarget resolves the agent named by a peer argument or --url, as send
+// target resolves the agent named by a peer argument or --url, as send
 // does (the card, then the credential).
-func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource, error) {
+func (opts *fetchOptions) target(ctx context.Context) (*fetchSource, error) {
 	if opts.peer != "" {
-		if _, ok, err := a.peer(opts.peer); err != nil {
+		if _, ok, err := opts.Peer(opts.peer); err != nil {
 			return nil, err
 		} else if !ok {
 			return nil, usageErrSay(say("fetch needs no agent for Kibana (the contextId is enough); for another A2A agent, name a peer of the config file (%s) or pass %s", nextstep.New("config").Pos("show").Quoted(), nextstep.OptHole("--url", "agent URL")),
 				"no peer %q in the config file", opts.peer)
 		}
 	}
-	tg, err := a.resolveTarget(ctx, opts.peer, opts.agentFlags)
+	tg, err := opts.ResolveTarget(ctx, opts.peer, opts.agentFlags)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +212,7 @@ func (a *App) fetchTarget(ctx context.Context, opts *fetchOptions) (*fetchSource
 
 // recordSource reads from the agent a local record names, with the
 // credential send would use for it.
-func (a *App) recordSource(rec *store.Record, opts *fetchOptions) (*fetchSource, error) {
+func (opts *fetchOptions) recordSource(rec *store.Record) (*fetchSource, error) {
 	t := rec.Target
 	if p := opts.agentFlags.protocol; p != "" {
 		t.Dialect = p
@@ -197,7 +223,7 @@ func (a *App) recordSource(rec *store.Record, opts *fetchOptions) (*fetchSource,
 			return nil, usageErr("use --binding jsonrpc or --binding rest (HTTP+JSON)", "%s", err.Error())
 		}
 	}
-	cred, err := a.credentialFor(t)
+	cred, err := opts.CredentialFor(t)
 	if err != nil {
 		return nil, err
 	}
@@ -251,12 +277,12 @@ func errNoTaskList(src *fetchSource, contextID string, err error) *cliError {
 	return ce
 }
 
-// fetchRemote reads a context's reply from a generic A2A agent: the task
+// remote reads a context's reply from a generic A2A agent: the task
 // the local record names, or the one holding its message, or with no
 // record the newest task of the context (v1.0 ListTasks).
-func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSource, local *store.Record, st *store.Store) error {
+func (opts *fetchOptions) remote(ctx context.Context, src *fetchSource, local *store.Record, st *store.Store) error {
 	ctxID := opts.contextID
-	f, err := a.caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
+	f, err := opts.Caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
 		ContextID: ctxID, State: opts.state, Local: local, OutDir: opts.out})
 	var none *courier.NoTaskError
 	switch {
@@ -269,7 +295,7 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 	case f.FromRecord:
 		// Never sent, or final with nothing to read: the record says
 		// where it stands (and result revives its worker).
-		return a.reportRecord(f.Local, opts.maxChars, st)
+		return opts.Reporter(&opts.view).reportRecord(f.Local, opts.maxChars, st)
 	}
 	var resume nextstep.Step
 	switch {
@@ -279,15 +305,15 @@ func (a *App) fetchRemote(ctx context.Context, opts *fetchOptions, src *fetchSou
 		// An expired record has no worker left: fetch looks again.
 		resume = fetchStep(ctxID)
 	}
-	return a.reportTask(f, opts, st, resume)
+	return opts.reportTask(f, st, resume)
 }
 
-// fetchTask reads one task of a generic agent by its id.
-func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
+// task reads one task of a generic agent by its id.
+func (opts *fetchOptions) task(ctx context.Context) error {
 	if err := client.CheckID("task id", opts.taskID); err != nil {
 		return usageErr("pass the task id printed with the task (task_id)", "%s", err.Error())
 	}
-	st, local := a.fetchLocal(func(st *store.Store) (*store.Record, error) {
+	st, local := opts.local(func(st *store.Store) (*store.Record, error) {
 		// A queued answer to the task (send --task) carries its id too; a
 		// record that followed the task comes first.
 		a2a := func(r *store.Record) bool { return r.Target.Kind == store.TargetA2A }
@@ -302,21 +328,26 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 	var err error
 	switch {
 	case opts.peer != "" || opts.agentFlags.url != "":
-		if src, err = a.fetchTarget(ctx, opts); err != nil {
+		if src, err = opts.target(ctx); err != nil {
 			return err
 		}
 		if local != nil && !sameAgent(local.Target, src.target) {
 			local = nil
 		}
 	case local != nil:
-		if src, err = a.recordSource(local, opts); err != nil {
+		if src, err = opts.recordSource(local); err != nil {
 			return err
 		}
 	default:
 		return &cliError{exit: ExitNotFound, code: "not_found", message: "no local record of task " + opts.taskID,
 			hint: say("for a task started elsewhere, name the agent: %s, or %s", nextstep.New("fetch").Flag("--task", opts.taskID).Hole("", "peer"), nextstep.OptHole("--url", "agent URL"))}
 	}
-	f, err := a.caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
+	return asRemote(opts.readTask(ctx, src, local, st))
+}
+
+// readTask reads task --task of src (local: its record, or nil).
+func (opts *fetchOptions) readTask(ctx context.Context, src *fetchSource, local *store.Record, st *store.Store) error {
+	f, err := opts.Caches().Fetch(ctx, courier.FetchQuery{Target: src.target, Key: src.cred, Agent: src.name,
 		TaskID: opts.taskID, Local: local, OutDir: opts.out})
 	switch {
 	case err != nil:
@@ -325,29 +356,30 @@ func (a *App) fetchTask(ctx context.Context, opts *fetchOptions) error {
 		// An answer to the task not sent yet (what the server shows is the
 		// task before it: fetch never writes it), or a final record whose
 		// task cannot be read: the record says where it stands.
-		return a.reportRecord(f.Local, opts.maxChars, st)
+		return opts.Reporter(&opts.view).reportRecord(f.Local, opts.maxChars, st)
 	}
 	resume := nextstep.New("fetch").Flag("--task", opts.taskID).Words(src.command)
 	if f.Local != nil && !f.Local.State.Terminal() {
 		resume = nextstep.Step{} // its worker follows it: result --wait
 	}
-	return a.reportTask(f, opts, st, resume)
+	return opts.reportTask(f, st, resume)
 }
 
 // reportTask reports a task read from a generic agent (its final outcome
 // written into the local record by the engine when it is not final yet).
-func (a *App) reportTask(f *courier.Fetched, opts *fetchOptions, st *store.Store, resume nextstep.Step) error {
+func (opts *fetchOptions) reportTask(f *courier.Fetched, st *store.Store, resume nextstep.Step) error {
 	if !f.Task.Final {
-		return a.reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{resume: resume, note: f.Note})
+		return opts.Reporter(&opts.view).reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{resume: resume, note: f.Note})
 	}
-	a.warnNotWritten(f.Local, f.Task.WriteErr)
-	return a.reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{note: f.Note})
+	opts.warnNotWritten(f.Local, f.Task.WriteErr)
+	return opts.Reporter(&opts.view).reportRecordWith(f.Task.Record, opts.maxChars, st, docExtra{note: f.Note})
 }
 
-// fetchKibana reads a context's reply from Kibana's conversation store
-// (courier.FetchKibana) and reports it.
-func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.Record, st *store.Store) error {
-	k, space, sameKibana, err := a.kibanaForRecord(local)
+// kibana reads a context's reply from Kibana's conversation store
+// (courier.FetchKibana) and reports it. Read in the space the local record
+// was sent to (sameKibana), its hints name that space (inTaskSpace).
+func (opts *fetchOptions) kibana(ctx context.Context, local *store.Record, st *store.Store) error {
+	k, space, sameKibana, err := opts.KibanaForRecord(local, &opts.view)
 	if err != nil {
 		var ce *cliError
 		if errors.As(err, &ce) && ce.code == "not_configured" {
@@ -357,7 +389,16 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 		}
 		return err
 	}
-	read, err := a.caches().FetchKibana(ctx, k, opts.contextID, local, sameKibana)
+	err = opts.readKibana(ctx, k, space, local, st, sameKibana)
+	if sameKibana {
+		return inTaskSpaceErr(local, err)
+	}
+	return err
+}
+
+// readKibana reads the context's reply with k, in space.
+func (opts *fetchOptions) readKibana(ctx context.Context, k *client.Kibana, space string, local *store.Record, st *store.Store, sameKibana bool) error {
+	read, err := opts.Caches().FetchKibana(ctx, k, opts.contextID, local, sameKibana)
 	var unknown *courier.UnknownContextError
 	var unreadable *courier.UnreadableRoundError
 	switch {
@@ -375,16 +416,29 @@ func (a *App) fetchKibana(ctx context.Context, opts *fetchOptions, local *store.
 	case err != nil:
 		return err
 	case !read.Found:
-		return a.reportNotStored(opts, read.Record, local, read.Conv, space, read.TaskNote, st)
+		return opts.reportNotStored(read.Record, local, read.Conv, space, read.TaskNote, st, sameKibana)
 	}
-	a.warnNotWritten(local, read.WriteErr)
-	return a.reportRecord(read.Record, opts.maxChars, st)
+	opts.warnNotWritten(local, read.WriteErr)
+	return opts.Reporter(&opts.view).reportRecordWith(read.Record, opts.maxChars, st, docExtra{taskSpace: sameKibana})
+}
+
+// inTaskSpaceErr is err, the error of a command that read recorded task
+// rec in the space it was sent to, its hint naming that space
+// (inTaskSpace). An exit code of a result already printed stays as it is.
+func inTaskSpaceErr(rec *store.Record, err error) error {
+	var ex *exitError
+	if err == nil || errors.As(err, &ex) {
+		return err
+	}
+	ce := *classify(err)
+	ce.hint = inTaskSpace(rec, ce.hint)
+	return &ce
 }
 
 // reportNotStored reports a context whose reply Kibana does not have (yet):
 // exit 8, with what may be going on, or the local record of a task not
 // sent or final.
-func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv *client.Conversation, space, taskNote string, st *store.Store) error {
+func (opts *fetchOptions) reportNotStored(rec, local *store.Record, conv *client.Conversation, space, taskNote string, st *store.Store, taskSpace bool) error {
 	if rec.State.Terminal() && rec.State != store.Expired || rec.State == store.Queued {
 		// A task never sent has nothing on the server, and one that ended
 		// has its outcome here: its record says where it stands (and
@@ -393,7 +447,7 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 		if rec.State == store.Queued {
 			note = ""
 		}
-		return a.reportRecordWith(rec, opts.maxChars, st, docExtra{note: note})
+		return opts.Reporter(&opts.view).reportRecordWith(rec, opts.maxChars, st, docExtra{note: note, taskSpace: taskSpace})
 	}
 	shown := *rec
 	if shown.State == store.Expired {
@@ -414,21 +468,30 @@ func (a *App) reportNotStored(opts *fetchOptions, rec, local *store.Record, conv
 	if local == nil {
 		shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
 	}
-	if a.printer().json {
+	pr := opts.printer()
+	if pr.json {
 		doc := recordDoc(&shown)
-		doc.Resume, doc.Note = a.caller().Resume(fetchStep(opts.contextID)), a.withRecordNote(rec, "")
-		a.printer().writeJSON(doc)
+		doc.Resume, doc.Note = opts.caller().Resume(fetchStep(opts.contextID)), opts.Reporter(&opts.view).withRecordNote(rec, "")
+		pr.writeJSON(doc)
 		return exitWith(ExitStillRunning)
 	}
-	a.printer().info("%s.", shown.Reason)
-	a.printer().info("look again later: %s", fetchStep(opts.contextID))
+	pr.info("%s.", shown.Reason)
+	pr.info("look again later: %s", fetchStep(opts.contextID))
 	return exitWith(ExitStillRunning)
 }
 
+// printer is the command line's printer, rendering for the view of the
+// task fetch reads (caller).
+func (opts *fetchOptions) printer() *printer { return opts.Printer().withCaller(opts.caller) }
+
+// caller is the command line's caller, as the view of the task fetch
+// reads has it (with the profile the task was sent with).
+func (opts *fetchOptions) caller() nextstep.Caller { return opts.CallerWith(&opts.view) }
+
 // warnNotWritten says that an outcome fetch read could not be written into
 // the local record.
-func (a *App) warnNotWritten(local *store.Record, err error) {
+func (opts *fetchOptions) warnNotWritten(local *store.Record, err error) {
 	if err != nil {
-		a.printer().warn("the reply was read, but the local record of task %s could not be updated: %v", local.ContextID, err)
+		opts.printer().warn("the reply was read, but the local record of task %s could not be updated: %v", local.ContextID, err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // getCardOptions are get-card's dependencies and flags.
 type getCardOptions struct {
 	Printer func() *printer
-	// ResolveTarget finds the agent and reads its card (App.resolveTarget).
+	// ResolveTarget finds the agent and reads its card (targets.resolveTarget).
 	ResolveTarget func(ctx context.Context, name string, af agentFlags) (*target, error)
 
 	Agent      string

@@ -14,7 +14,6 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -24,12 +23,10 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/internal/buildinfo"
 	"github.com/a2a-courier/a2a-courier/internal/config"
-	"github.com/a2a-courier/a2a-courier/internal/courier"
 	"github.com/a2a-courier/a2a-courier/internal/mcpserver"
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 	"github.com/a2a-courier/a2a-courier/internal/simulator"
-	"github.com/a2a-courier/a2a-courier/store"
 )
 
 // Version is set at build time with -ldflags "-X …/cmd/cli.Version=v1.2.3",
@@ -143,7 +140,7 @@ func userInterrupted(ctx context.Context) bool {
 // Run executes one command line and returns the exit code.
 func Run(ctx context.Context, p *Process) int {
 	p.fillDefaults()
-	app := &App{p: p}
+	app := newApp(p)
 	root := newRootCmd(app, invokedCommand(p.Args))
 	root.SetArgs(p.Args)
 	root.SetIn(p.Stdin)
@@ -163,10 +160,15 @@ func Run(ctx context.Context, p *Process) int {
 		err = unknownCommandErr(err)
 	}
 	ce = classify(err)
-	if app.remote {
+	var re *remoteErr
+	if errors.As(err, &re) {
 		ce = remoteHint(ce)
 	}
-	app.printError(ce)
+	pr := app.printer()
+	if ve := (*viewErr)(nil); errors.As(err, &ve) {
+		pr = pr.withCaller(func() nextstep.Caller { return app.callerWith(ve.view) })
+	}
+	pr.printError(ce)
 	return ce.exit
 }
 
@@ -261,28 +263,14 @@ func (p *Process) getenv(k string) string {
 	return v
 }
 
-// App is what every command shares: the process and lazily built helpers.
+// App is the root command line: the process, the root's flags as parsed
+// (--json, --profile and the connection flags, -v), the wait flags of the
+// command that runs, and the parts its Factory is made of.
 type App struct {
 	p       *Process
 	jsonOut bool
 	out     *printer
 	flags   config.Flags
-	cached  *config.Settings
-	// readsTask is the recorded task whose space the command reads
-	// (kibanaForRecord): hints name that space.
-	readsTask *store.Record
-	// recordNotes say, by contextId, that the command reads a recorded
-	// task with the profile it was sent with, not the configured one
-	// (recordSettings): --json documents carry them as their note. given
-	// and givenFlags are the settings and flags the caller's command line
-	// gave, before the first such switch.
-	recordNotes map[string]string
-	given       *config.Settings
-	givenFlags  config.Flags
-
-	// remote is set once the command deals with a generic A2A agent, so
-	// that hints speak of it, not of Kibana.
-	remote bool
 	// verbose shows the requests on stderr (-v).
 	verbose bool
 	// waits are the flags of a command that waits as the caller gave
@@ -291,11 +279,19 @@ type App struct {
 	// (PersistentPreRunE, waitFlags), as flags is.
 	waits []nextstep.Arg
 
-	clientsOnce sync.Once
-	clients     func(store.Target) (*http.Client, error)
+	set  *settings
+	eng  *engines
+	tgts *targets
+}
 
-	// eng is the task engine (engine).
-	eng *courier.Courier
+// newApp is the App of one command line on p.
+func newApp(p *Process) *App {
+	a := &App{p: p}
+	a.eng = &engines{p: p, verbose: &a.verbose, printer: a.printer}
+	a.set = &settings{p: p, flags: &a.flags, printer: a.printer, clients: a.eng.httpClients}
+	a.tgts = &targets{p: p, set: a.set, eng: a.eng, printer: a.printer, tokenFile: func() string { return a.flags.TokenFile }}
+	a.set.credentialFor = a.tgts.credentialFor
+	return a
 }
 
 func (a *App) printer() *printer {
@@ -306,33 +302,33 @@ func (a *App) printer() *printer {
 	return a.out
 }
 
-func (a *App) printError(e *cliError) { a.printer().printError(e) }
-
-// hint is a text for the caller as it applies to this command line
-// (caller).
-func (a *App) hint(t nextstep.Text) string { return a.caller().Text(t) }
-
 // caller is what the steps printed for the caller keep of its command
 // line: its connection flags (none when the MCP server runs the command:
 // the flags are the server's), the flags of a command that waits
 // (--timeout), --json, and where the settings a hint speaks of came from
 // (config.Settings.Where, once they are loaded).
-func (a *App) caller() nextstep.Caller {
+func (a *App) caller() nextstep.Caller { return a.callerWith(&taskView{}) }
+
+// callerWith is caller for a command that reads recorded tasks as v says:
+// with the profile a task was sent with, its commands carry --profile,
+// and its hints speak of that profile's settings.
+func (a *App) callerWith(v *taskView) nextstep.Caller {
 	c := nextstep.Caller{Waits: a.waits, JSON: a.jsonOut, Tool: a.p.Tool}
+	s := v.inUse(a.set.configured)
 	if !a.p.Tool {
-		for _, f := range []nextstep.Flag{{Name: "--profile", Value: a.flags.Profile}, {Name: "--kibana-url", Value: a.flags.KibanaURL},
-			{Name: "--space", Value: a.flags.Space}, {Name: "--api-key-file", Value: a.flags.APIKeyFile}, {Name: "--token-file", Value: a.flags.TokenFile}} {
+		flags := a.flags
+		if v.profile != "" {
+			flags.Profile = v.profile
+		}
+		for _, f := range []nextstep.Flag{{Name: "--profile", Value: flags.Profile}, {Name: "--kibana-url", Value: flags.KibanaURL},
+			{Name: "--space", Value: flags.Space}, {Name: "--api-key-file", Value: flags.APIKeyFile}, {Name: "--token-file", Value: flags.TokenFile}} {
 			if f.Value != "" {
 				c.Conn = append(c.Conn, f)
 			}
 		}
 	}
-	task, s := a.readsTask, a.cached
 	c.Where = func(v nextstep.Setting, check bool) string {
 		switch {
-		case v == nextstep.KibanaSpace && check && task != nil && task.Target.Kind == store.TargetKibana:
-			// The space the recorded task is read in (inTaskSpace).
-			return config.SpaceWhere(task.Target.Space, "task "+task.ContextID, "")
 		case s != nil:
 			return s.Where(v, check)
 		case check:
@@ -358,10 +354,10 @@ func commandSpecs() []commandSpec {
 	return []commandSpec{
 		{"discover", false, func(a *App) *cobra.Command { return newCmdDiscover(a.factory(), nil) }},
 		{"get-card", false, func(a *App) *cobra.Command { return newCmdGetCard(a.factory(), nil) }},
-		{"send", false, newSendCmd},
-		{"send-async", false, newSendAsyncCmd},
-		{"result", false, newResultCmd},
-		{"fetch", false, newFetchCmd},
+		{"send", false, func(a *App) *cobra.Command { return newCmdSend(a.factory(), nil) }},
+		{"send-async", false, func(a *App) *cobra.Command { return newCmdSendAsync(a.factory(), nil) }},
+		{"result", false, func(a *App) *cobra.Command { return newCmdResult(a.factory(), nil) }},
+		{"fetch", false, func(a *App) *cobra.Command { return newCmdFetch(a.factory(), nil) }},
 		{"cancel", false, func(a *App) *cobra.Command { return newCmdCancel(a.factory(), nil) }},
 		{"tasks", false, func(a *App) *cobra.Command { return newCmdTasks(a.factory(), nil) }},
 		{"prune", false, func(a *App) *cobra.Command { return newCmdPrune(a.factory(), nil) }},
@@ -375,7 +371,7 @@ func commandSpecs() []commandSpec {
 		{"demo", true, func(a *App) *cobra.Command { return newCmdDemo(a.factory(), nil) }},
 		{"dev-server", true, func(a *App) *cobra.Command { return newCmdDevServer(a.factory(), nil) }},
 		{"serve", true, func(a *App) *cobra.Command { return newCmdServe(a.factory(), nil) }},
-		{"worker", false, newWorkerCmd},
+		{"worker", false, func(a *App) *cobra.Command { return newCmdWorker(a.factory(), nil) }},
 	}
 }
 
@@ -618,7 +614,7 @@ func rangeArgs(lo, hi int, what string) cobra.PositionalArgs {
 func RootCommand() *cobra.Command {
 	p := &Process{}
 	p.fillDefaults()
-	return newRootCmd(&App{p: p}, "")
+	return newRootCmd(newApp(p), "")
 }
 
 // commandName is the command's path without the program's name.

@@ -29,6 +29,15 @@ import (
 // --json is JSON (on a terminal with DEL, C1 and format characters as \u
 // escapes: termui.JSON).
 type printer struct {
+	*streams
+	// caller is what the steps and settings the printed texts name keep
+	// of the caller's command line (App.caller); nil: nothing.
+	caller func() nextstep.Caller
+}
+
+// streams are what every printer of a command line shares: the streams,
+// how they are styled, and the lock of their writes.
+type streams struct {
 	out, err       io.Writer
 	json           bool
 	outTTY, errTTY bool
@@ -37,9 +46,13 @@ type printer struct {
 	mu             sync.Mutex
 	// stdout is out, remembering its first failed write.
 	stdout *failedWriter
-	// caller is what the steps and settings the printed texts name keep
-	// of the caller's command line (App.caller); nil: nothing.
-	caller func() nextstep.Caller
+}
+
+// withCaller is pr rendering texts for caller (a command that reads a
+// recorded task with the profile it was sent with: taskView), on the same
+// streams.
+func (pr *printer) withCaller(caller func() nextstep.Caller) *printer {
+	return &printer{streams: pr.streams, caller: caller}
 }
 
 // say renders a text for the caller: the steps (nextstep.Step) and
@@ -53,7 +66,7 @@ func (pr *printer) say(t nextstep.Text) string {
 
 func newPrinter(p *Process, jsonOut bool) *printer {
 	_, noColor := p.LookupEnv("NO_COLOR")
-	pr := &printer{stdout: &failedWriter{w: p.Stdout}, err: p.Stderr, json: jsonOut, outTTY: p.StdoutTTY, errTTY: p.StderrTTY}
+	pr := &printer{streams: &streams{stdout: &failedWriter{w: p.Stdout}, err: p.Stderr, json: jsonOut, outTTY: p.StdoutTTY, errTTY: p.StderrTTY}}
 	pr.out = pr.stdout
 	if pr.outTTY {
 		if pr.width = p.TermWidth(); pr.width <= 0 {

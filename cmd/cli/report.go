@@ -483,10 +483,24 @@ func nonEmptyStr(s, def string) string {
 	return s
 }
 
+// reporter prints the tasks a command reports: their --json documents,
+// or for people their replies and states, with the commands that go on
+// rendered for the caller (caller), and the hints of their errors naming
+// the space they were sent to (settings.refusedTaskSpace).
+type reporter struct {
+	p       *Process
+	printer func() *printer
+	caller  func() nextstep.Caller
+	set     *settings
+	// view is how the command reads recorded tasks (the notes of those
+	// read with the profile they were sent with, the settings in use).
+	view *taskView
+}
+
 // reportRecord prints a record as the result of a command and returns the
 // exit status as an error (nil for success).
-func (a *App) reportRecord(rec *store.Record, maxChars int, st *store.Store) error {
-	return a.reportRecordWith(rec, maxChars, st, docExtra{})
+func (rp *reporter) reportRecord(rec *store.Record, maxChars int, st *store.Store) error {
+	return rp.reportRecordWith(rec, maxChars, st, docExtra{})
 }
 
 // docExtra is what fetch adds to a task's report.
@@ -499,11 +513,15 @@ type docExtra struct {
 	// waited says that Wait found the task done (courier.Done): a read
 	// refused is then the answer even if its lock is taken since.
 	waited bool
+	// taskSpace says that the task is read in the space it was sent to
+	// (kibanaForRecord's sameKibana): its hints name that space
+	// (inTaskSpace), not the configured one.
+	taskSpace bool
 }
 
-func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store, extra docExtra) error {
-	pr := a.printer()
-	doc, code, refused, err := a.taskDocument(rec, maxChars, st, extra)
+func (rp *reporter) reportRecordWith(rec *store.Record, maxChars int, st *store.Store, extra docExtra) error {
+	pr := rp.printer()
+	doc, code, refused, err := rp.taskDocument(rec, maxChars, st, extra)
 	if err != nil {
 		return err
 	}
@@ -514,9 +532,9 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 	case pr.json:
 		pr.writeJSON(doc)
 	case refused != nil:
-		a.printError(refused)
+		pr.printError(refused)
 	default:
-		a.printRecord(rec, doc, code)
+		rp.printRecord(rec, doc, code, extra.taskSpace)
 	}
 	if werr := pr.outErr(); werr != nil {
 		// The caller closed stdout: the task is not lost with it.
@@ -531,20 +549,20 @@ func (a *App) reportRecordWith(rec *store.Record, maxChars int, st *store.Store,
 // reply cut as --max-chars and the reply's file say, its commands as the
 // caller ran this one), its exit code, and, when nobody can read its reply
 // with this credential, that error.
-func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
+func (rp *reporter) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
 	doc := recordDoc(rec)
-	doc.Note = a.withRecordNote(rec, extra.note)
+	doc.Note = rp.withRecordNote(rec, extra.note)
 	if doc.Note == "" && courier.FailureLeavesNoTrace(rec) {
 		// Not "nothing is lost": a failure of this run would never show.
-		doc.Note = a.hint(courier.NoTraceNote(rec, a.p.Now()))
+		doc.Note = rp.caller().Text(courier.NoTraceNote(rec, rp.p.Now()))
 	}
 	if !extra.resume.IsZero() && !doc.resume.IsZero() {
 		doc.resume = extra.resume
 	}
-	caller := a.caller()
+	caller := rp.caller()
 	doc.Resume, doc.Answer = caller.Resume(doc.resume), caller.Resume(doc.answer)
 	if doc.Error != nil {
-		doc.Error.Hint = a.hint(a.refusedTaskSpace(rec, doc.Error.hint))
+		doc.Error.Hint = caller.Text(rp.spaceOf(rec, doc.Error.hint, extra.taskSpace))
 	}
 	if rec.ReplyFile != "" && doc.Reply != nil {
 		// A reply too large for the record: the output shows its start,
@@ -583,7 +601,7 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 		ce.why = "reading the reply was refused: " + rec.LastError.Message
 		ce.message = "reading the reply of task " + rec.ContextID + " was refused: " + rec.LastError.Message
 		ce.hint = inTaskSpace(rec, ce.hint).Then("; once fixed, %s reads the reply", fetchStep(rec.ContextID).Quoted())
-		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint), why: ce.why}
+		doc.Error = &errorDoc{Code: ce.code, Message: ce.message, Hint: caller.Text(ce.hint), why: ce.why}
 		return doc, ce.exit, ce, nil
 	}
 	return doc, exitCodeFor(rec), nil, nil
@@ -591,8 +609,8 @@ func (a *App) taskDocument(rec *store.Record, maxChars int, st *store.Store, ext
 
 // withRecordNote is note after the one that says that rec is read with
 // the profile it was sent with (recordSettings), when it is.
-func (a *App) withRecordNote(rec *store.Record, note string) string {
-	switch rn := a.recordNotes[rec.ContextID]; {
+func (rp *reporter) withRecordNote(rec *store.Record, note string) string {
+	switch rn := rp.view.notes[rec.ContextID]; {
 	case rn == "":
 		return note
 	case note == "":
@@ -604,8 +622,8 @@ func (a *App) withRecordNote(rec *store.Record, note string) string {
 
 // printRecord prints a record's outcome for people: the reply on stdout, or
 // the state it is in, with the command that goes on, on stderr.
-func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
-	pr := a.printer()
+func (rp *reporter) printRecord(rec *store.Record, doc taskDoc, code int, taskSpace bool) {
+	pr := rp.printer()
 	switch {
 	case rec.State == store.Completed:
 		notes := courier.PartNotes(rec.ReplyParts)
@@ -627,7 +645,7 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 			pr.payload(*doc.Reply)
 		}
 		pr.info("the agent needs input before it can finish (context %s).", rec.ContextID)
-		pr.info("answer with (the answer on stdin): %s", a.caller().Resume(answerStep(rec, false)))
+		pr.info("answer with (the answer on stdin): %s", rp.caller().Resume(answerStep(rec, false)))
 	case code == ExitStillRunning && rec.State == store.Expired:
 		pr.info("%s (context %s).", nonEmptyStr(rec.Reason, "no reply within the maximum wait; the server may still finish"), rec.ContextID)
 		pr.info("look again later: %s", doc.Resume)
@@ -639,7 +657,7 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 	case code == ExitStillRunning:
 		said := ". Nothing is lost."
 		if courier.FailureLeavesNoTrace(rec) {
-			said = ": " + a.hint(courier.NoTraceNote(rec, a.p.Now())) + "."
+			said = ": " + pr.say(courier.NoTraceNote(rec, rp.p.Now())) + "."
 		}
 		pr.info("still running: %s has not answered yet (context %s, state %s)%s", rec.Agent, rec.ContextID, rec.State, said)
 		if rec.LastError != nil {
@@ -652,9 +670,19 @@ func (a *App) printRecord(rec *store.Record, doc taskDoc, code int) {
 		pr.info("resume with: %s", doc.Resume)
 	default:
 		ce := recordError(rec)
-		ce.hint = a.refusedTaskSpace(rec, ce.hint)
-		a.printError(ce)
+		ce.hint = rp.spaceOf(rec, ce.hint, taskSpace)
+		pr.printError(ce)
 	}
+}
+
+// spaceOf is hint about recorded task rec naming the space it was sent
+// to: inTaskSpace when the command reads it there (taskSpace), else
+// refusedTaskSpace.
+func (rp *reporter) spaceOf(rec *store.Record, hint nextstep.Text, taskSpace bool) nextstep.Text {
+	if taskSpace {
+		return inTaskSpace(rec, hint)
+	}
+	return refusedTaskSpace(rec, hint, rp.view.inUse(rp.set.configured))
 }
 
 func exitWith(code int) error {
@@ -665,7 +693,7 @@ func exitWith(code int) error {
 }
 
 // stalledText says that a task is held by a worker that stopped beating.
-func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
+func (rp *reporter) stalledText(rec *store.Record, w store.WorkerInfo) string {
 	sent := "nothing has run yet"
 	switch rec.State {
 	case store.Queued:
@@ -676,7 +704,7 @@ func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
 	default:
 		sent = "the message was sent, and is never sent again"
 	}
-	ago := a.p.Now().Sub(w.LastBeat).Round(time.Second)
+	ago := rp.p.Now().Sub(w.LastBeat).Round(time.Second)
 	return fmt.Sprintf("task %s is held by worker %d, which stopped responding: its last heartbeat was %s ago (state %s; %s)",
 		rec.ContextID, w.PID, ago, rec.State, sent)
 }
@@ -684,10 +712,10 @@ func (a *App) stalledText(rec *store.Record, w store.WorkerInfo) string {
 // reportStalled reports a task whose worker stopped beating, instead of
 // "still running, nothing is lost": nobody works on it until that worker
 // goes on or ends. Exit 8, as for any task not final.
-func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
-	pr := a.printer()
+func (rp *reporter) reportStalled(rec *store.Record, w store.WorkerInfo) error {
+	pr := rp.printer()
 	doc := recordDoc(rec)
-	doc.Note, doc.Resume = a.stalledText(rec, w), a.caller().Resume(doc.resume)
+	doc.Note, doc.Resume = rp.stalledText(rec, w), rp.caller().Resume(doc.resume)
 	if pr.json {
 		if err := pr.writeJSON(doc); err != nil {
 			return err
@@ -701,15 +729,15 @@ func (a *App) reportStalled(rec *store.Record, w store.WorkerInfo) error {
 
 // reportCanceled prints the outcome of a cancel: a task now canceled is
 // what was asked for (exit 0); any other state is reported as it stands.
-func (a *App) reportCanceled(rec *store.Record, st *store.Store) error {
+func (rp *reporter) reportCanceled(rec *store.Record, st *store.Store) error {
 	if rec.State != store.Canceled {
-		return a.reportRecord(rec, 0, st)
+		return rp.reportRecord(rec, 0, st)
 	}
-	pr := a.printer()
+	pr := rp.printer()
 	if pr.json {
 		// What was asked for happened: no error object beside exit 0.
 		d := recordDoc(rec)
-		d.Error, d.Note = nil, a.withRecordNote(rec, "")
+		d.Error, d.Note = nil, rp.withRecordNote(rec, "")
 		return pr.writeJSON(d)
 	}
 	pr.info("task %s canceled", nonEmptyStr(rec.ContextID, rec.TaskID))

@@ -16,7 +16,20 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// resultOptions are result's dependencies, flags and arguments.
 type resultOptions struct {
+	Process          *Process
+	Printer          func() *printer
+	Settings         func() (*config.Settings, error)
+	Engine           func() (*courier.Courier, error)
+	RecordCredential func(*store.Record, *taskView) (client.Secret, error)
+	CallerWith       func(*taskView) nextstep.Caller
+	Reporter         func(*taskView) *reporter
+
+	// view is how result reads the recorded tasks (recordCredential: a
+	// task with the profile it was sent with, or the configured settings).
+	view taskView
+
 	contextIDs []string
 	wait, any  bool
 	progress   bool // status updates as lines (--wait)
@@ -25,8 +38,11 @@ type resultOptions struct {
 	maxChars   int
 }
 
-func newResultCmd(app *App) *cobra.Command {
-	opts := &resultOptions{}
+// newCmdResult builds result; runF, when not nil, runs in place of
+// resultRun (a test's, which gets the options as parsed).
+func newCmdResult(f *Factory, runF func(context.Context, *resultOptions) error) *cobra.Command {
+	opts := &resultOptions{Process: f.Process, Printer: f.Printer, Settings: f.Settings, Engine: f.Engine, RecordCredential: f.RecordCredential,
+		CallerWith: f.CallerWith, Reporter: f.Reporter}
 	cmd := &cobra.Command{
 		Use:   "result <contextId> [contextId...]",
 		Short: "Print the outcome recorded for a task (or several), waiting for it with --wait",
@@ -65,7 +81,10 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.contextIDs = args
 			opts.timeoutSet = cmd.Flags().Changed("timeout")
-			return app.runResult(cmd.Context(), opts)
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return resultRun(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.wait, "wait", false, "wait until the task is final (with several: all of them)")
@@ -76,17 +95,33 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 	return cmd
 }
 
-func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
+// resultRun is result's run. An error met once a task of a generic A2A
+// agent is followed speaks of the agent (asRemote); one met once a task is
+// read with the profile it was sent with is printed for that profile
+// (inView).
+func resultRun(ctx context.Context, opts *resultOptions) (err error) {
+	defer func() { err = inView(&opts.view, err) }()
 	if opts.maxChars < 0 {
 		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
 	if !opts.wait && (opts.timeoutSet || opts.progress) {
-		a.printer().warn("--timeout and --progress apply to --wait: without it, result looks once")
+		opts.printer().warn("--timeout and --progress apply to --wait: without it, result looks once")
 	}
-	c, err := a.engine()
+	c, err := opts.Engine()
 	if err != nil {
 		return err
 	}
+	remote := false
+	err = opts.run(ctx, c, &remote)
+	if remote {
+		return asRemote(err)
+	}
+	return err
+}
+
+// run loads the tasks, revives those nobody works on, and reports them;
+// remote is set once a task of a generic agent is revived.
+func (opts *resultOptions) run(ctx context.Context, c *courier.Courier, remote *bool) error {
 	var recs []*store.Record
 	keys := courier.Keys{}
 	opts.contextIDs = distinct(opts.contextIDs)
@@ -105,30 +140,37 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		if err != nil {
 			return err
 		}
-		a.revive(c, rec, keys)
+		*remote = *remote || !rec.State.Terminal() && rec.Target.Kind == store.TargetA2A
+		opts.revive(c, rec, keys)
 		recs = append(recs, rec)
 	}
 	if opts.wait && !opts.timeoutSet {
-		if s, err := a.loadSettings(); err == nil {
-			opts.timeout = s.WaitTimeout
+		if s, err := opts.Settings(); err == nil {
+			opts.timeout = opts.view.inUse(s).WaitTimeout
 		}
 	}
 	if len(recs) > 1 || opts.any {
-		return a.waitResults(ctx, c, recs, keys, opts)
+		return opts.waitResults(ctx, c, recs, keys)
 	}
-	rec, waited := recs[0], false
+	return opts.waitOne(ctx, c, recs[0], keys)
+}
+
+// waitOne reports one task, waiting for it with --wait.
+func (opts *resultOptions) waitOne(ctx context.Context, c *courier.Courier, rec *store.Record, keys courier.Keys) error {
+	rp, pr, waited := opts.Reporter(&opts.view), opts.printer(), false
 	if opts.wait && !rec.State.Terminal() {
 		if w, ok := c.StalledHolder(rec); ok {
-			a.printer().warn("%s; waiting in case it goes on", a.stalledText(rec, w))
+			pr.warn("%s; waiting in case it goes on", rp.stalledText(rec, w))
 		}
 		ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 		defer cancel()
 		agent := rec.Agent // rec is the waited one's below
-		spin := a.printer().startSpinner("waiting for "+agent, a.p.Now)
-		a.quietPath(opts.progress, rec)
+		spin := pr.startSpinner("waiting for "+agent, opts.Process.Now)
+		quietPath(opts.Process, pr, opts.progress, rec)
 		stopProgress := c.WatchProgress(ctx, []string{rec.ContextID}, func(_ string, p store.Progress) {
-			spin.SetLabel(a.progressed("waiting for "+agent, "", client.Event{Message: p.Text, State: p.State}, opts.progress))
+			spin.SetLabel(progressed(opts.Process, pr, "waiting for "+agent, "", client.Event{Message: p.Text, State: p.State}, opts.progress))
 		})
+		var err error
 		rec, err = c.Wait(ctx, rec, keys)
 		stopProgress()
 		spin.Stop()
@@ -140,9 +182,9 @@ func (a *App) runResult(ctx context.Context, opts *resultOptions) error {
 		waited = ctx.Err() == nil
 	}
 	if w, ok := c.StalledHolder(rec); ok {
-		return a.reportStalled(rec, w)
+		return rp.reportStalled(rec, w)
 	}
-	return a.reportRecordWith(rec, opts.maxChars, c.Store, docExtra{waited: waited})
+	return rp.reportRecordWith(rec, opts.maxChars, c.Store, docExtra{waited: waited})
 }
 
 // noLocalRecord is the error of a contextId this machine has no record of.
@@ -184,7 +226,7 @@ type resultsDoc struct {
 // --any the first to finish; without --wait it looks once) and reports
 // them. A nil record is a contextId without a local record: reported as
 // not found in its place, it keeps no other from being waited for.
-func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.Record, keys courier.Keys, opts *resultOptions) error {
+func (opts *resultOptions) waitResults(ctx context.Context, c *courier.Courier, all []*store.Record, keys courier.Keys) error {
 	var recs []*store.Record // the known ones, waited for
 	var at []int             // where each is in all
 	for i, r := range all {
@@ -198,10 +240,11 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 	}
 	defer cancel()
 	label := fmt.Sprintf("waiting for %d tasks", len(recs))
-	spin := a.printer().startSpinner(label, a.p.Now)
+	pr := opts.printer()
+	spin := pr.startSpinner(label, opts.Process.Now)
 	stopProgress := func() {}
 	if opts.wait {
-		a.quietPath(opts.progress, recs...)
+		quietPath(opts.Process, pr, opts.progress, recs...)
 		ids, agents := make([]string, len(recs)), make(map[string]string, len(recs))
 		for i, r := range recs {
 			ids[i], agents[r.ContextID] = r.ContextID, r.Agent
@@ -212,7 +255,7 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 			if !several {
 				task = ""
 			}
-			spin.SetLabel(a.progressed(label+", "+agents[id], task, client.Event{Message: p.Text, State: p.State}, opts.progress))
+			spin.SetLabel(progressed(opts.Process, pr, label+", "+agents[id], task, client.Event{Message: p.Text, State: p.State}, opts.progress))
 		})
 	}
 	recs, first, err := c.WaitMany(wctx, recs, opts.any, keys)
@@ -230,7 +273,7 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 	doc := resultsDoc{}
 	code, codes := ExitOK, make([]int, len(all))
 	for i, r := range all {
-		d, rc, err := a.resultDocument(r, opts.contextIDs[i], opts.maxChars, c.Store)
+		d, rc, err := opts.resultDocument(r, opts.contextIDs[i], c.Store)
 		if err != nil {
 			return err
 		}
@@ -251,7 +294,7 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 		if opts.any {
 			step = step.Bool("--any")
 		}
-		doc.Resume = a.caller().Resume(step)
+		doc.Resume = opts.caller().Resume(step)
 	}
 	if opts.any {
 		switch {
@@ -263,17 +306,17 @@ func (a *App) waitResults(ctx context.Context, c *courier.Courier, all []*store.
 			code = ExitStillRunning
 		}
 	}
-	return a.printResults(all, doc, first, opts.any, code)
+	return opts.printResults(all, doc, first, code)
 }
 
 // resultDocument is the document of one of several tasks and its exit
 // code; a nil record is id's, not found here.
-func (a *App) resultDocument(r *store.Record, id string, maxChars int, st *store.Store) (taskDoc, int, error) {
+func (opts *resultOptions) resultDocument(r *store.Record, id string, st *store.Store) (taskDoc, int, error) {
 	if r == nil {
 		ce := noLocalRecord(id)
-		return taskDoc{ContextID: id, State: stateNotFound, Error: &errorDoc{Code: ce.code, Message: ce.message, Hint: a.hint(ce.hint)}}, ce.exit, nil
+		return taskDoc{ContextID: id, State: stateNotFound, Error: &errorDoc{Code: ce.code, Message: ce.message, Hint: opts.caller().Text(ce.hint)}}, ce.exit, nil
 	}
-	d, rc, _, err := a.taskDocument(r, maxChars, st, docExtra{})
+	d, rc, _, err := opts.Reporter(&opts.view).taskDocument(r, opts.maxChars, st, docExtra{})
 	return d, rc, err
 }
 
@@ -284,8 +327,8 @@ const stateNotFound = "not_found"
 // printResults prints several tasks' outcomes: --json's document, or for
 // people each task's reply after a line naming it (--any: the first to
 // finish), and on stderr what still runs.
-func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyDone bool, code int) error {
-	pr := a.printer()
+func (opts *resultOptions) printResults(recs []*store.Record, doc resultsDoc, first int, code int) error {
+	pr, anyDone := opts.printer(), opts.any
 	if pr.json {
 		if err := pr.writeJSON(doc); err != nil {
 			return err
@@ -322,15 +365,24 @@ func (a *App) printResults(recs []*store.Record, doc resultsDoc, first int, anyD
 	return exitWith(code)
 }
 
+// printer is the command line's printer, rendering for the view of the
+// tasks result reads (caller).
+func (opts *resultOptions) printer() *printer { return opts.Printer().withCaller(opts.caller) }
+
+// caller is the command line's caller, as the view of the tasks result
+// reads has it (with the profile a task was sent with).
+func (opts *resultOptions) caller() nextstep.Caller { return opts.CallerWith(&opts.view) }
+
 // revive resolves, once, the credential the current configuration gives
 // the target of a task not final, into keys (Wait revives a worker that
 // dies later with it), starts a worker for the task if nobody works on it
 // (courier.Revive), and says what it could not do.
-func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
+func (opts *resultOptions) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
 	if rec.State.Terminal() {
 		return
 	}
-	cred, err := a.recordCredential(rec)
+	pr := opts.printer()
+	cred, err := opts.RecordCredential(rec, &opts.view)
 	if err == nil {
 		keys[rec.ContextID] = cred
 	}
@@ -339,19 +391,19 @@ func (a *App) revive(c *courier.Courier, rec *store.Record, keys courier.Keys) {
 	}
 	if err != nil {
 		ce := classify(err)
-		a.printer().warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, ce.message)
+		pr.warn("task %s has no running worker and cannot be revived: %s", rec.ContextID, ce.message)
 		if ce.code == "config" && !ce.hint.IsZero() {
-			a.printer().info("hint: %s", a.hint(ce.hint))
+			pr.info("hint: %s", opts.caller().Text(ce.hint))
 		}
 		return
 	}
 	switch err := c.Revive(rec, cred); {
 	case errors.Is(err, courier.ErrOtherCredential):
-		a.printer().warn("task %s has no running worker, and it was sent with another URL or credential; run result with those settings to revive it", rec.ContextID)
+		pr.warn("task %s has no running worker, and it was sent with another URL or credential; run result with those settings to revive it", rec.ContextID)
 		delete(keys, rec.ContextID)
 	case err != nil:
-		a.printer().warn("task %s has no running worker and the worker did not start: %v", rec.ContextID, err)
+		pr.warn("task %s has no running worker and the worker did not start: %v", rec.ContextID, err)
 	case rec.State != store.Queued:
-		a.printer().info("task %s had no running worker; a new one reads the reply back (nothing is sent again)", rec.ContextID)
+		pr.info("task %s had no running worker; a new one reads the reply back (nothing is sent again)", rec.ContextID)
 	}
 }

@@ -17,7 +17,20 @@ import (
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
+// sendOptions are send's and send-async's dependencies, flags and
+// arguments.
 type sendOptions struct {
+	Process         *Process
+	Printer         func() *printer
+	Settings        func() (*config.Settings, error)
+	Engine          func() (*courier.Courier, error)
+	WorkerTiming    func() (store.WorkerTiming, error)
+	ResolveTarget   func(ctx context.Context, name string, af agentFlags) (*target, error)
+	ProfileReaching func(p, url string) (*config.Settings, bool)
+	Caller          func() nextstep.Caller
+	Reporter        func(*taskView) *reporter
+	Verbose         func() bool
+
 	agent        string
 	args         []string
 	agentFlags   agentFlags
@@ -87,8 +100,16 @@ func retryRule(text string) string {
 	return fmt.Sprintf(text, courier.MaxSendRetries, courier.WaitText(courier.MaxSendRetryWait), courier.WaitText(courier.SendRetryReserve))
 }
 
-func newSendCmd(app *App) *cobra.Command {
-	opts := &sendOptions{}
+// newSendOptions are the Options of send (async: send-async) from f.
+func newSendOptions(f *Factory, async bool) *sendOptions {
+	return &sendOptions{Process: f.Process, Printer: f.Printer, Settings: f.Settings, Engine: f.Engine, WorkerTiming: f.WorkerTiming,
+		ResolveTarget: f.ResolveTarget, ProfileReaching: f.ProfileReaching, Caller: f.Caller, Reporter: f.Reporter, Verbose: f.Verbose, async: async}
+}
+
+// newCmdSend builds send; runF, when not nil, runs in place of sendRun (a
+// test's, which gets the options as parsed).
+func newCmdSend(f *Factory, runF func(context.Context, *sendOptions) error) *cobra.Command {
+	opts := newSendOptions(f, false)
 	cmd := &cobra.Command{
 		Use:   "send <agent> [text|-]",
 		Short: "Send a message and wait for the final reply",
@@ -105,7 +126,7 @@ empty send the files and data alone.
   a2a-courier send audit-agent --timeout 90s --json - < question.txt
   a2a-courier send audit-agent --context 3f6c2e1a-7b4d-4e2a-9c1f-5d8e6a2b4c10 "Yes, go ahead"`,
 		Args: messageArgs,
-		RunE: sendRunE(app, opts),
+		RunE: sendRunE(opts, runF),
 	}
 	addSendFlags(cmd, opts)
 	cmd.Flags().DurationVar(&opts.timeout, "timeout", config.DefaultSendTimeout, "how long to wait before handing the task to a background worker (exit 8) (env A2A_COURIER_SEND_TIMEOUT)")
@@ -114,8 +135,10 @@ empty send the files and data alone.
 	return cmd
 }
 
-func newSendAsyncCmd(app *App) *cobra.Command {
-	opts := &sendOptions{async: true}
+// newCmdSendAsync builds send-async; runF, when not nil, runs in place of
+// sendRun.
+func newCmdSendAsync(f *Factory, runF func(context.Context, *sendOptions) error) *cobra.Command {
+	opts := newSendOptions(f, true)
 	cmd := &cobra.Command{
 		Use:   "send-async <agent> [text|-]",
 		Short: "Send a message in the background and print its contextId at once",
@@ -137,14 +160,15 @@ empty send the files and data alone.
   a2a-courier result "$ctx" --wait --timeout 10m
   a2a-courier send-async audit-agent --json - < question.txt`,
 		Args: messageArgs,
-		RunE: sendRunE(app, opts),
+		RunE: sendRunE(opts, runF),
 	}
 	addSendFlags(cmd, opts)
 	return cmd
 }
 
-// sendRunE is the run function of send and send-async.
-func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error {
+// sendRunE is the run function of send and send-async: the arguments
+// checked and the flags given noted, runF or sendRun.
+func sendRunE(opts *sendOptions, runF func(context.Context, *sendOptions) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
 		var err error
 		if opts.agent, opts.args, err = splitAgentArgs(opts.agentFlags, args, 1); err != nil {
@@ -153,7 +177,10 @@ func sendRunE(app *App, opts *sendOptions) func(*cobra.Command, []string) error 
 		opts.pollSet = cmd.Flags().Changed("poll-interval")
 		opts.maxWaitSet = cmd.Flags().Changed("max-wait")
 		opts.timeoutSet = cmd.Flags().Changed("timeout")
-		return app.runSend(cmd.Context(), opts)
+		if runF != nil {
+			return runF(cmd.Context(), opts)
+		}
+		return sendRun(cmd.Context(), opts)
 	}
 }
 
@@ -171,13 +198,13 @@ func addSendFlags(cmd *cobra.Command, opts *sendOptions) {
 // readMessage takes the message from the argument or stdin, trimmed,
 // valid UTF-8 (courier.CheckText). With files or data (parts), the text
 // may be empty, and a terminal on stdin is not asked for one.
-func (a *App) readMessage(ctx context.Context, args []string, parts bool) (text string, err error) {
+func (opts *sendOptions) readMessage(ctx context.Context, args []string, parts bool) (text string, err error) {
 	defer func() {
 		if parts && errors.Is(err, courier.ErrEmptyMessage) {
 			text, err = "", nil
 		}
 	}()
-	if len(args) == 0 && parts && a.p.StdinTTY {
+	if len(args) == 0 && parts && opts.Process.StdinTTY {
 		return "", nil
 	}
 	if len(args) == 1 && args[0] != "-" {
@@ -186,22 +213,34 @@ func (a *App) readMessage(ctx context.Context, args []string, parts bool) (text 
 		}
 		return courier.CheckText(args[0])
 	}
-	if a.p.StdinTTY {
-		a.printer().info("type the message, then Ctrl-D on a line of its own")
+	if opts.Process.StdinTTY {
+		opts.Printer().info("type the message, then Ctrl-D on a line of its own")
 	}
-	text, err = courier.ReadMessage(ctx, a.p.Stdin)
+	text, err = courier.ReadMessage(ctx, opts.Process.Stdin)
 	if errors.Is(err, courier.ErrReadInterrupted) {
 		return "", &cliError{exit: ExitUnexpected, code: "interrupted", message: err.Error()}
 	}
 	return text, err
 }
 
-func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
-	m, err := a.sendMessage(ctx, opts)
+// sendRun is send's and send-async's run. An error met with a generic A2A
+// agent speaks of the agent (asRemote).
+func sendRun(ctx context.Context, opts *sendOptions) error {
+	m, err := opts.message(ctx)
 	if err != nil {
 		return err
 	}
-	c, err := a.engine()
+	err = opts.submit(ctx, m)
+	if m.Target.Kind == store.TargetA2A {
+		return asRemote(err)
+	}
+	return err
+}
+
+// submit records the task of m and sends it: in this process (send), or
+// through a background worker (send-async).
+func (opts *sendOptions) submit(ctx context.Context, m *courier.Message) error {
+	c, err := opts.Engine()
 	if err != nil {
 		return err
 	}
@@ -211,7 +250,7 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	}
 	task, err := c.Submit(ctx, *m, command)
 	if err != nil {
-		return a.submitError(err)
+		return opts.submitError(err)
 	}
 	defer task.Release()
 	rec := task.Record()
@@ -220,21 +259,21 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	// a value: Process.Events).
 	// The command in it runs as the caller ran this one (App.caller: --json,
 	// --timeout, the connection flags), as resume does.
-	if started := a.p.Events.Started; started != nil {
+	if started := opts.Process.Events.Started; started != nil {
 		started(rec.ContextID)
 	}
-	a.printer().logf("task %s started; its reply: %s", rec.ContextID, a.caller().Resume(waitStep(rec.ContextID)))
+	opts.Printer().logf("task %s started; its reply: %s", rec.ContextID, opts.Caller().Resume(waitStep(rec.ContextID)))
 	if !opts.async {
-		return a.runForeground(ctx, c, task, opts)
+		return opts.foreground(ctx, c, task)
 	}
 	if err := task.HandOff(); err != nil {
 		return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", rec.ContextID, err, rec.ContextID)
 	}
-	a.workerLogNote(c, rec)
-	pr := a.printer()
+	opts.workerLogNote(c, rec)
+	pr := opts.Printer()
 	doc := recordDoc(rec)
 	if pr.json {
-		doc.Resume = a.caller().Resume(doc.resume)
+		doc.Resume = opts.Caller().Resume(doc.resume)
 		pr.writeJSON(doc)
 	} else {
 		pr.payload(rec.ContextID)
@@ -249,9 +288,9 @@ func (a *App) runSend(ctx context.Context, opts *sendOptions) error {
 	return nil
 }
 
-// sendMessage checks send's options and resolves them into the message the
+// message checks send's options and resolves them into the message the
 // engine submits: the settings, the agent and its card, the text.
-func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Message, error) {
+func (opts *sendOptions) message(ctx context.Context) (*courier.Message, error) {
 	if opts.contextID != "" {
 		if err := store.CheckContextID(opts.contextID); err != nil {
 			return nil, usageErrSay(say("pass %s", nextstep.ContextIDFrom("send or send-async")), "%s", err.Error())
@@ -266,14 +305,14 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	if opts.maxChars < 0 {
 		return nil, usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
 	}
-	s, err := a.loadSettings()
+	s, err := opts.Settings()
 	if err != nil {
 		return nil, err
 	}
 	// A worker may take over any task (send-async's at once, send's when
 	// --timeout runs out): a timing it could not run with is refused
 	// before anything is recorded, not once the task waits for a worker.
-	if _, err := a.workerTiming(); err != nil {
+	if _, err := opts.WorkerTiming(); err != nil {
 		return nil, err
 	}
 	poll := durationFlag(opts.pollInterval, opts.pollSet, s.PollInterval)
@@ -282,10 +321,19 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	if poll <= 0 || maxWait <= 0 || opts.timeout <= 0 {
 		return nil, usageErr("use positive durations such as 20s and 2h", "--poll-interval, --max-wait and --timeout must be positive")
 	}
-	tg, err := a.resolveTarget(ctx, opts.agent, opts.agentFlags)
+	tg, err := opts.ResolveTarget(ctx, opts.agent, opts.agentFlags)
 	if err != nil {
 		return nil, err
 	}
+	m, err := opts.messageTo(ctx, tg, poll, maxWait)
+	if tg.Kind == store.TargetA2A {
+		return m, asRemote(err)
+	}
+	return m, err
+}
+
+// messageTo is the message to target tg: its parts, its text.
+func (opts *sendOptions) messageTo(ctx context.Context, tg *target, poll, maxWait time.Duration) (*courier.Message, error) {
 	if opts.taskID != "" && tg.Kind == store.TargetKibana {
 		return nil, usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
 	}
@@ -297,7 +345,7 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	if err = errors.Join(err, oerr); err != nil {
 		return nil, err
 	}
-	text, err := a.readMessage(ctx, opts.args, len(parts) > 0)
+	text, err := opts.readMessage(ctx, opts.args, len(parts) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -306,11 +354,11 @@ func (a *App) sendMessage(ctx context.Context, opts *sendOptions) (*courier.Mess
 	}
 	return &courier.Message{Agent: tg.Name, Target: tg.Store, Key: tg.Cred, Path: tg.Path, Text: text,
 		PollInterval: poll, MaxWait: maxWait, ContextID: opts.contextID, TaskID: opts.taskID, Parts: parts, OutDir: out,
-		Verbose: a.verbose}, nil
+		Verbose: opts.Verbose()}, nil
 }
 
 // submitError reports a message the engine would not submit.
-func (a *App) submitError(err error) error {
+func (opts *sendOptions) submitError(err error) error {
 	var inFlight *courier.InFlightError
 	var finished *courier.FinishedTaskError
 	var unknown *courier.NoConversationError
@@ -329,7 +377,7 @@ func (a *App) submitError(err error) error {
 		if t := other.ConversationTarget; t.Kind == store.TargetKibana && strings.EqualFold(other.Agent, other.ConversationAgent) {
 			// The same agent of another Kibana or space: name that one, by
 			// the profile the task was sent with while it still names it.
-			if _, ok := a.profileReaching(t.Profile, t.URL); t.Profile != "" && ok {
+			if _, ok := opts.ProfileReaching(t.Profile, t.URL); t.Profile != "" && ok {
 				cmd = nextstep.New("send").Flag("--profile", t.Profile).Words(sendTarget(other.ConversationAgent, t)).Flag("--context", other.ContextID)
 			} else {
 				cmd = cmd.Flag("--kibana-url", t.URL).Flag("--space", nonEmptyStr(t.Space, "default"))
@@ -348,16 +396,16 @@ func (a *App) submitError(err error) error {
 	return err
 }
 
-// runForeground works on the task in this process, with a spinner, until
+// foreground works on the task in this process, with a spinner, until
 // it is final or the caller's wait runs out; then a worker takes over (the
 // engine's rules: Task.Foreground).
-func (a *App) runForeground(ctx context.Context, c *courier.Courier, task *courier.Task, opts *sendOptions) error {
-	pr := a.printer()
+func (opts *sendOptions) foreground(ctx context.Context, c *courier.Courier, task *courier.Task) error {
+	pr := opts.Printer()
 	rec := task.Record()
 	ctx, cancel := context.WithTimeout(ctx, opts.timeout)
 	defer cancel()
-	spin := pr.startSpinner("waiting for "+rec.Agent, a.p.Now)
-	a.quietPath(opts.progress, rec)
+	spin := pr.startSpinner("waiting for "+rec.Agent, opts.Process.Now)
+	quietPath(opts.Process, pr, opts.progress, rec)
 	end := task.Foreground(ctx, courier.Work{Command: "send", Interrupted: userInterrupted,
 		OnEvent: func(e client.Event) {
 			switch e.Kind {
@@ -371,7 +419,7 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, task *couri
 			case client.EventSent:
 				spin.SetLabel("waiting for " + rec.Agent)
 			case client.EventProgress:
-				spin.SetLabel(a.progressed("waiting for "+rec.Agent, "", e, opts.progress))
+				spin.SetLabel(progressed(opts.Process, pr, "waiting for "+rec.Agent, "", e, opts.progress))
 			}
 		}})
 	spin.Stop()
@@ -385,27 +433,27 @@ func (a *App) runForeground(ctx context.Context, c *courier.Courier, task *couri
 		// The reply is here but the record lags: show the reply all the
 		// same, and say so.
 		pr.warn("%v", rwe)
-		return a.reportRecord(end.Record, opts.maxChars, nil)
+		return opts.Reporter(nil).reportRecord(end.Record, opts.maxChars, nil)
 	case end.Err != nil && !errors.Is(end.Err, courier.ErrHandedOff) && !errors.As(end.Err, &ce):
 		return end.Err
 	case end.HandOffErr != nil:
 		pr.warn("the background worker did not start (%v); `%s` retries", end.HandOffErr, waitStep(rec.ContextID))
 	case end.HandedOff:
-		a.workerLogNote(c, rec)
+		opts.workerLogNote(c, rec)
 		if userInterrupted(ctx) {
 			// Ctrl-C after the message left: the task goes on; someone
 			// who meant to stop it is told how.
 			pr.info("the task goes on in the background; to cancel it instead: %s (it says whether the agent can stop the run)", nextstep.New("cancel").Pos(rec.ContextID))
 		}
 	}
-	return a.reportRecord(end.Record, opts.maxChars, c.Store)
+	return opts.Reporter(nil).reportRecord(end.Record, opts.maxChars, c.Store)
 }
 
 // workerLogNote says, with -v, where the requests a worker makes for a
 // task are shown: the worker makes them, and logs them (Record.Verbose).
-func (a *App) workerLogNote(c *courier.Courier, rec *store.Record) {
-	if a.verbose {
-		a.printer().logf("the background worker makes the requests of task %s; it logs each (never a credential) to %s", rec.ContextID, c.Store.LogPath())
+func (opts *sendOptions) workerLogNote(c *courier.Courier, rec *store.Record) {
+	if opts.Verbose() {
+		opts.Printer().logf("the background worker makes the requests of task %s; it logs each (never a credential) to %s", rec.ContextID, c.Store.LogPath())
 	}
 }
 
@@ -413,9 +461,10 @@ func (a *App) workerLogNote(c *courier.Courier, rec *store.Record) {
 // returns the spinner's label, label and the text cut to the terminal's
 // width, and with --progress prints it as a line on stderr (stdout stays
 // the final reply), which names the task when one of several (task, its
-// contextId) sent it.
-func (a *App) progressed(label, task string, e client.Event, lines bool) string {
-	text, width := singleLine(e.Message), a.p.TermWidth()
+// contextId) sent it. The MCP server running the command is told it as a
+// value (p.Events) instead.
+func progressed(p *Process, pr *printer, label, task string, e client.Event, lines bool) string {
+	text, width := singleLine(e.Message), p.TermWidth()
 	if width <= 0 {
 		width = 80
 	}
@@ -424,10 +473,10 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 			task += ": "
 		}
 		update := task + singleLine(nonEmptyStr(e.State, "working")) + ": " + text
-		if told := a.p.Events.Progress; told != nil {
+		if told := p.Events.Progress; told != nil {
 			told(update) // the MCP server's, as a value
 		} else {
-			a.printer().overSpinner("progress: %s", update)
+			pr.overSpinner("progress: %s", update)
 		}
 	}
 	return ansi.Truncate(label+": "+text, max(width-15, 20), "…")
@@ -436,10 +485,10 @@ func (a *App) progressed(label, task string, e client.Event, lines bool) string 
 // quietPath says, with --progress, that a task Kibana runs on Task
 // Manager (9.6, Serverless: blocking:false, followed with tasks/get) has
 // no status updates to show: tasks/get carries the text only at the end.
-func (a *App) quietPath(lines bool, recs ...*store.Record) {
+func quietPath(p *Process, pr *printer, lines bool, recs ...*store.Record) {
 	for _, r := range recs {
 		if t := r.Target; lines && t.Kind == store.TargetKibana && t.NonBlocking && !t.Streaming {
-			a.progressed("", "", client.Event{Message: "Kibana's task path (tasks/get) reports no status updates; the reply comes when the run ends"}, true)
+			progressed(p, pr, "", "", client.Event{Message: "Kibana's task path (tasks/get) reports no status updates; the reply comes when the run ends"}, true)
 			return
 		}
 	}

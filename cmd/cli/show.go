@@ -23,10 +23,13 @@ type showOptions struct {
 	Store   func() (*store.Store, error)
 	Caller  func() nextstep.Caller
 	// KibanaForRecord reads the conversation of a recorded task (or of
-	// none) where it was sent; RecordNote says when that is with the
-	// profile it was sent with.
-	KibanaForRecord func(*store.Record) (k *client.Kibana, space string, sameKibana bool, err error)
-	RecordNote      func() string
+	// none) where it was sent, as the view says (which it may switch to
+	// the profile the task was sent with); CallerWith is Caller for that
+	// view.
+	KibanaForRecord func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
+	CallerWith      func(*taskView) nextstep.Caller
+
+	view taskView
 
 	target    string
 	round     int
@@ -41,7 +44,7 @@ type showOptions struct {
 // newCmdShow builds show; runF, when not nil, runs in place of showRun (a
 // test's, which gets the options as parsed).
 func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
-	opts := &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, KibanaForRecord: f.KibanaForRecord, RecordNote: f.RecordNote}
+	opts := &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, KibanaForRecord: f.KibanaForRecord, CallerWith: f.CallerWith}
 	cmd := &cobra.Command{
 		Use:   "show <conversationId|contextId>",
 		Short: "Print the final reply of a conversation; never reasoning or tool output",
@@ -140,7 +143,8 @@ type showRoundDoc struct {
 	InterruptionReason string `json:"interruption_reason,omitempty"`
 }
 
-func showRun(ctx context.Context, opts *showOptions) error {
+func showRun(ctx context.Context, opts *showOptions) (err error) {
+	defer func() { err = inView(&opts.view, err) }()
 	if err := client.CheckID("conversation id or contextId", opts.target); err != nil {
 		return usageErrSay(say("pass a conversation id listed by %s, or a contextId printed by send", nextstep.New("history").Quoted()), "%s", err.Error())
 	}
@@ -160,9 +164,12 @@ func showRun(ctx context.Context, opts *showOptions) error {
 		return usageErrSay(say("%s shows it", resultStep(local.ContextID).Quoted()),
 			"show reads Agent Builder conversations; task %s went to a generic A2A agent", local.ContextID)
 	}
-	k, space, _, err := opts.KibanaForRecord(local)
+	k, space, sameKibana, err := opts.KibanaForRecord(local, &opts.view)
 	if err != nil {
 		return err
+	}
+	if sameKibana {
+		defer func() { err = inTaskSpaceErr(local, err) }()
 	}
 	opts.redact = k.RedactText
 	var st *store.Store
@@ -184,6 +191,23 @@ func showRun(ctx context.Context, opts *showOptions) error {
 		return opts.allRoundsOf(conv, convID, st)
 	}
 	return opts.roundOf(conv, convID, st)
+}
+
+// printer is the command line's printer, rendering for the view of the
+// task show reads (caller).
+func (opts *showOptions) printer() *printer { return opts.Printer().withCaller(opts.caller) }
+
+// caller is the command line's caller, as the view of the task show reads
+// has it (with the profile the task was sent with).
+func (opts *showOptions) caller() nextstep.Caller { return opts.CallerWith(&opts.view) }
+
+// note is the note of the recorded task show reads with the profile it
+// was sent with, or "".
+func (opts *showOptions) note() string {
+	for _, n := range opts.view.notes {
+		return n
+	}
+	return ""
 }
 
 // localRecord is this machine's record of the contextId shown (or
@@ -210,13 +234,13 @@ func (opts *showOptions) notYetStored(rec *store.Record) error {
 	convID := client.ConversationIDForContext(rec.ContextID)
 	doc := showDoc{ConversationID: convID, AgentID: rec.Agent, RoundCount: 0, Status: roundRunning,
 		Reason: fmt.Sprintf("task %s is still %s: Kibana stores its conversation once the first round completes", rec.ContextID, rec.State),
-		Resume: opts.Caller().Resume(resumeStep(rec))}
+		Resume: opts.caller().Resume(resumeStep(rec))}
 	if rec.State == store.Expired {
 		doc.Reason = fmt.Sprintf("task %s had no reply within the maximum wait, and Kibana has stored no conversation for it yet", rec.ContextID)
 	}
-	pr := opts.Printer()
+	pr := opts.printer()
 	if pr.json {
-		doc.Note = opts.RecordNote()
+		doc.Note = opts.note()
 		pr.writeJSON(doc)
 	} else {
 		pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
@@ -328,7 +352,7 @@ func showStep(convID string, round int) nextstep.Step {
 
 // roundOf prints the round --round names (the last by default).
 func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *store.Store) error {
-	pr := opts.Printer()
+	pr := opts.printer()
 	idx := -1
 	if opts.roundSet {
 		idx = opts.round - 1
@@ -346,7 +370,7 @@ func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *s
 	if !ok {
 		reason := noRoundYet(convID)
 		if pr.json {
-			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: pr.say(reason), Resume: opts.Caller().Resume(showStep(convID, 0)), Note: opts.RecordNote()})
+			pr.writeJSON(showDoc{ConversationID: convID, RoundCount: 0, Status: roundRunning, Reason: pr.say(reason), Resume: opts.caller().Resume(showStep(convID, 0)), Note: opts.note()})
 			return exitWith(ExitStillRunning)
 		}
 		pr.info("%s; look again later: %s", reason, showStep(convID, 0))
@@ -370,9 +394,9 @@ func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *s
 			hint:    plain("the server stored the round without a final reply; open the conversation in Kibana to see what happened")}
 	case roundRunning:
 		doc.Reason = fmt.Sprintf("round %d of conversation %s is still in progress: no reply yet", number, convID)
-		doc.Resume = opts.Caller().Resume(showStep(convID, resumeRound))
+		doc.Resume = opts.caller().Resume(showStep(convID, resumeRound))
 		if pr.json {
-			doc.Note = opts.RecordNote()
+			doc.Note = opts.note()
 			pr.writeJSON(doc)
 		} else {
 			pr.info("%s; look again later: %s", doc.Reason, doc.Resume)
@@ -396,7 +420,7 @@ func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *s
 		doc.Reason = fmt.Sprintf("the agent asked this, and round %d answered it", number+1)
 	}
 	if pr.json {
-		doc.Note = opts.RecordNote()
+		doc.Note = opts.note()
 		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}
@@ -419,7 +443,7 @@ func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *s
 
 // awaitingHint tells a person how to answer an agent that waits for input.
 func (opts *showOptions) awaitingHint(conv *client.Conversation, convID string, number int) {
-	pr := opts.Printer()
+	pr := opts.printer()
 	pr.info("the agent awaits an answer or a confirmation (round %d of conversation %s).", number, convID)
 	if ctxID, ok := strings.CutPrefix(convID, "a2a-"); ok {
 		pr.info("answer in the same conversation (the answer on stdin): %s", nextstep.New("send").Pos(conv.AgentID()).Flag("--context", ctxID).ReadsStdin())
@@ -428,7 +452,7 @@ func (opts *showOptions) awaitingHint(conv *client.Conversation, convID string, 
 
 // allRoundsOf prints each round's input and reply (--all-rounds).
 func (opts *showOptions) allRoundsOf(conv *client.Conversation, convID string, st *store.Store) error {
-	pr := opts.Printer()
+	pr := opts.printer()
 	doc := showAllDoc{ConversationID: convID, AgentID: conv.AgentID(), Title: conv.Title(), Rounds: []showRoundDoc{}}
 	var cutErr error
 	var states, failures []string
@@ -473,7 +497,7 @@ func (opts *showOptions) allRoundsOf(conv *client.Conversation, convID string, s
 		code = ExitStillRunning
 	}
 	if pr.json {
-		doc.Note = opts.RecordNote()
+		doc.Note = opts.note()
 		if err := pr.writeJSON(doc); err != nil {
 			return err
 		}

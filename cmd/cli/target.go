@@ -72,9 +72,38 @@ type target struct {
 	Path *courier.Path
 }
 
+// targets find the agents a command names: an Agent Builder agent, a peer
+// of the config file, --url; and the credentials of recorded targets.
+type targets struct {
+	p       *Process
+	set     *settings
+	eng     *engines
+	printer func() *printer
+	// tokenFile is --token-file (root flags as parsed).
+	tokenFile func() string
+}
+
+// remoteErr is an error met with a generic A2A agent (--url or a peer):
+// Run reports it with hints that speak of the agent, not of Kibana
+// (remoteHint). A command that deals with such an agent wraps its errors
+// (asRemote); resolveTarget and credentialFor wrap theirs.
+type remoteErr struct{ err error }
+
+func (e *remoteErr) Error() string { return e.err.Error() }
+func (e *remoteErr) Unwrap() error { return e.err }
+
+// asRemote is err met with a generic A2A agent (nil stays nil).
+func asRemote(err error) error {
+	var re *remoteErr
+	if err == nil || errors.As(err, &re) {
+		return err
+	}
+	return &remoteErr{err}
+}
+
 // peer returns the named peer of the config file.
-func (a *App) peer(name string) (*config.Peer, bool, error) {
-	s, err := a.loadSettings()
+func (tg *targets) peer(name string) (*config.Peer, bool, error) {
+	s, err := tg.set.load()
 	if err != nil {
 		return nil, false, err
 	}
@@ -84,18 +113,20 @@ func (a *App) peer(name string) (*config.Peer, bool, error) {
 
 // resolveTarget finds out where to send: --url, a named peer, or else a
 // Kibana agent id.
-func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*target, error) {
+func (tg *targets) resolveTarget(ctx context.Context, name string, af agentFlags) (*target, error) {
 	if af.url == "" && name != "" {
-		p, ok, err := a.peer(name)
+		p, ok, err := tg.peer(name)
 		if err != nil {
 			return nil, err
 		}
 		if ok {
-			return a.remoteTarget(ctx, name, p.URL, p, af)
+			t, err := tg.remoteTarget(ctx, name, p.URL, p, af)
+			return t, asRemote(err)
 		}
 	}
 	if af.url != "" {
-		return a.remoteTarget(ctx, "", af.url, nil, af)
+		t, err := tg.remoteTarget(ctx, "", af.url, nil, af)
+		return t, asRemote(err)
 	}
 	if err := client.CheckID("agent id", name); err != nil {
 		return nil, usageErrSay(say("agent ids are listed by %s", nextstep.New("discover").Quoted()), "%s", err.Error())
@@ -103,11 +134,11 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	if err := kibanaSpeaks(af); err != nil {
 		return nil, err
 	}
-	s, err := a.kibanaSettings()
+	s, err := tg.set.kibanaSettings()
 	if err != nil {
 		return nil, err
 	}
-	k, err := a.kibana(s)
+	k, err := tg.set.kibana(s)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +147,7 @@ func (a *App) resolveTarget(ctx context.Context, name string, af agentFlags) (*t
 	// hour: sends reuse it, get-card always asks. The release decides the
 	// path (courier.DecidePath); it is read beside the card, and kept as
 	// well. The engine is made here, before the reads share it.
-	caches := a.caches()
+	caches := tg.eng.caches()
 	type serverAnswer struct {
 		info  client.ServerInfo
 		known bool
@@ -189,9 +220,8 @@ func agentHint(agents []client.Agent, name string) nextstep.Text {
 }
 
 // remoteTarget resolves a generic agent from its card.
-func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *config.Peer, af agentFlags) (*target, error) {
-	a.remote = true
-	s, err := a.loadSettings()
+func (tg *targets) remoteTarget(ctx context.Context, peerName, rawURL string, p *config.Peer, af agentFlags) (*target, error) {
+	s, err := tg.set.load()
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +229,13 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 	protocol, binding, noStream := af.protocol, af.binding, af.noStream
 	if p != nil {
 		if p.CACert != "" {
-			st.CAFile = config.ExpandHome(p.CACert, a.p.getenv)
+			st.CAFile = config.ExpandHome(p.CACert, tg.p.getenv)
 		}
 		st.Insecure = st.Insecure || p.Insecure
 		protocol, binding = nonEmptyStr(protocol, p.Protocol), nonEmptyStr(binding, p.Binding)
 		noStream = noStream || p.NoStream
 	}
-	hc, err := a.httpClients()(st)
+	hc, err := tg.eng.httpClients()(st)
 	if err != nil {
 		return nil, configErr("check the CA bundle", "%v", err)
 	}
@@ -242,7 +272,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 				return nil, &cliError{exit: ExitUsage, code: "protocol_version", message: "the card offers A2A " + otherDialect(protocol) + " over HTTP+JSON only, and A2A 0.3 is spoken over JSON-RPC alone",
 					hint: plain("the agent does not speak this A2A version in a binding a2a-courier speaks: drop --protocol")}
 			}
-			a.printer().warn("speaking A2A %s as asked, although the card offers only %s", protocol, otherDialect(protocol))
+			tg.printer().warn("speaking A2A %s as asked, although the card offers only %s", protocol, otherDialect(protocol))
 		}
 	default:
 		return nil, usageErr("use 0.3 or 1.0", "unknown protocol %q", protocol)
@@ -252,7 +282,7 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 	st.AuthHeader, st.AuthPrefix = ra.Auth.Header, ra.Auth.Prefix
 	// The card decides whether a credential goes at all: none to an agent
 	// that declares no security scheme.
-	cred, err := a.credentialFor(st)
+	cred, err := tg.credentialFor(st)
 	if err != nil {
 		if !af.cardOnly {
 			return nil, err
@@ -264,10 +294,10 @@ func (a *App) remoteTarget(ctx context.Context, peerName, rawURL string, p *conf
 			return nil, configErr("address that origin directly with --url if you trust it",
 				"the card sends requests to %s, another origin than %s; the credential only goes to the origin you named", courier.Origin(ra.Endpoint), courier.Origin(ra.CardURL))
 		}
-		a.printer().warn("the card sends requests to %s, another origin than the card's", courier.Origin(ra.Endpoint))
+		tg.printer().warn("the card sends requests to %s, another origin than the card's", courier.Origin(ra.Endpoint))
 	}
 	if cred == "" && ra.Auth.Header != "" && !af.cardOnly {
-		a.printer().warn("the agent's card asks for a credential (%s) and none is configured", ra.Auth.Scheme)
+		tg.printer().warn("the agent's card asks for a credential (%s) and none is configured", ra.Auth.Scheme)
 	}
 	name := peerName
 	if name == "" {
@@ -285,29 +315,34 @@ func otherDialect(p string) string {
 
 // credentialFor returns the credential of a stored target: the Kibana API
 // key, a peer's token, or for --url agents A2A_COURIER_TOKEN / --token-file.
-func (a *App) credentialFor(t store.Target) (client.Secret, error) {
+func (tg *targets) credentialFor(t store.Target) (client.Secret, error) {
 	if t.Kind != store.TargetA2A {
-		s, err := a.kibanaSettings()
+		s, err := tg.set.kibanaSettings()
 		if err != nil {
 			return "", err
 		}
 		return s.APIKey, nil
 	}
-	a.remote = true
+	cred, err := tg.remoteCredential(t)
+	return cred, asRemote(err)
+}
+
+// remoteCredential is credentialFor of a generic agent.
+func (tg *targets) remoteCredential(t store.Target) (client.Secret, error) {
 	switch {
 	case t.AuthHeader == "":
 		return "", nil // the card asks for no credential: none is sent
 	case t.Peer != "":
-		p, ok, err := a.peer(t.Peer)
+		p, ok, err := tg.peer(t.Peer)
 		if err != nil {
 			return "", err
 		}
 		if !ok {
 			return "", configErr("add it back to the peers section of the config file", "no peer %q in the config file", t.Peer)
 		}
-		return config.PeerToken(t.Peer, *p, a.p.getenv)
-	case a.flags.TokenFile != "":
-		return config.ReadTokenFile(a.flags.TokenFile)
+		return config.PeerToken(t.Peer, *p, tg.p.getenv)
+	case tg.tokenFile() != "":
+		return config.ReadTokenFile(tg.tokenFile())
 	}
-	return config.AmbientToken(courier.Origin(t.URL), a.p.getenv)
+	return config.AmbientToken(courier.Origin(t.URL), tg.p.getenv)
 }

@@ -33,7 +33,7 @@ type tasksOptions struct {
 // tasksRun lists this machine's tasks, or with --url a generic agent's.
 func tasksRun(ctx context.Context, opts *tasksOptions) error {
 	if opts.agentFlags.url != "" {
-		return opts.remote(ctx)
+		return asRemote(opts.remote(ctx))
 	}
 	return opts.local()
 }

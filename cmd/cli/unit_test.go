@@ -53,6 +53,17 @@ func unitFactory(jsonOut bool) (f *Factory, stdout, stderr *bytes.Buffer) {
 	}, stdout, stderr
 }
 
+// unitReporter is the reporter of f's command line: its printer and
+// caller, no settings loaded.
+func unitReporter(f *Factory) func(*taskView) *reporter {
+	return func(v *taskView) *reporter {
+		if v == nil {
+			v = &taskView{}
+		}
+		return &reporter{p: f.Process, printer: f.Printer, caller: f.Caller, set: &settings{p: f.Process}, view: v}
+	}
+}
+
 // parse runs cmd with args, its output discarded, and returns its error.
 func parse(cmd *cobra.Command, args ...string) error {
 	cmd.SetArgs(args)
@@ -268,8 +279,7 @@ func TestGetCardRunPrintsTheCard(t *testing.T) {
 	env := map[string]string{"KIBANA_URL": sim.URL, "KIBANA_API_KEY": testKey, "A2A_COURIER_CONFIG_DIR": t.TempDir(), "A2A_COURIER_STATE_DIR": t.TempDir()}
 	f, stdout, _ := unitFactory(false)
 	f.Process.LookupEnv = func(k string) (string, bool) { v, ok := env[k]; return v, ok }
-	app := &App{p: f.Process}
-	opts := &getCardOptions{Printer: f.Printer, ResolveTarget: app.resolveTarget, Agent: "elastic-ai-agent", Timeout: time.Minute}
+	opts := &getCardOptions{Printer: f.Printer, ResolveTarget: newApp(f.Process).factory().ResolveTarget, Agent: "elastic-ai-agent", Timeout: time.Minute}
 	if err := getCardRun(context.Background(), opts); err != nil {
 		t.Fatal(err)
 	}
@@ -772,8 +782,8 @@ func TestShowRun(t *testing.T) {
 	})
 	asked := 0
 	opts := func(f *Factory, target string) *showOptions {
-		return &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, RecordNote: func() string { return "" },
-			KibanaForRecord: func(rec *store.Record) (*client.Kibana, string, bool, error) {
+		return &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, CallerWith: func(*taskView) nextstep.Caller { return f.Caller() },
+			KibanaForRecord: func(rec *store.Record, _ *taskView) (*client.Kibana, string, bool, error) {
 				asked++
 				if rec != nil {
 					t.Errorf("a local record of %s", rec.ContextID)
@@ -850,9 +860,8 @@ func TestCancelRun(t *testing.T) {
 	if err := c.Store.Create(rec); err != nil {
 		t.Fatal(err)
 	}
-	app := &App{p: f.Process, jsonOut: true, out: f.Printer()}
 	opts := func(id string) *cancelOptions {
-		return &cancelOptions{Printer: f.Printer, Engine: func() (*courier.Courier, error) { return c, nil }, ReportCanceled: app.reportCanceled,
+		return &cancelOptions{Printer: f.Printer, Engine: func() (*courier.Courier, error) { return c, nil }, Reporter: unitReporter(f),
 			ResolveTarget: func(context.Context, string, agentFlags) (*target, error) {
 				t.Error("an agent was resolved")
 				return nil, errNotInAUnitTest
@@ -922,5 +931,190 @@ func TestTasksRun(t *testing.T) {
 	}
 	if asked != before {
 		t.Errorf("a bad flag asked for the engine")
+	}
+}
+
+// send's flags reach its options as given (an agent, a text, the waits
+// noted as given or not); an agent missing, or a message not quoted, is
+// refused before it runs.
+func TestSendFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *sendOptions
+	run := func(_ context.Context, o *sendOptions) error { got = o; return nil }
+	if err := parse(newCmdSend(f, run), "elastic-ai-agent", "hello", "--timeout", "9s", "--context", "c-1", "--file", "a.txt", "--file", "b.txt",
+		"--data", "{}", "--out", "d", "--progress", "--max-chars", "5", "--poll-interval", "3s", "--no-stream"); err != nil || got == nil ||
+		got.agent != "elastic-ai-agent" || len(got.args) != 1 || got.args[0] != "hello" || got.timeout != 9*time.Second || !got.timeoutSet ||
+		got.contextID != "c-1" || len(got.files) != 2 || got.files[1] != "b.txt" || len(got.data) != 1 || got.out != "d" || !got.progress ||
+		got.maxChars != 5 || got.pollInterval != 3*time.Second || !got.pollSet || got.maxWaitSet || !got.agentFlags.noStream || got.async {
+		t.Errorf("flags: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdSend(f, run), "--url", "https://agents.example.com/r", "-", "--task", "t-1"); err != nil || got == nil ||
+		got.agent != "" || len(got.args) != 1 || got.args[0] != "-" || got.taskID != "t-1" || got.agentFlags.url != "https://agents.example.com/r" ||
+		got.timeout != config.DefaultSendTimeout || got.timeoutSet || got.maxWait != config.DefaultMaxWait {
+		t.Errorf("--url: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{nil, {"agent", "two", "words"}, {"--url", "https://a.example.com", "text", "more"}} {
+		got = nil
+		if err := parse(newCmdSend(f, run), args...); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v, ran %v", args, err, got != nil)
+		}
+	}
+}
+
+// send-async takes send's flags but the waits of a send in the
+// foreground (--timeout, --progress, --max-chars).
+func TestSendAsyncFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *sendOptions
+	run := func(_ context.Context, o *sendOptions) error { got = o; return nil }
+	if err := parse(newCmdSendAsync(f, run), "audit-agent", "--max-wait", "2h", "--data", "@q.json"); err != nil || got == nil ||
+		!got.async || got.agent != "audit-agent" || len(got.args) != 0 || got.maxWait != 2*time.Hour || !got.maxWaitSet || got.data[0] != "@q.json" {
+		t.Errorf("flags: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{{"a", "--timeout", "1s"}, {"a", "--progress"}, {"a", "--max-chars", "3"}, nil} {
+		got = nil
+		if err := parse(newCmdSendAsync(f, run), args...); err == nil || got != nil {
+			t.Errorf("%q: %v, ran %v", args, err, got != nil)
+		}
+	}
+}
+
+// send's run refuses what its options make wrong before it reads any
+// setting: a contextId that is not one, a negative --max-chars.
+func TestSendRunRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	for _, o := range []*sendOptions{{contextID: "../x"}, {maxChars: -1}, {taskID: strings.Repeat("t", 300)}} {
+		opts := newSendOptions(f, false)
+		opts.contextID, opts.maxChars, opts.taskID = o.contextID, o.maxChars, o.taskID
+		if err := sendRun(context.Background(), opts); classify(err).exit != ExitUsage {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}
+
+// The worker's flags reach its options; it takes no argument.
+func TestWorkerFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *workerOptions
+	run := func(_ context.Context, o *workerOptions) error { got = o; return nil }
+	if err := parse(newCmdWorker(f, run), "--state-dir", "/s", "--identity", "id-1", "--linger", "5s", "--rescan", "2s", "--"+courier.CredentialFlag, "7"); err != nil || got == nil ||
+		got.stateDir != "/s" || got.identity != "id-1" || got.linger != 5*time.Second || got.rescan != 2*time.Second || got.credential != 7 || got.probe != "" {
+		t.Errorf("flags: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdWorker(f, run)); err != nil || got == nil || got.linger != 2*time.Second || got.rescan != time.Second || got.credential != courier.DefaultCredentialHandle {
+		t.Errorf("defaults: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdWorker(f, run), "extra"); classify(err).exit != ExitUsage || got != nil {
+		t.Errorf("an argument: %v, ran %v", err, got != nil)
+	}
+}
+
+// A worker without its state directory, identity or credential is
+// refused (exit 2), and a probe without a token: nothing is served.
+func TestWorkerRunRefusesWithoutItsFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	for _, o := range []workerOptions{{}, {stateDir: t.TempDir()}, {stateDir: t.TempDir(), identity: "id-1", credential: 0}, {probe: "not-a-token"}} {
+		opts := o
+		opts.Process = f.Process
+		if err := workerRun(context.Background(), &opts); classify(err).exit != ExitUsage {
+			t.Errorf("%+v: %v", o, err)
+		}
+	}
+}
+
+// result takes one or more contextIds, and tells a --timeout given from
+// none.
+func TestResultFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *resultOptions
+	run := func(_ context.Context, o *resultOptions) error { got = o; return nil }
+	if err := parse(newCmdResult(f, run), "c1", "c2", "--wait", "--any", "--progress", "--timeout", "5s", "--max-chars", "3"); err != nil || got == nil ||
+		len(got.contextIDs) != 2 || got.contextIDs[1] != "c2" || !got.wait || !got.any || !got.progress || got.timeout != 5*time.Second || !got.timeoutSet || got.maxChars != 3 {
+		t.Errorf("flags: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdResult(f, run), "c1"); err != nil || got == nil || got.wait || got.timeoutSet || got.timeout != config.DefaultWaitTimeout {
+		t.Errorf("defaults: %v, %+v", err, got)
+	}
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = "c"
+	}
+	for _, args := range [][]string{nil, many} {
+		got = nil
+		if err := parse(newCmdResult(f, run), args...); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%d arguments: %v, ran %v", len(args), err, got != nil)
+		}
+	}
+}
+
+// result's run refuses a negative --max-chars before it opens the state
+// directory, and a contextId that is not one.
+func TestResultRunRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	opts := &resultOptions{Printer: f.Printer, Engine: f.Engine, contextIDs: []string{"c1"}, maxChars: -1}
+	if err := resultRun(context.Background(), opts); classify(err).exit != ExitUsage {
+		t.Errorf("--max-chars -1: %v", err)
+	}
+	opts = &resultOptions{Printer: f.Printer, contextIDs: []string{"../x"},
+		Engine: func() (*courier.Courier, error) { return newEngine(f.Process, engineParts{}), nil }}
+	if err := resultRun(context.Background(), opts); classify(err).exit != ExitUsage {
+		t.Errorf("a bad contextId: %v", err)
+	}
+}
+
+// fetch takes a contextId and at most a peer, or --task and at most a
+// peer, with its flags; a peer and --url together, or nothing, are
+// refused.
+func TestFetchFlags(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	var got *fetchOptions
+	run := func(_ context.Context, o *fetchOptions) error { got = o; return nil }
+	if err := parse(newCmdFetch(f, run), "c1", "research", "--timeout", "9s", "--max-chars", "40", "--protocol", "1.0", "--binding", "rest",
+		"--state", "completed", "--out", "d"); err != nil || got == nil || got.contextID != "c1" || got.peer != "research" || got.timeout != 9*time.Second ||
+		got.maxChars != 40 || got.agentFlags.protocol != "1.0" || got.agentFlags.binding != "rest" || got.state != "completed" || got.out != "d" {
+		t.Errorf("flags: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdFetch(f, run), "--task", "t-1", "--url", "https://agents.example.com/r"); err != nil || got == nil ||
+		got.taskID != "t-1" || got.contextID != "" || got.peer != "" || got.agentFlags.url != "https://agents.example.com/r" || got.timeout != defaultReadTimeout {
+		t.Errorf("--task: %v, %+v", err, got)
+	}
+	got = nil
+	if err := parse(newCmdFetch(f, run), "--task", "t-1", "research"); err != nil || got == nil || got.taskID != "t-1" || got.peer != "research" {
+		t.Errorf("--task and a peer: %v, %+v", err, got)
+	}
+	for _, args := range [][]string{nil, {"--task", "t", "a", "b"}, {"c1", "research", "--url", "https://a.example.com"}, {"a", "b", "c"}} {
+		got = nil
+		if err := parse(newCmdFetch(f, run), args...); classify(err).exit != ExitUsage || got != nil {
+			t.Errorf("%q: %v, ran %v", args, err, got != nil)
+		}
+	}
+}
+
+// fetch's run refuses what its options make wrong before it asks any
+// server: a negative --max-chars, a protocol no agent speaks, a bad
+// contextId, --state without an A2A agent.
+func TestFetchRunRefusesBadOptions(t *testing.T) {
+	t.Parallel()
+	f, _, _ := unitFactory(false)
+	for _, o := range []fetchOptions{{contextID: "c1", maxChars: -1}, {contextID: "c1", agentFlags: agentFlags{protocol: "2.0"}}, {contextID: "../x"},
+		{contextID: "3f6c2e1a-5b7d-4c8e-9f01-23456789abcd", state: "completed"}, {taskID: strings.Repeat("t", 300)}} {
+		opts := o
+		opts.Printer, opts.Store = f.Printer, f.Store
+		if err := fetchRun(context.Background(), &opts); classify(err).exit != ExitUsage {
+			t.Errorf("%+v: %v", o, err)
+		}
 	}
 }
