@@ -377,8 +377,9 @@ func (d *kibanaDelivery) read() (Outcome, bool) {
 // poll intervals (a minute by default), then every tenth of its age (at least the task read interval, at most
 // eight poll intervals), and at every look while a caller waits; where a
 // failed run is stored as a round with an interruption (Serverless), the
-// list tells of it, and the task is read every eight poll intervals
-// besides, in case its conversation cannot be listed.
+// list tells of it once it lists the conversation, and the task is read
+// every eight poll intervals only while it does not: a run that fails
+// before its conversation is stored leaves nothing to list.
 func (d *kibanaDelivery) taskReadDue() (read bool, seen string) {
 	f := d.o.Feed
 	if f == nil {
@@ -390,7 +391,7 @@ func (d *kibanaDelivery) taskReadDue() (read bool, seen string) {
 	}
 	since := time.Since(d.lastTaskRead)
 	if f.failuresInRounds {
-		return since >= 8*d.o.PollInterval, ""
+		return seen == "" && since >= 8*d.o.PollInterval, ""
 	}
 	age := time.Since(d.started)
 	if d.o.Hurry.Waiting() || age < 3*d.o.PollInterval {

@@ -212,3 +212,59 @@ func TestReadsOfOneKibanaShareEightConnections(t *testing.T) {
 		t.Errorf("%d sends for %d tasks", got, n)
 	}
 }
+
+// TestListedConversationsNeedNoTaskBackstop: on Serverless a failed run is
+// a round with an interruption, so once the list shows a task's
+// conversation, a change of it is what tells of the run's end: 20 tasks
+// whose runs last twelve poll intervals are read by tasks/get only when
+// their conversation changed (made at receipt, then the round), at most
+// twice each. Before, each was read every eight poll intervals besides
+// (the 1,000-task bench: 2,000 tasks/get in its window, none of a change).
+func TestListedConversationsNeedNoTaskBackstop(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	poll := 500 * time.Millisecond
+	rel := scaleReleases[2]
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = rel.sim
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long", Name: "Long", RunTime: 12 * poll, Reply: "Done: {{input}}."})
+	})
+	c := newEngine(t)
+	c.Logf = nil
+	recs, polls := serveAll(t, sim, c, rel, n, poll)
+	for _, r := range recs {
+		if r.State != store.Completed || sim.Runs(r.ContextID) != 1 {
+			t.Errorf("%s: %s, %d runs", r.ContextID, r.State, sim.Runs(r.ContextID))
+		}
+	}
+	counts := sim.Counts()
+	t.Logf("%d polls: %v", polls, counts)
+	if got := counts[agentbuildertest.KindTasksGet]; got > 2*n {
+		t.Errorf("%d tasks/get for %d tasks whose conversations were listed", got, n)
+	}
+}
+
+// TestRunFailingBeforeItsConversationIsStillSeen: where a run fails before
+// its conversation is stored (no conversation at receipt, no interrupted
+// round), the list never shows it; tasks/get every eight poll intervals is
+// what finds the failure, on Serverless as well.
+func TestRunFailingBeforeItsConversationIsStillSeen(t *testing.T) {
+	t.Parallel()
+	const n = 3
+	poll := 300 * time.Millisecond
+	rel := scaleReleases[2]
+	off := false
+	sim := startSim(t, func(o *agentbuildertest.Options) {
+		o.Version = rel.sim
+		o.ConversationAtReceipt, o.InterruptedRounds = &off, &off
+		o.Agents = append(o.Agents, agentbuildertest.Agent{ID: "long", Name: "Long", RunTime: poll, Fail: "model unavailable"})
+	})
+	c := newEngine(t)
+	c.Logf = nil
+	recs, _ := serveAll(t, sim, c, rel, n, poll)
+	for _, r := range recs {
+		if r.State != store.Failed || sim.Runs(r.ContextID) != 1 {
+			t.Errorf("%s: %s, %d runs, want failed after one run", r.ContextID, r.State, sim.Runs(r.ContextID))
+		}
+	}
+}
