@@ -25,9 +25,7 @@ import (
 func TestContextTasksSDKServers(t *testing.T) {
 	t.Parallel()
 	gos, js := interoptest.StartGo(t), interoptest.StartJS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel) // the subtests run after this function returns
-	connect := func(t *testing.T, srv *interoptest.Server, mount string) *A2A {
+	connect := func(t *testing.T, ctx context.Context, srv *interoptest.Server, mount string) *A2A {
 		t.Helper()
 		ra, err := ResolveAgent(ctx, nil, srv.URL(mount, interoptest.AgentSlow), "test")
 		if err != nil {
@@ -42,7 +40,8 @@ func TestContextTasksSDKServers(t *testing.T) {
 
 	t.Run("a2a-js v1.0", func(t *testing.T) {
 		t.Parallel()
-		c := connect(t, js, interoptest.MountV1)
+		ctx := deadline(t, 60*time.Second)
+		c := connect(t, ctx, js, interoptest.MountV1)
 		if c.Dialect() != V10 {
 			t.Fatalf("dialect %s", c.Dialect())
 		}
@@ -102,7 +101,8 @@ func TestContextTasksSDKServers(t *testing.T) {
 
 	t.Run("a2a-go v0.3", func(t *testing.T) {
 		t.Parallel()
-		c := connect(t, gos, interoptest.MountGo)
+		ctx := deadline(t, 60*time.Second)
+		c := connect(t, ctx, gos, interoptest.MountGo)
 		if _, err := c.ContextTasks(ctx, "any", false); !errors.Is(err, ErrNoTaskList) {
 			t.Fatalf("v0.3: %v", err)
 		}
@@ -119,7 +119,8 @@ func TestContextTasksSDKServers(t *testing.T) {
 
 	t.Run("a2a-js v0.3", func(t *testing.T) {
 		t.Parallel()
-		c := connect(t, js, interoptest.MountV03)
+		ctx := deadline(t, 60*time.Second)
+		c := connect(t, ctx, js, interoptest.MountV03)
 		if _, err := c.ContextTasks(ctx, "any", false); !errors.Is(err, ErrNoTaskList) {
 			t.Fatalf("v0.3: %v", err)
 		}

@@ -540,8 +540,6 @@ func restTask(t *testing.T, e restEnv, streaming bool) {
 func TestPartsReachTheAgent(t *testing.T) {
 	t.Parallel()
 	js := interoptest.StartJS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
 	dir := t.TempDir()
 	csv := filepath.Join(dir, "table.csv")
 	png := filepath.Join(dir, "dot.png")
@@ -573,6 +571,7 @@ func TestPartsReachTheAgent(t *testing.T) {
 	for _, w := range jsWays {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
+			ctx := deadline(t, 60*time.Second)
 			c := w.connect(t, ctx, js, interoptest.AgentParts, "")
 			for _, streaming := range []bool{false, true} {
 				m := newMsg("look")
@@ -612,12 +611,11 @@ func TestPartsReachTheAgent(t *testing.T) {
 func TestReplyFilesAreDecoded(t *testing.T) {
 	t.Parallel()
 	js := interoptest.StartJS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
 	png, _ := base64.StdEncoding.DecodeString(interoptest.FilesPNG)
 	for _, w := range jsWays {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
+			ctx := deadline(t, 60*time.Second)
 			c := w.connect(t, ctx, js, interoptest.AgentFiles, "")
 			for _, mode := range []string{"streamed", "polled", "message"} {
 				text := "go"
@@ -682,8 +680,6 @@ func TestReplyFilesAreDecoded(t *testing.T) {
 func TestSlowAgentAnswerIsArtifactsThenStatus(t *testing.T) {
 	t.Parallel()
 	gos, js := interoptest.StartGo(t), interoptest.StartJS(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
 	type way struct {
 		jsWay
 		srv *interoptest.Server
@@ -695,6 +691,7 @@ func TestSlowAgentAnswerIsArtifactsThenStatus(t *testing.T) {
 	for _, w := range ways {
 		t.Run(w.name, func(t *testing.T) {
 			t.Parallel()
+			ctx := deadline(t, 60*time.Second)
 			c := w.connect(t, ctx, w.srv, interoptest.AgentSlow, "")
 			check := func(how string, out Outcome) {
 				t.Helper()

@@ -875,6 +875,10 @@ func TestCancelRun(t *testing.T) {
 	if err != nil || got.State != store.Canceled || got.SentAt != nil || !strings.Contains(stdout.String(), `"state": "canceled"`) {
 		t.Errorf("record %+v (%v); stdout %s", got, err, stdout)
 	}
+	// A canceled task is final: nothing to resume (docs/json.md).
+	if strings.Contains(stdout.String(), `"resume"`) {
+		t.Errorf("a canceled task's document has a resume: %s", stdout)
+	}
 	if ce := classify(cancelRun(context.Background(), opts(rec.ContextID))); ce.exit != ExitTaskFailed || ce.code != "not_cancelable" {
 		t.Errorf("canceled again: exit %d, %s %s", ce.exit, ce.code, ce.message)
 	}

@@ -138,6 +138,9 @@ var reachesServer = map[string]bool{"send-async": true, "send": true, "result": 
 // step names, and none for a step that names its own --kibana-url: the
 // caller's profile, space and key are for the caller's Kibana).
 func (c Caller) Line(s Step) string {
+	if s.IsZero() {
+		return "" // no step: no command (a final task has nothing to resume)
+	}
 	w := []string{"a2a-courier", s.Command}
 	if reachesServer[s.Command] && !s.Names("--kibana-url") {
 		for _, f := range c.Conn {
