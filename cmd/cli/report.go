@@ -508,8 +508,8 @@ type docExtra struct {
 	// resume replaces the command that continues a task still running
 	// (without a local record, result cannot).
 	resume nextstep.Step
-	// note says how the task was chosen.
-	note string
+	// note says how the task was chosen (rendered for the caller).
+	note nextstep.Text
 	// waited says that Wait found the task done (courier.Done): a read
 	// refused is then the answer even if its lock is taken since.
 	waited bool
@@ -525,8 +525,8 @@ func (rp *reporter) reportRecordWith(rec *store.Record, maxChars int, st *store.
 	if err != nil {
 		return err
 	}
-	if extra.note != "" && !pr.json {
-		pr.info("%s", extra.note)
+	if !extra.note.IsZero() && !pr.json {
+		pr.info("%s", pr.say(extra.note))
 	}
 	switch {
 	case pr.json:
@@ -551,7 +551,7 @@ func (rp *reporter) reportRecordWith(rec *store.Record, maxChars int, st *store.
 // with this credential, that error.
 func (rp *reporter) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
 	doc := recordDoc(rec)
-	doc.Note = rp.withRecordNote(rec, extra.note)
+	doc.Note = rp.withRecordNote(rec, rp.caller().Text(extra.note))
 	if doc.Note == "" && courier.FailureLeavesNoTrace(rec) {
 		// Not "nothing is lost": a failure of this run would never show.
 		doc.Note = rp.caller().Text(courier.NoTraceNote(rec, rp.p.Now()))
