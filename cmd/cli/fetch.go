@@ -289,7 +289,7 @@ func (opts *fetchOptions) remote(ctx context.Context, src *fetchSource, local *s
 	case errors.Is(err, client.ErrNoTaskList):
 		return errNoTaskList(src, ctxID, err)
 	case errors.As(err, &none):
-		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: say(none.Hint("%s"), resultStep(ctxID).Quoted())} // the hint's prose is courier's, with no verb but this one
+		return &cliError{exit: ExitNotFound, code: "not_found", message: none.Error(), hint: none.Hint(resultStep(ctxID))}
 	case err != nil:
 		return err
 	case f.FromRecord:
@@ -447,7 +447,7 @@ func (opts *fetchOptions) reportNotStored(rec, local *store.Record, conv *client
 		if rec.State == store.Queued {
 			note = ""
 		}
-		return opts.Reporter(&opts.view).reportRecordWith(rec, opts.maxChars, st, docExtra{note: note, taskSpace: taskSpace})
+		return opts.Reporter(&opts.view).reportRecordWith(rec, opts.maxChars, st, docExtra{note: plain(note), taskSpace: taskSpace})
 	}
 	shown := *rec
 	if shown.State == store.Expired {

@@ -99,12 +99,15 @@ func TestFetchGenericAgent(t *testing.T) {
 		r = c.run("fetch", first.ContextID, "--url", slow, "--json")
 		r.expect(t, ExitOK)
 		d := decodeTask(t, r.stdout)
-		if *d.Reply != slowAnswer(2) || d.TaskID != second.TaskID || !strings.Contains(d.Note, "newest of the 2 tasks") || d.CreatedAt != nil {
+		// For people, the commands that list the others and read another
+		// as command lines (the MCP server's: TestFetchTextsInToolTerms).
+		next := "; `a2a-courier tasks --url <agent URL> --context " + first.ContextID + "` lists them, and `a2a-courier fetch --task <taskId> --url <agent URL>` reads another"
+		if *d.Reply != slowAnswer(2) || d.TaskID != second.TaskID || !strings.Contains(d.Note, "newest of the 2 tasks") || !strings.HasSuffix(d.Note, next) || d.CreatedAt != nil {
 			t.Fatalf("%+v", d)
 		}
 		r = c.run("fetch", first.ContextID, "--url", slow)
 		r.expect(t, ExitOK)
-		if r.stdout != slowAnswer(2)+"\n" || !strings.Contains(r.stderr, "newest of the 2 tasks") {
+		if r.stdout != slowAnswer(2)+"\n" || !strings.Contains(r.stderr, "newest of the 2 tasks") || !strings.Contains(r.stderr, next+"\n") {
 			t.Fatalf("stdout %q stderr %q", r.stdout, r.stderr)
 		}
 		if _, err := os.Stat(filepath.Join(c.env["A2A_COURIER_STATE_DIR"], "tasks", first.ContextID+".json")); err == nil {
@@ -225,7 +228,7 @@ func TestFetchGenericAgentRefusals(t *testing.T) {
 		// holds no task, and fetch says why.
 		r = h.run("fetch", ctxID, "--url", url, "--token-file", tok)
 		r.expect(t, ExitNotFound)
-		if !strings.Contains(r.stderr, "answered with a message") {
+		if !strings.Contains(r.stderr, "answered with a message") || !strings.Contains(r.stderr, ": `a2a-courier result ") || !strings.Contains(r.stderr, " "+ctxID+"` shows it where it was sent\n") {
 			t.Errorf("stderr %q", r.stderr)
 		}
 		h.env["A2A_COURIER_TOKEN"], h.env["A2A_COURIER_TOKEN_ORIGIN"] = js.Token, js.Origin

@@ -173,7 +173,7 @@ func refineProtocol(e *client.Error, r *kindReport) {
 	case errors.Is(e, client.ErrReplyTooLarge):
 		r.hint = plain("the answer is larger than a2a-courier reads (32 MiB for an answer, 256 MiB for a conversation); ask the agent for a shorter reply")
 	case errors.Is(e, client.ErrOtherContext):
-		r.hint = plain("the agent's answer belongs to another conversation, so it is not taken as this one's reply; fetch --task <taskId> reads a task as the agent shows it")
+		r.hint = say("the agent's answer belongs to another conversation, so it is not taken as this one's reply; %s reads a task as the agent shows it", nextstep.New("fetch").Hole("--task", "taskId").Quoted())
 	case errors.Is(e, client.ErrNestedTooDeep):
 		r.hint = plain("the answer nests deeper than any real document does (1000 levels); the server or a proxy in front of it sends something else than JSON replies")
 	}
@@ -329,6 +329,20 @@ func fetchStep(contextID string) nextstep.Step { return nextstep.New("fetch").Po
 
 // resultStep shows a task's outcome.
 func resultStep(contextID string) nextstep.Step { return nextstep.New("result").Pos(contextID) }
+
+// handOffErr is the error of a task recorded whose worker did not start:
+// classified as err is (a state directory it cannot write, say), its
+// message saying that result --wait starts one, as a step.
+func handOffErr(contextID string, err error) *cliError {
+	wrapped := fmt.Errorf("task %s is recorded but the background worker did not start: %w", contextID, err)
+	ce := classify(wrapped)
+	if ce.err == wrapped && ce.message == courier.OneLine(wrapped) {
+		step := waitStep(contextID).Run()
+		ce.said = say("%s (%s to retry)", ce.message, step)
+		ce.message = nextstep.Caller{}.Text(ce.said)
+	}
+	return ce
+}
 
 // waitStep waits for a task's reply.
 func waitStep(contextID string) nextstep.Step { return resultStep(contextID).Bool("--wait") }
@@ -508,8 +522,8 @@ type docExtra struct {
 	// resume replaces the command that continues a task still running
 	// (without a local record, result cannot).
 	resume nextstep.Step
-	// note says how the task was chosen.
-	note string
+	// note says how the task was chosen (rendered for the caller).
+	note nextstep.Text
 	// waited says that Wait found the task done (courier.Done): a read
 	// refused is then the answer even if its lock is taken since.
 	waited bool
@@ -525,8 +539,8 @@ func (rp *reporter) reportRecordWith(rec *store.Record, maxChars int, st *store.
 	if err != nil {
 		return err
 	}
-	if extra.note != "" && !pr.json {
-		pr.info("%s", extra.note)
+	if !extra.note.IsZero() && !pr.json {
+		pr.info("%s", pr.say(extra.note))
 	}
 	switch {
 	case pr.json:
@@ -551,7 +565,7 @@ func (rp *reporter) reportRecordWith(rec *store.Record, maxChars int, st *store.
 // with this credential, that error.
 func (rp *reporter) taskDocument(rec *store.Record, maxChars int, st *store.Store, extra docExtra) (taskDoc, int, *cliError, error) {
 	doc := recordDoc(rec)
-	doc.Note = rp.withRecordNote(rec, extra.note)
+	doc.Note = rp.withRecordNote(rec, rp.caller().Text(extra.note))
 	if doc.Note == "" && courier.FailureLeavesNoTrace(rec) {
 		// Not "nothing is lost": a failure of this run would never show.
 		doc.Note = rp.caller().Text(courier.NoTraceNote(rec, rp.p.Now()))

@@ -267,7 +267,7 @@ func (opts *sendOptions) submit(ctx context.Context, m *courier.Message) error {
 		return opts.foreground(ctx, c, task)
 	}
 	if err := task.HandOff(); err != nil {
-		return fmt.Errorf("task %s is recorded but the background worker did not start: %w (run `a2a-courier result %s --wait` to retry)", rec.ContextID, err, rec.ContextID)
+		return handOffErr(rec.ContextID, err)
 	}
 	opts.workerLogNote(c, rec)
 	pr := opts.Printer()

@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -68,8 +69,9 @@ var errRecordMoved = errors.New("the record changed while the server was read")
 // context.
 type TaskChoice struct {
 	TaskID string
-	// Note says how the task was chosen among several.
-	Note string
+	// Note says how the task was chosen among several (the commands that
+	// list the others and read another as steps).
+	Note nextstep.Text
 	// FromRecord: there is no task to read, and the local record is the
 	// answer (it is final, or its context only names the record).
 	FromRecord bool
@@ -99,13 +101,12 @@ func (e *NoTaskError) Error() string {
 	return msg
 }
 
-// Hint says what to do, result naming the command that shows the local
-// record.
-func (e *NoTaskError) Hint(result string) string {
+// Hint says what to do, result the step that shows the local record.
+func (e *NoTaskError) Hint(result nextstep.Step) nextstep.Text {
 	if e.WithMessage {
-		return "it may have answered with a message, which agents do not keep, or never received the request; " + result + " shows what this machine recorded"
+		return nextstep.Say("it may have answered with a message, which agents do not keep, or never received the request; %s shows what this machine recorded", result.Quoted())
 	}
-	return "check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: " + result + " shows it where it was sent"
+	return nextstep.Say("check the contextId (those a2a-courier makes are UUIDs); an agent that answered with a message rather than a task keeps nothing to fetch: %s shows it where it was sent", result.Quoted())
 }
 
 // chooseTask finds the task of a context that fetch reads from a generic
@@ -162,7 +163,9 @@ func chooseTask(ctx context.Context, a *client.A2A, contextID string, local *sto
 			// The listing stopped at its bound: the agent has more.
 			listed = fmt.Sprintf("the %d %s of context %s read, where the listing stops (the agent has more)", len(tasks), of, contextID)
 		}
-		choice.Note = fmt.Sprintf("no local record of this task: took the newest of %s (task %s); `a2a-courier tasks --url <agent URL> --context %s` lists them, and fetch --task <taskId> reads another", listed, choice.TaskID, contextID)
+		list := nextstep.New("tasks").Hole("--url", "agent URL").Flag("--context", contextID)
+		another := nextstep.New("fetch").Hole("--task", "taskId").Hole("--url", "agent URL")
+		choice.Note = nextstep.Say("no local record of this task: took the newest of %s (task %s); %s lists them, and %s reads another", listed, choice.TaskID, list.Quoted(), another.Quoted())
 	}
 	return choice, nil
 }

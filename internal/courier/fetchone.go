@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/store"
 )
 
@@ -37,8 +38,10 @@ type Fetched struct {
 	// or the task read belongs to another context.
 	Local *store.Record
 	// ContextID is the context of the task read ("" when the agent's is
-	// not a plain id); Note how the task was chosen among several.
-	ContextID, Note string
+	// not a plain id).
+	ContextID string
+	// Note says how the task was chosen among several.
+	Note nextstep.Text
 }
 
 // Fetch reads a task of a generic agent without a worker and settles it
