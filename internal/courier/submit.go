@@ -141,10 +141,7 @@ func (c *Courier) Submit(ctx context.Context, m Message, command string) (*Task,
 	rec.CreatedAt = c.now().UTC()
 	// The lock is taken before the record exists, so no worker can start
 	// on it before this process decides who works on it.
-	h, err := c.Store.Lock(rec.ContextID)
-	if errors.Is(err, store.ErrLocked) {
-		return nil, &InFlightError{ContextID: rec.ContextID}
-	}
+	h, err := c.lockContext(ctx, rec.ContextID)
 	if err != nil {
 		return nil, err
 	}
@@ -162,6 +159,37 @@ func (c *Courier) Submit(ctx context.Context, m Message, command string) (*Task,
 	c.Store.Audit(store.AuditEntry{Command: command, Agent: rec.Agent, ContextID: rec.ContextID, MessageSize: rec.MessageSize,
 		MessageSHA256: rec.MessageSHA256, State: string(rec.State)})
 	return &Task{c: c, h: h, rec: rec, key: m.Key}, nil
+}
+
+// finalLockWait is how long a message to a context whose last exchange
+// is final waits for the context's lock (lockContext).
+const finalLockWait = 5 * time.Second
+
+// lockContext takes the lock of the context a message goes to. Whoever
+// ends an exchange (its worker, or the reader that wrote its outcome)
+// writes the final state first and lets the lock go after, so a follow-up
+// sent the moment result --wait has returned the reply may find the lock
+// still held: while the context's record says its exchange is final, the
+// lock is tried again for up to finalLockWait, instead of refusing a
+// message that is not in flight. A record that is not final is refused
+// at once: its message is in flight.
+func (c *Courier) lockContext(ctx context.Context, id string) (*store.Handle, error) {
+	deadline := time.Now().Add(finalLockWait)
+	for {
+		h, err := c.Store.Lock(id)
+		if !errors.Is(err, store.ErrLocked) {
+			return h, err
+		}
+		old, lerr := c.Store.Load(id)
+		if lerr != nil || !old.State.Terminal() || !time.Now().Before(deadline) {
+			return nil, &InFlightError{ContextID: id}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, &InFlightError{ContextID: id}
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // place chooses the record's contextId: a new one, or that of the
