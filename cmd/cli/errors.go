@@ -22,7 +22,7 @@ type cliError struct {
 	hint    nextstep.Text
 	err     error
 	// setup lists the set-up steps for --json when nothing is configured.
-	setup []string
+	setup []nextstep.Text
 	// retryAfter is the wait a busy server asked for (Retry-After).
 	retryAfter time.Duration
 	// said is the message as a text, when it names flags or steps: it is
@@ -73,7 +73,11 @@ func classify(err error) *cliError {
 	}
 	var cfg *config.Error
 	if errors.As(err, &cfg) {
-		return &cliError{exit: ExitUsage, code: cfg.Code, message: cfg.Message, hint: plain(cfg.Hint), setup: cfg.Setup, err: err}
+		hint := cfg.Said
+		if hint.IsZero() {
+			hint = plain(cfg.Hint)
+		}
+		return &cliError{exit: ExitUsage, code: cfg.Code, message: cfg.Message, hint: hint, setup: cfg.Setup, err: err}
 	}
 	var unwritable *store.UnwritableError
 	if errors.As(err, &unwritable) {
