@@ -45,6 +45,12 @@ func usageErrSay(hint nextstep.Text, format string, args ...any) *cliError {
 	return &cliError{exit: ExitUsage, code: "usage", message: fmt.Sprintf(format, args...), hint: hint}
 }
 
+// usageSaid is a usage error whose message names flags (nextstep.Opt):
+// message is said to people, said to the caller where printed.
+func usageSaid(hint, message nextstep.Text) *cliError {
+	return &cliError{exit: ExitUsage, code: "usage", message: message.String(), said: message, hint: hint}
+}
+
 func configErr(hint, format string, args ...any) *cliError {
 	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: plain(hint)}
 }
