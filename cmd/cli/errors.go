@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -98,4 +99,18 @@ func classify(err error) *cliError {
 		return &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted", err: err}
 	}
 	return &cliError{exit: ExitUnexpected, code: "unexpected", message: courier.OneLine(err), err: err}
+}
+
+// commandOf is the command of a command line: its first word but for the
+// flags before it (the MCP server's connection flags, each with its value).
+func commandOf(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if !strings.HasPrefix(args[i], "-") {
+			return args[i]
+		}
+		if !strings.Contains(args[i], "=") {
+			i++
+		}
+	}
+	return "fetch"
 }
