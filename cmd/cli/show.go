@@ -21,11 +21,10 @@ import (
 type showOptions struct {
 	Printer func() *printer
 	Store   func() (*store.Store, error)
-	Caller  func() nextstep.Caller
 	// KibanaForRecord reads the conversation of a recorded task (or of
 	// none) where it was sent, as the view says (which it may switch to
-	// the profile the task was sent with); CallerWith is Caller for that
-	// view.
+	// the profile the task was sent with); CallerWith is the caller for
+	// that view.
 	KibanaForRecord func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
 	CallerWith      func(*taskView) nextstep.Caller
 
@@ -44,7 +43,7 @@ type showOptions struct {
 // newCmdShow builds show; runF, when not nil, runs in place of showRun (a
 // test's, which gets the options as parsed).
 func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
-	opts := &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, KibanaForRecord: f.KibanaForRecord, CallerWith: f.CallerWith}
+	opts := &showOptions{Printer: f.Printer, Store: f.Store, KibanaForRecord: f.KibanaForRecord, CallerWith: f.CallerWith}
 	cmd := &cobra.Command{
 		Use:   "show <conversationId|contextId>",
 		Short: "Print the final reply of a conversation; never reasoning or tool output",
