@@ -53,7 +53,12 @@ func usageSaid(hint, message nextstep.Text) *cliError {
 }
 
 func configErr(hint, format string, args ...any) *cliError {
-	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: plain(hint)}
+	return configErrSay(plain(hint), format, args...)
+}
+
+// configErrSay is configErr whose hint names flags or steps.
+func configErrSay(hint nextstep.Text, format string, args ...any) *cliError {
+	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: hint}
 }
 
 // say is a hint or a message that names commands (nextstep.Step) or

@@ -41,6 +41,16 @@ func TestTextsSayTheirStepsInToolTerms(t *testing.T) {
 	if got := tools.Text(ce.hint); got != "the agent's answer belongs to another conversation, so it is not taken as this one's reply; the fetch tool with task_id <taskId> reads a task as the agent shows it" {
 		t.Errorf("tools: %q", got)
 	}
+
+	// Too many arguments with --url (the send tool with url and agent).
+	_, _, err := splitAgentArgs(agentFlags{url: "http://127.0.0.1:1/a2a"}, []string{"a", "b"}, 1)
+	ce = classify(err)
+	if got := people.Text(ce.hint); got != "with --url the agent is the URL: give only the text (or - for stdin)" {
+		t.Errorf("people: %q", got)
+	}
+	if got := tools.Text(ce.hint); got != "with url the agent is the URL: give only the text as message" {
+		t.Errorf("tools: %q", got)
+	}
 }
 
 // A task sent with another profile, read where the caller's own
