@@ -52,21 +52,31 @@ func profileAdvice(s *Settings, e *Error, missing []string) {
 	if !selected {
 		e.Message += fmt.Sprintf(", and no profile is selected: the config file (%s) has %s, and the profile in use, %s, is not one of them",
 			s.ConfigFile, plural(len(names), "profile")+" "+strings.Join(names, ", "), s.Profile)
-		e.Said = nextstep.Text{} // Hint as it is
-		e.Hint = fmt.Sprintf("select one: --profile %[1]s, or %[2]s, or make it the default: a2a-courier config set default-profile %[1]s", names[0], shellcmd.EnvSet("A2A_COURIER_PROFILE", names[0]))
+		hint := func(cmd func(string) string) string {
+			return fmt.Sprintf("select one: --profile %[1]s, or %[2]s, or make it the default: %[3]s", names[0], shellcmd.EnvSet("A2A_COURIER_PROFILE", names[0]), cmd("a2a-courier config set default-profile "+names[0]))
+		}
+		e.Hint, e.Said = hint(asIs), perCaller(hint)
 		return
 	}
-	var sets []string
-	for _, m := range missing {
-		if m == "KIBANA_API_KEY" {
-			sets = append(sets, shellcmd.FromFile("a2a-courier config set api-key --profile "+s.Profile, "key-file"))
-		} else {
-			sets = append(sets, "a2a-courier config set kibana-url <url> --profile "+s.Profile)
+	hint := func(cmd func(string) string) string {
+		var sets []string
+		for _, m := range missing {
+			if m == "KIBANA_API_KEY" {
+				sets = append(sets, cmd(shellcmd.FromFile("a2a-courier config set api-key --profile "+s.Profile, "key-file")))
+			} else {
+				sets = append(sets, cmd("a2a-courier config set kibana-url <url> --profile "+s.Profile))
+			}
 		}
+		return "set it in the profile: " + strings.Join(sets, "; ") + "; or select another profile with --profile or A2A_COURIER_PROFILE (profiles: " + strings.Join(names, ", ") + ")"
 	}
 	e.Message += fmt.Sprintf(", nor in profile %s of %s", s.Profile, s.ConfigFile)
-	e.Said = nextstep.Text{}
-	e.Hint = "set it in the profile: " + strings.Join(sets, "; ") + "; or select another profile with --profile or A2A_COURIER_PROFILE (profiles: " + strings.Join(names, ", ") + ")"
+	e.Hint, e.Said = hint(asIs), perCaller(hint)
+}
+
+// perCaller is a text said with its commands as command lines to people,
+// and to the MCP server's tools as commands to run in a terminal.
+func perCaller(said func(cmd func(string) string) string) nextstep.Text {
+	return nextstep.Per(nextstep.Plain(said(asIs)), nextstep.Plain(said(inTerminal)))
 }
 
 func plural(n int, word string) string {
@@ -146,7 +156,15 @@ To try the tool without a Kibana, run its demo (a build with the simulator):
 // lab in the config file (a2a-courier config set api-key --profile lab)".
 // check is a hint's "check <setting>"; for the space, that is said whole
 // (SpaceWhere).
-func (s *Settings) Where(v nextstep.Setting, check bool) string {
+func (s *Settings) Where(v nextstep.Setting, check bool) string { return s.WhereTo(v, check, false) }
+
+// WhereTo is Where said to the MCP server's tools (tool), which run no
+// shell: a command it names is one to run in a terminal.
+func (s *Settings) WhereTo(v nextstep.Setting, check, tool bool) string {
+	cmd := asIs
+	if tool {
+		cmd = inTerminal
+	}
 	said := func(w string) string {
 		if check {
 			return "check " + w
@@ -157,7 +175,7 @@ func (s *Settings) Where(v nextstep.Setting, check bool) string {
 	switch v {
 	case nextstep.KibanaSpace:
 		if check {
-			return SpaceWhere(s.Space, s.Sources["space"], s.Profile)
+			return spaceWhere(s.Space, s.Sources["space"], s.Profile, cmd)
 		}
 		return said(string(v))
 	case nextstep.KibanaAPIKey:
@@ -174,7 +192,7 @@ func (s *Settings) Where(v nextstep.Setting, check bool) string {
 	case strings.HasSuffix(src, " api_key_file"):
 		return said(fmt.Sprintf("the key in the file api_key_file of profile %s names", s.Profile))
 	case strings.HasPrefix(src, "file (profile "):
-		return said(fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", key, s.Profile, verb, s.Profile))
+		return said(fmt.Sprintf("the %s of profile %s in the config file (%s)", key, s.Profile, cmd("a2a-courier config set "+verb+" --profile "+s.Profile)))
 	}
 	return said(strings.TrimPrefix(src, "flag ")) // --api-key-file
 }
@@ -184,7 +202,9 @@ func (s *Settings) Where(v nextstep.Setting, check bool) string {
 // and how to use another: the flag, the variable or the profile that set
 // it. A source "task <id>" is the space a recorded task was sent to,
 // which is where it is read.
-func SpaceWhere(space, src, profile string) string {
+func SpaceWhere(space, src, profile string) string { return spaceWhere(space, src, profile, asIs) }
+
+func spaceWhere(space, src, profile string, cmd func(string) string) string {
 	name := space
 	if name == "" {
 		name = "default"
@@ -198,7 +218,7 @@ func SpaceWhere(space, src, profile string) string {
 	case src == "env KIBANA_SPACE_ID":
 		return "the space is " + name + ", from KIBANA_SPACE_ID" + other + "set KIBANA_SPACE_ID to its id, or give --space <id>"
 	case strings.HasPrefix(src, "file (profile "):
-		return fmt.Sprintf("the space is %s, from profile %s%sa2a-courier config set space <id> --profile %s, or give --space <id>", name, profile, other, profile)
+		return fmt.Sprintf("the space is %s, from profile %s%s%s, or give --space <id>", name, profile, other, cmd("a2a-courier config set space <id> --profile "+profile))
 	case strings.HasPrefix(src, "task "):
 		return "the space is " + name + ", where " + src + " was sent"
 	}
