@@ -104,6 +104,17 @@ func TestErrorTextsSayNoShellTerms(t *testing.T) {
 		{s, "cancel", map[string]any{"context_id": unknown}, "canceled by its task id and the agent's URL: the cancel tool with context_id <taskId> and url <agent URL>"},
 		{s, "result", map[string]any{"context_id": unknown}, `the fetch tool with context_id "` + unknown + `" asks the server`},
 		{s, "get_card", map[string]any{"agent": "no-such-agent"}, "the discover tool lists the agents"},
+		{s, "send", map[string]any{"agent": "audit-agent", "message": "hi", "data": []any{map[string]any{"a": 1}}}, ""},
+		{s, "send", map[string]any{"url": "http://127.0.0.1:1/a2a", "message": "hi", "wait_seconds": 5}, ""},
+		{s, "send", map[string]any{"agent": "audit-agent", "message": "hi", "context_id": "a2a-" + ctxID}, ""},
+		{s, "fetch", map[string]any{"task_id": "t-1"}, ""},
+		{s, "cancel", map[string]any{"context_id": ctxID}, ""},
+		{s, "show", map[string]any{"conversation": unknown}, ""},
+		{s, "result", map[string]any{"context_id": "a2a-" + ctxID}, ""},
+		{s, "tasks", map[string]any{"url": "http://127.0.0.1:1/a2a", "state": "running"}, ""},
+		{s, "tasks", map[string]any{"url": "http://127.0.0.1:1/a2a"}, ""},
+		{s, "get_card", map[string]any{"url": "http://127.0.0.1:1/a2a"}, ""},
+		{s, "history", map[string]any{"limit": -1}, ""},
 	} {
 		res, doc, text := tc.s.call(tc.tool, tc.args)
 		t.Logf("%s %v: %s", tc.tool, tc.args, text)
