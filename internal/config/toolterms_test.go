@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
 // The hints of a missing setting, said to the MCP server's tools, which
@@ -30,7 +31,7 @@ func TestHintsSayCommandsToRunInATerminal(t *testing.T) {
 	}
 	lab := &Settings{ConfigFile: "/c/config.yaml", Profile: "lab", URL: "https://kb.example.com",
 		Profiles: []ProfileSummary{{Name: "lab", Selected: true}, {Name: "prod"}}, Sources: map[string]string{}}
-	check("a profile without its key", RequireKibana(lab), "set it in the profile: run `a2a-courier config set api-key --profile lab < key-file` in a terminal")
+	check("a profile without its key", RequireKibana(lab), "set it in the profile: run `"+shellcmd.FromFile("a2a-courier config set api-key --profile lab", "key-file")+"` in a terminal")
 	none := &Settings{ConfigFile: "/c/config.yaml", Profile: "other", Profiles: []ProfileSummary{{Name: "lab"}}, Sources: map[string]string{}}
 	check("no profile selected", RequireKibana(none), "or make it the default: run `a2a-courier config set default-profile lab` in a terminal")
 	check("nothing configured", RequireKibana(&Settings{Sources: map[string]string{}}), "3. Check it: run `a2a-courier doctor` in a terminal")
