@@ -174,8 +174,10 @@ func cancelRecord(ctx context.Context, c *courier.Courier, id string) (*store.Re
 // on the agent named.
 func (opts *cancelOptions) cancelRemoteTask(ctx context.Context, c *courier.Courier) error {
 	if opts.agent == "" && opts.agentFlags.url == "" {
-		hint := say("%s lists this machine's tasks; a task started elsewhere is canceled by its task id and agent: %s, or %s",
-			nextstep.New("tasks").Quoted(), nextstep.New("cancel").Hole("", "taskId").Hole("", "peer"), nextstep.OptHole("--url", "agent URL"))
+		// The cancel tool takes no peer: its agent is a URL.
+		agent := nextstep.Per(say("agent: %s, or %s", nextstep.New("cancel").Hole("", "taskId").Hole("", "peer"), nextstep.OptHole("--url", "agent URL")),
+			say("the agent's URL: %s", nextstep.New("cancel").Hole("", "taskId").Hole("--url", "agent URL")))
+		hint := say("%s lists this machine's tasks; a task started elsewhere is canceled by its task id and %s", nextstep.New("tasks").Quoted(), agent)
 		if rest, ok := courier.ContextOfConversationID(opts.id); ok {
 			hint = say("that is a conversation id: its contextId is %s (%s)", rest, nextstep.New("cancel").Pos(rest))
 		}

@@ -243,15 +243,20 @@ func (st *settings) profileReaching(p, url string) (*config.Settings, bool) {
 // space.
 func (st *settings) otherKibanaErr(rec *store.Record, s *config.Settings) *cliError {
 	t := rec.Target
-	hint := "run the command again with --kibana-url " + shellcmd.Quote(t.URL) + " --space " + shellcmd.Quote(spaceName(t.Space)) +
-		" and that Kibana's API key (KIBANA_API_KEY, --api-key-file, or a profile with its own kibana-url and api-key)"
+	// No tool takes these flags: to the tools, the command is one to run
+	// in a terminal.
+	again := nextstep.New(commandOf(st.p.Args)).Pos(rec.ContextID)
+	const key = " and that Kibana's API key (KIBANA_API_KEY, --api-key-file, or a profile with its own kibana-url and api-key)"
+	hint := nextstep.Per(plain("run the command again with --kibana-url "+shellcmd.Quote(t.URL)+" --space "+shellcmd.Quote(spaceName(t.Space))+key),
+		plain("run `"+nextstep.Caller{}.Line(again.Flag("--kibana-url", t.URL).Flag("--space", spaceName(t.Space)))+"` in a terminal"+key))
 	names := []string{t.Profile}
 	for _, p := range s.Profiles {
 		names = append(names, p.Name)
 	}
 	for _, p := range names {
 		if _, ok := st.profileReaching(p, t.URL); p != "" && ok {
-			hint = "run the command again with --profile " + shellcmd.Quote(p) + ", which names that Kibana"
+			hint = nextstep.Per(plain("run the command again with --profile "+shellcmd.Quote(p)+", which names that Kibana"),
+				plain("run `"+nextstep.Caller{}.Line(again.Flag("--profile", p))+"` in a terminal: profile "+p+" names that Kibana"))
 			break
 		}
 	}
@@ -259,7 +264,7 @@ func (st *settings) otherKibanaErr(rec *store.Record, s *config.Settings) *cliEr
 	if t.Profile != "" {
 		sent = ", with profile " + t.Profile
 	}
-	return &cliError{exit: ExitUsage, code: "config", hint: plain(hint),
+	return &cliError{exit: ExitUsage, code: "config", hint: hint,
 		message: fmt.Sprintf("task %s was sent to another Kibana (%s, space %s%s) than the configured one (%s); it is not read there",
 			rec.ContextID, client.RedactURL(t.URL), spaceName(t.Space), sent, configuredKibana(s))}
 }

@@ -70,7 +70,7 @@ func doctorRun(ctx context.Context, opts *doctorOptions) error {
 		Store: opts.Store, Kibana: opts.Kibana, Engine: opts.Engine, Caches: opts.Caches,
 		Classify: func(err error) doctor.Problem {
 			ce := classify(err)
-			return doctor.Problem{Message: ce.message, Hint: opts.Caller().Text(ce.hint), Exit: ce.exit, Setup: ce.setup}
+			return doctor.Problem{Message: ce.message, Hint: opts.Caller().Text(ce.hint), Exit: ce.exit, Setup: sayAll(opts.Caller().Text, ce.setup)}
 		}})
 	pr := opts.Printer()
 	if pr.json {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client"
@@ -22,7 +23,7 @@ type cliError struct {
 	hint    nextstep.Text
 	err     error
 	// setup lists the set-up steps for --json when nothing is configured.
-	setup []string
+	setup []nextstep.Text
 	// retryAfter is the wait a busy server asked for (Retry-After).
 	retryAfter time.Duration
 	// said is the message as a text, when it names flags or steps: it is
@@ -45,8 +46,19 @@ func usageErrSay(hint nextstep.Text, format string, args ...any) *cliError {
 	return &cliError{exit: ExitUsage, code: "usage", message: fmt.Sprintf(format, args...), hint: hint}
 }
 
+// usageSaid is a usage error whose message names flags (nextstep.Opt):
+// message is said to people, said to the caller where printed.
+func usageSaid(hint, message nextstep.Text) *cliError {
+	return &cliError{exit: ExitUsage, code: "usage", message: message.String(), said: message, hint: hint}
+}
+
 func configErr(hint, format string, args ...any) *cliError {
-	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: plain(hint)}
+	return configErrSay(plain(hint), format, args...)
+}
+
+// configErrSay is configErr whose hint names flags or steps.
+func configErrSay(hint nextstep.Text, format string, args ...any) *cliError {
+	return &cliError{exit: ExitUsage, code: "config", message: fmt.Sprintf(format, args...), hint: hint}
 }
 
 // say is a hint or a message that names commands (nextstep.Step) or
@@ -73,7 +85,11 @@ func classify(err error) *cliError {
 	}
 	var cfg *config.Error
 	if errors.As(err, &cfg) {
-		return &cliError{exit: ExitUsage, code: cfg.Code, message: cfg.Message, hint: plain(cfg.Hint), setup: cfg.Setup, err: err}
+		hint := cfg.Said
+		if hint.IsZero() {
+			hint = plain(cfg.Hint)
+		}
+		return &cliError{exit: ExitUsage, code: cfg.Code, message: cfg.Message, hint: hint, setup: cfg.Setup, err: err}
 	}
 	var unwritable *store.UnwritableError
 	if errors.As(err, &unwritable) {
@@ -88,4 +104,18 @@ func classify(err error) *cliError {
 		return &cliError{exit: ExitUnexpected, code: "interrupted", message: "interrupted", err: err}
 	}
 	return &cliError{exit: ExitUnexpected, code: "unexpected", message: courier.OneLine(err), err: err}
+}
+
+// commandOf is the command of a command line: its first word but for the
+// flags before it (the MCP server's connection flags, each with its value).
+func commandOf(args []string) string {
+	for i := 0; i < len(args); i++ {
+		if !strings.HasPrefix(args[i], "-") {
+			return args[i]
+		}
+		if !strings.Contains(args[i], "=") {
+			i++
+		}
+	}
+	return "fetch"
 }

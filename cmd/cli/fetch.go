@@ -85,13 +85,15 @@ stands: its message is not on the server yet.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case opts.taskID != "" && len(args) > 1:
-				return usageErr("usage: a2a-courier fetch --task <taskId> [peer | --url <agent URL>]", "with --task, the only argument is the agent's peer name")
+				return usageSaid(nextstep.Per(plain("usage: a2a-courier fetch --task <taskId> [peer | --url <agent URL>]"), plain("give task_id <taskId> and the agent (a peer) or url <agent URL>, and no context_id")),
+					say("with %s, the only argument is the agent's peer name", nextstep.Opt("--task")))
 			case opts.taskID != "":
 				if len(args) == 1 {
 					opts.peer = args[0]
 				}
 			case len(args) == 0:
-				return usageErr("usage: "+cmd.UseLine()+", or a2a-courier fetch --task <taskId> [peer]", "fetch needs a contextId (or --task <taskId>)")
+				return usageSaid(nextstep.Per(plain("usage: "+cmd.UseLine()+", or a2a-courier fetch --task <taskId> [peer]"), plain("give context_id <contextId>, or task_id <taskId>")),
+					say("fetch needs a contextId (or %s)", nextstep.OptHole("--task", "taskId")))
 			default:
 				opts.contextID = args[0]
 				if len(args) == 2 {
@@ -99,7 +101,7 @@ stands: its message is not on the server yet.`,
 				}
 			}
 			if opts.peer != "" && opts.agentFlags.url != "" {
-				return usageErr("name the agent once: a peer of the config file, or --url", "both a peer (%s) and --url given", opts.peer)
+				return usageSaid(say("name the agent once: a peer of the config file, or %s", nextstep.Opt("--url")), say("both a peer (%s) and %s given", opts.peer, nextstep.Opt("--url")))
 			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
@@ -124,7 +126,7 @@ stands: its message is not on the server yet.`,
 func fetchRun(ctx context.Context, opts *fetchOptions) (err error) {
 	defer func() { err = inView(&opts.view, err) }()
 	if opts.maxChars < 0 {
-		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
+		return usageSaid(plain("use a positive number, or 0 for the whole reply"), say("%s must not be negative", nextstep.Opt("--max-chars")))
 	}
 	if p := opts.agentFlags.protocol; p != "" && p != "0.3" && p != "1.0" {
 		return usageErr("use 0.3 or 1.0", "unknown protocol %q", p)
@@ -384,7 +386,12 @@ func (opts *fetchOptions) kibana(ctx context.Context, local *store.Record, st *s
 		var ce *cliError
 		if errors.As(err, &ce) && ce.code == "not_configured" {
 			cp := *ce
-			cp.message += " (fetch reads Kibana's conversation store; for a task sent to another A2A agent, add --url <agent URL> or the peer's name)"
+			said := cp.said
+			if said.IsZero() {
+				said = plain(cp.message)
+			}
+			cp.said = said.Append(say(" (fetch reads Kibana's conversation store; for a task sent to another A2A agent, add %s or the peer's name)", nextstep.OptHole("--url", "agent URL")))
+			cp.message = cp.said.String()
 			return &cp
 		}
 		return err
@@ -453,22 +460,24 @@ func (opts *fetchOptions) reportNotStored(rec, local *store.Record, conv *client
 	if shown.State == store.Expired {
 		shown = rec.As(store.Working)
 	}
-	shown.Reason = "the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (only Serverless keeps the round of a failed run), or the contextId may be wrong"
+	reason := plain("the server has no reply stored for this context in space " + space + " yet: the run may still be going, it may have failed (only Serverless keeps the round of a failed run), or the contextId may be wrong")
 	if local == nil {
-		shown.Reason += " or belong to another space (KIBANA_SPACE_ID)"
+		reason = reason.Append(nextstep.Per(plain(" or belong to another space (KIBANA_SPACE_ID)"),
+			plain(" or belong to another space (the MCP server reads the space it was started with: its KIBANA_SPACE_ID or --space)")))
 	}
 	if conv != nil && local != nil && local.FreshContext && (local.Target.NonBlocking || courier.ReleaseAborts(local.Target)) {
 		// Kibana 9.6 creates the conversation of a new context when the
 		// message arrives: it has this one.
-		shown.Reason = "Kibana has the message (the conversation was created when it arrived) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 keeps no failed run in the conversation)"
+		reason = plain("Kibana has the message (the conversation was created when it arrived) but no reply stored yet: the run may still be going, or it failed (Kibana 9.6 keeps no failed run in the conversation)")
 	}
 	if taskNote != "" {
-		shown.Reason += "; " + taskNote
+		reason = reason.Append(plain("; " + taskNote))
 	}
 	if local == nil {
-		shown.Reason += "; for a task sent to another A2A agent, add --url <agent URL> or the peer's name"
+		reason = reason.Append(say("; for a task sent to another A2A agent, add %s or the peer's name", nextstep.OptHole("--url", "agent URL")))
 	}
 	pr := opts.printer()
+	shown.Reason = pr.say(reason)
 	if pr.json {
 		doc := recordDoc(&shown)
 		doc.Resume, doc.Note = opts.caller().Resume(fetchStep(opts.contextID)), opts.Reporter(&opts.view).withRecordNote(rec, "")

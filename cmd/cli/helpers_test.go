@@ -102,6 +102,8 @@ type harness struct {
 	width int
 	// now is the process's clock; nil means time.Now.
 	now func() time.Time
+	// tool runs the commands as the MCP server does (Process.Tool).
+	tool bool
 }
 
 func newHarness(t *testing.T, sim *agentbuildertest.Server) *harness {
@@ -185,6 +187,7 @@ func (h *harness) runCtx(ctx context.Context, args ...string) result {
 	if h.now != nil {
 		p.Now = h.now
 	}
+	p.Tool = h.tool
 	code := Run(ctx, p)
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
 }

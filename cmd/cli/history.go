@@ -101,7 +101,7 @@ func historyRun(ctx context.Context, opts *historyOptions) error {
 		}
 	}
 	if opts.Limit < 0 {
-		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
+		return usageSaid(plain("use a positive number, or 0 to list all"), say("%s must not be negative", nextstep.Opt("--limit")))
 	}
 	s, err := opts.KibanaSettings()
 	if err != nil {

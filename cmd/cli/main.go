@@ -330,7 +330,7 @@ func (a *App) callerWith(v *taskView) nextstep.Caller {
 	c.Where = func(v nextstep.Setting, check bool) string {
 		switch {
 		case s != nil:
-			return s.Where(v, check)
+			return s.WhereTo(v, check, a.p.Tool)
 		case check:
 			return "check " + string(v)
 		}

@@ -64,6 +64,15 @@ func (pr *printer) say(t nextstep.Text) string {
 	return pr.caller().Text(t)
 }
 
+// sayAll is texts as say says them; nil for none.
+func sayAll(say func(nextstep.Text) string, texts []nextstep.Text) []string {
+	var said []string
+	for _, t := range texts {
+		said = append(said, say(t))
+	}
+	return said
+}
+
 func newPrinter(p *Process, jsonOut bool) *printer {
 	_, noColor := p.LookupEnv("NO_COLOR")
 	pr := &printer{streams: &streams{stdout: &failedWriter{w: p.Stdout}, err: p.Stderr, json: jsonOut, outTTY: p.StdoutTTY, errTTY: p.StderrTTY}}
@@ -233,7 +242,7 @@ func (pr *printer) message(e *cliError) string {
 
 func (pr *printer) printError(e *cliError) {
 	if pr.json {
-		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: pr.message(e), Hint: pr.say(e.hint), Setup: e.setup,
+		pr.writeJSON(map[string]any{"error": errorDoc{Code: e.code, Message: pr.message(e), Hint: pr.say(e.hint), Setup: sayAll(pr.say, e.setup),
 			RetryAfterSeconds: courier.WholeSeconds(e.retryAfter)}})
 		if pr.outErr() == nil {
 			return

@@ -102,7 +102,7 @@ No local record (another machine, a wiped disk)? Use fetch.`,
 func resultRun(ctx context.Context, opts *resultOptions) (err error) {
 	defer func() { err = inView(&opts.view, err) }()
 	if opts.maxChars < 0 {
-		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
+		return usageSaid(plain("use a positive number, or 0 for the whole reply"), say("%s must not be negative", nextstep.Opt("--max-chars")))
 	}
 	if !opts.wait && (opts.timeoutSet || opts.progress) {
 		opts.printer().warn("--timeout and --progress apply to --wait: without it, result looks once")

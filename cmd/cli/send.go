@@ -303,7 +303,7 @@ func (opts *sendOptions) message(ctx context.Context) (*courier.Message, error) 
 		}
 	}
 	if opts.maxChars < 0 {
-		return nil, usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
+		return nil, usageSaid(plain("use a positive number, or 0 for the whole reply"), say("%s must not be negative", nextstep.Opt("--max-chars")))
 	}
 	s, err := opts.Settings()
 	if err != nil {
@@ -335,7 +335,7 @@ func (opts *sendOptions) message(ctx context.Context) (*courier.Message, error) 
 // messageTo is the message to target tg: its parts, its text.
 func (opts *sendOptions) messageTo(ctx context.Context, tg *target, poll, maxWait time.Duration) (*courier.Message, error) {
 	if opts.taskID != "" && tg.Kind == store.TargetKibana {
-		return nil, usageErr("Agent Builder answers go in the same conversation: use --context <contextId>", "--task is for generic A2A agents")
+		return nil, usageSaid(say("Agent Builder answers go in the same conversation: use %s", nextstep.OptHole("--context", "contextId")), say("%s is for generic A2A agents", nextstep.Opt("--task")))
 	}
 	parts, err := courier.Attach(opts.files, opts.data)
 	if err == nil {

@@ -21,11 +21,10 @@ import (
 type showOptions struct {
 	Printer func() *printer
 	Store   func() (*store.Store, error)
-	Caller  func() nextstep.Caller
 	// KibanaForRecord reads the conversation of a recorded task (or of
 	// none) where it was sent, as the view says (which it may switch to
-	// the profile the task was sent with); CallerWith is Caller for that
-	// view.
+	// the profile the task was sent with); CallerWith is the caller for
+	// that view.
 	KibanaForRecord func(*store.Record, *taskView) (k *client.Kibana, space string, sameKibana bool, err error)
 	CallerWith      func(*taskView) nextstep.Caller
 
@@ -44,7 +43,7 @@ type showOptions struct {
 // newCmdShow builds show; runF, when not nil, runs in place of showRun (a
 // test's, which gets the options as parsed).
 func newCmdShow(f *Factory, runF func(context.Context, *showOptions) error) *cobra.Command {
-	opts := &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, KibanaForRecord: f.KibanaForRecord, CallerWith: f.CallerWith}
+	opts := &showOptions{Printer: f.Printer, Store: f.Store, KibanaForRecord: f.KibanaForRecord, CallerWith: f.CallerWith}
 	cmd := &cobra.Command{
 		Use:   "show <conversationId|contextId>",
 		Short: "Print the final reply of a conversation; never reasoning or tool output",
@@ -150,11 +149,11 @@ func showRun(ctx context.Context, opts *showOptions) (err error) {
 	}
 	switch {
 	case opts.roundSet && opts.allRounds:
-		return usageErr("use one of them", "--round and --all-rounds exclude each other")
+		return usageSaid(plain("use one of them"), say("%s and %s exclude each other", nextstep.Opt("--round"), nextstep.Opt("--all-rounds")))
 	case opts.roundSet && opts.round < 1:
-		return usageErr("rounds count from 1; leave --round out for the last round", "--round must be 1 or more")
+		return usageSaid(say("rounds count from 1; leave %s out for the last round", nextstep.Opt("--round")), say("%s must be 1 or more", nextstep.Opt("--round")))
 	case opts.maxChars < 0:
-		return usageErr("use a positive number, or 0 for the whole reply", "--max-chars must not be negative")
+		return usageSaid(plain("use a positive number, or 0 for the whole reply"), say("%s must not be negative", nextstep.Opt("--max-chars")))
 	}
 	// A task of this machine: show reads Kibana's conversations, which
 	// hold nothing of a generic agent's task or of a first round still
@@ -359,13 +358,13 @@ func (opts *showOptions) roundOf(conv *client.Conversation, convID string, st *s
 	}
 	r, n, ok := conv.PickRound(idx)
 	if !ok && n > 0 {
-		hint := fmt.Sprintf("use --round 1 to %d, or leave --round out for the last round", n)
+		hint := say("use %[1]s 1 to %[2]d, or leave %[1]s out for the last round", nextstep.Opt("--round"), n)
 		if n == 1 {
-			hint = "the conversation has 1 round: leave --round out (or use --round 1) to show it"
+			hint = say("the conversation has 1 round: leave %[1]s out (or use %[1]s 1) to show it", nextstep.Opt("--round"))
 		}
 		return &cliError{exit: ExitNotFound, code: "not_found",
 			message: fmt.Sprintf("conversation %s has %s; there is no round %d", convID, plural(n, "round"), opts.round),
-			hint:    plain(hint)}
+			hint:    hint}
 	}
 	if !ok {
 		reason := noRoundYet(convID)

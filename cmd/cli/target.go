@@ -44,7 +44,7 @@ func addAgentFlags(cmd *cobra.Command, af *agentFlags) {
 func splitAgentArgs(af agentFlags, args []string, maxRest int) (string, []string, error) {
 	if af.url != "" {
 		if len(args) > maxRest {
-			return "", nil, usageErr("with --url the agent is the URL: give only the text (or - for stdin)", "too many arguments")
+			return "", nil, usageErrSay(say("with %s the agent is the URL: give only the text%s", nextstep.Opt("--url"), nextstep.Per(plain(" (or - for stdin)"), plain(" as message"))), "too many arguments")
 		}
 		return "", args, nil
 	}
@@ -291,7 +291,7 @@ func (tg *targets) remoteTarget(ctx context.Context, peerName, rawURL string, p 
 	}
 	if ra.Moved {
 		if cred != "" {
-			return nil, configErr("address that origin directly with --url if you trust it",
+			return nil, configErrSay(say("address that origin directly with %s if you trust it", nextstep.Opt("--url")),
 				"the card sends requests to %s, another origin than %s; the credential only goes to the origin you named", courier.Origin(ra.Endpoint), courier.Origin(ra.CardURL))
 		}
 		tg.printer().warn("the card sends requests to %s, another origin than the card's", courier.Origin(ra.Endpoint))

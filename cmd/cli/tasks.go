@@ -113,13 +113,15 @@ type remoteTaskRow struct {
 func (opts *tasksOptions) remote(ctx context.Context) error {
 	switch {
 	case opts.limit < 0:
-		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
+		return usageSaid(plain("use a positive number, or 0 to list all"), say("%s must not be negative", nextstep.Opt("--limit")))
 	case opts.agent != "":
-		return usageErr("--agent filters the local ledger: the agent of --url is the URL", "--agent with --url")
+		return usageSaid(say("%s filters the local ledger: the agent of %s is the URL", nextstep.Opt("--agent"), nextstep.Opt("--url")),
+			say("%s with %s", nextstep.Opt("--agent"), nextstep.Opt("--url")))
 	case strings.Contains(opts.state, ",") || opts.state == "running":
-		return usageErr("an agent filters by one state: e.g. --state working", "--state %q: one state with --url", opts.state)
+		return usageSaid(say("an agent filters by one state: e.g. %s working", nextstep.Opt("--state")),
+			say("%s %q: one state with %s", nextstep.Opt("--state"), opts.state, nextstep.Opt("--url")))
 	case client.CheckTaskState(opts.state) != nil:
-		return usageErr("e.g. --state working, or --state completed", "--state: %v", client.CheckTaskState(opts.state))
+		return usageSaid(say("e.g. %[1]s working, or %[1]s completed", nextstep.Opt("--state")), say("%s: %v", nextstep.Opt("--state"), client.CheckTaskState(opts.state)))
 	case opts.contextID != "" && client.CheckID("contextId", opts.contextID) != nil:
 		return usageErr("pass the contextId the agent gave the task", "%v", client.CheckID("contextId", opts.contextID))
 	}
@@ -187,10 +189,10 @@ type taskRow struct {
 func (opts *tasksOptions) local() error {
 	states, err := courier.ParseStates(opts.state)
 	if err != nil {
-		return usageErr("e.g. --state running, or --state failed,rejected", "--state: %v", err)
+		return usageSaid(say("e.g. %[1]s running, or %[1]s failed,rejected", nextstep.Opt("--state")), say("%s: %v", nextstep.Opt("--state"), err))
 	}
 	if opts.limit < 0 {
-		return usageErr("use a positive number, or 0 to list all", "--limit must not be negative")
+		return usageSaid(plain("use a positive number, or 0 to list all"), say("%s must not be negative", nextstep.Opt("--limit")))
 	}
 	c, err := opts.Engine()
 	if err != nil {

@@ -782,7 +782,7 @@ func TestShowRun(t *testing.T) {
 	})
 	asked := 0
 	opts := func(f *Factory, target string) *showOptions {
-		return &showOptions{Printer: f.Printer, Store: f.Store, Caller: f.Caller, CallerWith: func(*taskView) nextstep.Caller { return f.Caller() },
+		return &showOptions{Printer: f.Printer, Store: f.Store, CallerWith: func(*taskView) nextstep.Caller { return f.Caller() },
 			KibanaForRecord: func(rec *store.Record, _ *taskView) (*client.Kibana, string, bool, error) {
 				asked++
 				if rec != nil {

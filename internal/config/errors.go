@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"strings"
+
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 )
 
 // Error is a configuration the command cannot run with, and what to do
@@ -14,8 +16,11 @@ type Error struct {
 	Code    string
 	Message string
 	Hint    string
+	// Said is Hint said per caller (nextstep.Caller), where its words
+	// differ for the MCP server's tools; zero: Hint as it is.
+	Said nextstep.Text
 	// Setup lists the set-up steps, for not_configured.
-	Setup []string
+	Setup []nextstep.Text
 }
 
 func (e *Error) Error() string { return e.Message }

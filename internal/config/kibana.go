@@ -27,7 +27,7 @@ func RequireKibana(s *Settings) error {
 	if len(missing) > 0 {
 		e := &Error{Code: "not_configured",
 			Message: "not configured: " + strings.Join(missing, " and ") + " not set",
-			Hint:    SetupSteps(), Setup: SetupStepList()}
+			Hint:    SetupSteps(), Said: SetupSaid(), Setup: SetupStepList()}
 		profileAdvice(s, e, missing)
 		return e
 	}
@@ -52,19 +52,31 @@ func profileAdvice(s *Settings, e *Error, missing []string) {
 	if !selected {
 		e.Message += fmt.Sprintf(", and no profile is selected: the config file (%s) has %s, and the profile in use, %s, is not one of them",
 			s.ConfigFile, plural(len(names), "profile")+" "+strings.Join(names, ", "), s.Profile)
-		e.Hint = fmt.Sprintf("select one: --profile %[1]s, or %[2]s, or make it the default: a2a-courier config set default-profile %[1]s", names[0], shellcmd.EnvSet("A2A_COURIER_PROFILE", names[0]))
+		hint := func(cmd func(string) string) string {
+			return fmt.Sprintf("select one: --profile %[1]s, or %[2]s, or make it the default: %[3]s", names[0], shellcmd.EnvSet("A2A_COURIER_PROFILE", names[0]), cmd("a2a-courier config set default-profile "+names[0]))
+		}
+		e.Hint, e.Said = hint(asIs), perCaller(hint)
 		return
 	}
-	var sets []string
-	for _, m := range missing {
-		if m == "KIBANA_API_KEY" {
-			sets = append(sets, shellcmd.FromFile("a2a-courier config set api-key --profile "+s.Profile, "key-file"))
-		} else {
-			sets = append(sets, "a2a-courier config set kibana-url <url> --profile "+s.Profile)
+	hint := func(cmd func(string) string) string {
+		var sets []string
+		for _, m := range missing {
+			if m == "KIBANA_API_KEY" {
+				sets = append(sets, cmd(shellcmd.FromFile("a2a-courier config set api-key --profile "+s.Profile, "key-file")))
+			} else {
+				sets = append(sets, cmd("a2a-courier config set kibana-url <url> --profile "+s.Profile))
+			}
 		}
+		return "set it in the profile: " + strings.Join(sets, "; ") + "; or select another profile with --profile or A2A_COURIER_PROFILE (profiles: " + strings.Join(names, ", ") + ")"
 	}
 	e.Message += fmt.Sprintf(", nor in profile %s of %s", s.Profile, s.ConfigFile)
-	e.Hint = "set it in the profile: " + strings.Join(sets, "; ") + "; or select another profile with --profile or A2A_COURIER_PROFILE (profiles: " + strings.Join(names, ", ") + ")"
+	e.Hint, e.Said = hint(asIs), perCaller(hint)
+}
+
+// perCaller is a text said with its commands as command lines to people,
+// and to the MCP server's tools as commands to run in a terminal.
+func perCaller(said func(cmd func(string) string) string) nextstep.Text {
+	return nextstep.Per(nextstep.Plain(said(asIs)), nextstep.Plain(said(inTerminal)))
 }
 
 func plural(n int, word string) string {
@@ -83,23 +95,45 @@ func KibanaURLHint(raw, source string) string {
 	return "the Kibana URL (" + source + ") is Kibana's address, e.g. https://my-deployment.kb.europe-west1.gcp.cloud.es.io"
 }
 
-// SetupStepList is the guided set-up, one step per entry.
-func SetupStepList() []string {
+// SetupStepList is the guided set-up, one step per entry, said per
+// caller: to the MCP server's tools, which run no shell, a command of it
+// is one to "run `a2a-courier doctor` in a terminal".
+func SetupStepList() []nextstep.Text {
+	people, tools := setupStepList(asIs), setupStepList(inTerminal)
+	steps := make([]nextstep.Text, len(people))
+	for i := range people {
+		steps[i] = nextstep.Per(nextstep.Plain(people[i]), nextstep.Plain(tools[i]))
+	}
+	return steps
+}
+
+func setupStepList(cmd func(string) string) []string {
 	return []string{
 		`In Kibana, open Stack Management > API keys > Create API key. Give it the Kibana privilege "Agent Builder: Read" (feature_agentBuilder.read) in the space your agents live in, and copy the "encoded" value.`,
-		`Set the variables (in your shell profile, or in the assistant's environment): ` + shellcmd.EnvSet("KIBANA_URL", exampleURL) + "; " + shellcmd.EnvSet("KIBANA_API_KEY", "<the encoded value>") + "; " + shellcmd.EnvSet("KIBANA_SPACE_ID", "<space id>") + ` (only for a space other than "default"). Or keep them in a profile: a2a-courier config set kibana-url <url>, then ` + shellcmd.FromFile("a2a-courier config set api-key", "key-file") + ".",
-		`Check it: a2a-courier doctor`,
+		`Set the variables (in your shell profile, or in the assistant's environment): ` + shellcmd.EnvSet("KIBANA_URL", exampleURL) + "; " + shellcmd.EnvSet("KIBANA_API_KEY", "<the encoded value>") + "; " + shellcmd.EnvSet("KIBANA_SPACE_ID", "<space id>") + ` (only for a space other than "default"). Or keep them in a profile: ` + cmd("a2a-courier config set kibana-url <url>") + ", then " + cmd(shellcmd.FromFile("a2a-courier config set api-key", "key-file")) + ".",
+		`Check it: ` + cmd("a2a-courier doctor"),
 	}
 }
+
+// asIs says a command of the set-up as its command line; inTerminal says
+// it to the MCP server's tools, which run no shell.
+func asIs(line string) string { return line }
+
+func inTerminal(line string) string { return "run `" + line + "` in a terminal" }
 
 // exampleURL is the Kibana URL the set-up steps show.
 const exampleURL = "https://<your-deployment>.kb.<region>.cloud.es.io"
 
 // SetupSteps is the guided set-up printed when nothing is configured, in
 // this system's shell.
-func SetupSteps() string { return setupSteps(shellcmd.Native) }
+func SetupSteps() string { return setupSteps(shellcmd.Native, asIs) }
 
-func setupSteps(sh shellcmd.Shell) string {
+// SetupSaid is SetupSteps said per caller (SetupStepList).
+func SetupSaid() nextstep.Text {
+	return nextstep.Per(nextstep.Plain(SetupSteps()), nextstep.Plain(setupSteps(shellcmd.Native, inTerminal)))
+}
+
+func setupSteps(sh shellcmd.Shell, cmd func(string) string) string {
 	return `set up a2a-courier in three steps:
   1. In Kibana, open Stack Management > API keys > Create API key. Give it the
      Kibana privilege "Agent Builder: Read" (feature_agentBuilder.read) in the
@@ -109,9 +143,9 @@ func setupSteps(sh shellcmd.Shell) string {
        ` + sh.EnvSet("KIBANA_API_KEY", "<the encoded value>") + `
        ` + sh.EnvSet("KIBANA_SPACE_ID", "<space id>") + `     # only for a space other than "default"
      or keep them in a profile of the config file:
-       a2a-courier config set kibana-url ` + exampleURL + `
-       ` + sh.FromFile("a2a-courier config set api-key", "key-file") + `      # read from stdin, never an argument
-  3. Check it: a2a-courier doctor
+       ` + cmd("a2a-courier config set kibana-url "+exampleURL) + `
+       ` + cmd(sh.FromFile("a2a-courier config set api-key", "key-file")) + `      # read from stdin, never an argument
+  3. Check it: ` + cmd("a2a-courier doctor") + `
 To try the tool without a Kibana, run its demo (a build with the simulator):
   go run -tags simulator github.com/a2a-courier/a2a-courier/cmd/a2a-courier@latest demo`
 }
@@ -122,7 +156,15 @@ To try the tool without a Kibana, run its demo (a build with the simulator):
 // lab in the config file (a2a-courier config set api-key --profile lab)".
 // check is a hint's "check <setting>"; for the space, that is said whole
 // (SpaceWhere).
-func (s *Settings) Where(v nextstep.Setting, check bool) string {
+func (s *Settings) Where(v nextstep.Setting, check bool) string { return s.WhereTo(v, check, false) }
+
+// WhereTo is Where said to the MCP server's tools (tool), which run no
+// shell: a command it names is one to run in a terminal.
+func (s *Settings) WhereTo(v nextstep.Setting, check, tool bool) string {
+	cmd := asIs
+	if tool {
+		cmd = inTerminal
+	}
 	said := func(w string) string {
 		if check {
 			return "check " + w
@@ -133,7 +175,7 @@ func (s *Settings) Where(v nextstep.Setting, check bool) string {
 	switch v {
 	case nextstep.KibanaSpace:
 		if check {
-			return SpaceWhere(s.Space, s.Sources["space"], s.Profile)
+			return spaceWhere(s.Space, s.Sources["space"], s.Profile, cmd)
 		}
 		return said(string(v))
 	case nextstep.KibanaAPIKey:
@@ -150,7 +192,7 @@ func (s *Settings) Where(v nextstep.Setting, check bool) string {
 	case strings.HasSuffix(src, " api_key_file"):
 		return said(fmt.Sprintf("the key in the file api_key_file of profile %s names", s.Profile))
 	case strings.HasPrefix(src, "file (profile "):
-		return said(fmt.Sprintf("the %s of profile %s in the config file (a2a-courier config set %s --profile %s)", key, s.Profile, verb, s.Profile))
+		return said(fmt.Sprintf("the %s of profile %s in the config file (%s)", key, s.Profile, cmd("a2a-courier config set "+verb+" --profile "+s.Profile)))
 	}
 	return said(strings.TrimPrefix(src, "flag ")) // --api-key-file
 }
@@ -160,7 +202,9 @@ func (s *Settings) Where(v nextstep.Setting, check bool) string {
 // and how to use another: the flag, the variable or the profile that set
 // it. A source "task <id>" is the space a recorded task was sent to,
 // which is where it is read.
-func SpaceWhere(space, src, profile string) string {
+func SpaceWhere(space, src, profile string) string { return spaceWhere(space, src, profile, asIs) }
+
+func spaceWhere(space, src, profile string, cmd func(string) string) string {
 	name := space
 	if name == "" {
 		name = "default"
@@ -174,7 +218,7 @@ func SpaceWhere(space, src, profile string) string {
 	case src == "env KIBANA_SPACE_ID":
 		return "the space is " + name + ", from KIBANA_SPACE_ID" + other + "set KIBANA_SPACE_ID to its id, or give --space <id>"
 	case strings.HasPrefix(src, "file (profile "):
-		return fmt.Sprintf("the space is %s, from profile %s%sa2a-courier config set space <id> --profile %s, or give --space <id>", name, profile, other, profile)
+		return fmt.Sprintf("the space is %s, from profile %s%s%s, or give --space <id>", name, profile, other, cmd("a2a-courier config set space <id> --profile "+profile))
 	case strings.HasPrefix(src, "task "):
 		return "the space is " + name + ", where " + src + " was sent"
 	}

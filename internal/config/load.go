@@ -71,7 +71,12 @@ func (l *loader) profile() error {
 		s.Peers = cf.Peers
 		s.Profiles = summarize(cf, s.Profile)
 	} else if from != "default" {
-		return configErr("create it with: a2a-courier config set kibana-url <url> --profile "+s.Profile, "no profile %q: there is no config file (%s)", s.Profile, Path(l.getenv))
+		e := configErr("", "no profile %q: there is no config file (%s)", s.Profile, Path(l.getenv))
+		hint := func(cmd func(string) string) string {
+			return "create it with: " + cmd("a2a-courier config set kibana-url <url> --profile "+s.Profile)
+		}
+		e.Hint, e.Said = hint(asIs), perCaller(hint)
+		return e
 	}
 	l.fileSrc = fmt.Sprintf("file (profile %s)", s.Profile)
 	return nil
