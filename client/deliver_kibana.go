@@ -420,17 +420,27 @@ func (d *kibanaDelivery) taskReadDue() (read bool, seen string) {
 	return since >= min(max(age/10, d.taskRead), 8*p), ""
 }
 
+// readCtx is the context of a read: while a caller waits on the task, its
+// reads take a reserved read slot rather than queue behind the reads of
+// every other task of the process (withUrgentRead).
+func (d *kibanaDelivery) readCtx() context.Context {
+	if d.o.Hurry.Waiting() {
+		return withUrgentRead(d.ctx)
+	}
+	return d.ctx
+}
+
 // readTask reads the Kibana task (Kibana 9.6+ keeps the tasks of
 // blocking:false sends, Task Manager runs): tasks/get is the authority on
 // their state, and the only one that sees a failure, which never reaches
 // the conversation. While it runs, the conversation is not read at all.
 // again is true when the conversation is to be read this time.
 func (d *kibanaDelivery) readTask() (out Outcome, final, again bool) {
-	res, err := d.k.a2a(d.o.AgentID).GetTask(d.ctx, d.taskID)
+	res, err := d.k.a2a(d.o.AgentID).GetTask(d.readCtx(), d.taskID)
 	switch {
 	case err == nil:
 		d.failures = 0
-		if out, final := d.k.settleTask(d.ctx, d.o, res, d.taskID, d.emit); final {
+		if out, final := d.k.settleTask(d.readCtx(), d.o, res, d.taskID, d.emit); final {
 			return out, true, false
 		}
 		if d.ctx.Err() != nil {
@@ -474,7 +484,7 @@ func (d *kibanaDelivery) readConversation() (Outcome, bool) {
 			return Outcome{}, false
 		}
 	}
-	conv, err := d.k.GetConversation(d.ctx, d.convID)
+	conv, err := d.k.GetConversation(d.readCtx(), d.convID)
 	if err == nil || IsKind(err, KindNotFound) {
 		d.failures = 0
 	} else {

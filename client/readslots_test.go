@@ -5,10 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
 )
 
 // hangingKibana answers every request at once except those whose path
@@ -102,5 +106,61 @@ func TestHungReadsGiveTheirSlotsBack(t *testing.T) {
 		if !IsKind(err, KindConnection) || !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("a read never answered: %v (kind %s), want a connection timeout", err, KindOf(err))
 		}
+	}
+}
+
+// TestUrgentReadsDoNotQueue: with every read slot of the origin held by
+// reads the server does not answer (a Kibana 9.6 simulator behind a front
+// that holds some paths), a task a caller waits on (Hurry) is still sent,
+// followed by tasks/get and its reply read, and the feed's list read still
+// answers: they take the reserved slots. A plain read still waits (the
+// control). Before, both queued behind the held reads until their
+// contexts ended: the delivery had no outcome, the feed could not tell.
+func TestUrgentReadsDoNotQueue(t *testing.T) {
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
+	target, _ := url.Parse(sim.URL)
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	arrived := make(chan struct{}, 64)
+	release := make(chan struct{})
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/hang") {
+			arrived <- struct{}{}
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		proxy.ServeHTTP(w, r)
+	}))
+	t.Cleanup(front.Close)
+	t.Cleanup(func() { close(release) })
+	k := newTestKibana(t, front.URL, func(c *KibanaConfig) { c.APIKey = Secret(testKey); c.Retries = -1 })
+	hung, stop := context.WithCancel(context.Background())
+	defer stop()
+	holdAllReadSlots(t, hung, k, arrived)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	o := deliverOpts("slow", "c-urgent", "waited on")
+	o.NonBlocking = true
+	o.Hurry = &Hurry{}
+	o.Hurry.Set(true)
+	out := k.Deliver(ctx, o)
+	if out.State != StateCompleted || out.Reply != "Echo: waited on" {
+		t.Errorf("a task a caller waits on, all read slots held: %+v", out)
+	}
+
+	f := NewFeed(k, "slow", true, false)
+	defer f.Follow()()
+	defer f.Follow()()
+	if v, seen := f.Check(ctx, time.Now(), ConversationIDForContext("c-urgent"), ""); v != FeedChanged || seen == "" {
+		t.Errorf("the list, all read slots held: %v %q, want changed", v, seen)
+	}
+
+	short, cancel2 := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel2()
+	if _, err := k.GetConversation(short, ConversationIDForContext("c-urgent")); !errors.Is(err, ErrNoReadSlot) {
+		t.Errorf("a plain read, all read slots held: %v, want ErrNoReadSlot", err)
 	}
 }
