@@ -382,6 +382,10 @@ func (t *transport) readSlot(ctx context.Context, op string) (release func(), er
 		readSlots.m[o] = slots
 	}
 	readSlots.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		// The caller stopped before: not a wait for a slot.
+		return nil, classifyTransportError(op, err)
+	}
 	var reserved chan struct{} // nil: never ready
 	if ctx.Value(urgentReadKey{}) != nil {
 		reserved = slots.reserved
