@@ -133,6 +133,10 @@ type kibanaDelivery struct {
 	// read it ("" for none, or a read that found nothing), which the feed
 	// compares with the list's.
 	mark string
+	// confirming is the updated_at of a change the list showed whose
+	// tasks/get still read the run as going on: it is read once more
+	// before mark takes it.
+	confirming string
 	// started and lastTaskRead time the task's reads on the task path
 	// with a feed (taskReadDue).
 	started, lastTaskRead time.Time
@@ -360,7 +364,14 @@ func (d *kibanaDelivery) read() (Outcome, bool) {
 		d.lastTaskRead = time.Now()
 		out, final, again := d.readTask()
 		if seen != "" && !final && !again {
-			d.mark = seen // this change is read: the next one is news
+			// The final round and the execution document are two writes:
+			// a change read as still running is read once more at the
+			// next look (a confirm read) before it counts as read.
+			if d.confirming == seen {
+				d.mark, d.confirming = seen, "" // this change is read: the next one is news
+			} else {
+				d.confirming = seen
+			}
 		}
 		if final || !again {
 			return out, final
@@ -371,33 +382,52 @@ func (d *kibanaDelivery) read() (Outcome, bool) {
 
 // taskReadDue says whether a look on the task path reads the task: always
 // without a feed; with one, when the list shows its conversation changed
-// (seen is then the updated_at it shows) or cannot tell, and otherwise as
-// the task's age says. On 9.6.0 a failed run never reaches the
-// conversation, so the task is read at every look during its first three
-// poll intervals (a minute by default), then every tenth of its age (at least the task read interval, at most
-// eight poll intervals), and at every look while a caller waits; where a
-// failed run is stored as a round with an interruption (Serverless), the
-// list tells of it once it lists the conversation, and the task is read
-// every eight poll intervals only while it does not: a run that fails
-// before its conversation is stored leaves nothing to list.
+// (seen is then the updated_at it shows; a change whose read still found
+// the run going on is read once more, see read) or cannot tell, at every
+// look while a caller waits, and otherwise as the task's age says. On
+// 9.6.0 a failed run never reaches the conversation, so the task is read
+// at every look during its first three poll intervals (a minute by
+// default), then every tenth of its age (at least the task read interval,
+// at most eight poll intervals). Where a failed run is stored as a round
+// with an interruption (Serverless), the list tells of most ends, but not
+// of a run that ends without a round (a Kibana node that dies mid-run
+// leaves no terminal event; tasks/get is the authority on the run's
+// state), nor of one that fails before its conversation is stored: a task
+// the list does not show is read every eight poll intervals, one it shows
+// every quarter of its age (at least eight poll intervals, at most
+// thirty).
 func (d *kibanaDelivery) taskReadDue() (read bool, seen string) {
 	f := d.o.Feed
 	if f == nil {
 		return true, ""
 	}
 	v, seen := f.Check(d.ctx, d.due, d.convID, d.mark)
-	if v != FeedUnchanged {
+	if v != FeedUnchanged || d.o.Hurry.Waiting() {
 		return true, seen
 	}
 	since := time.Since(d.lastTaskRead)
-	if f.failuresInRounds {
-		return seen == "" && since >= 8*d.o.PollInterval, ""
-	}
 	age := time.Since(d.started)
-	if d.o.Hurry.Waiting() || age < 3*d.o.PollInterval {
+	p := d.o.PollInterval
+	if f.failuresInRounds {
+		if seen == "" {
+			return since >= 8*p, ""
+		}
+		return since >= min(max(age/4, 8*p), 30*p), ""
+	}
+	if age < 3*p {
 		return true, ""
 	}
-	return since >= min(max(age/10, d.taskRead), 8*d.o.PollInterval), ""
+	return since >= min(max(age/10, d.taskRead), 8*p), ""
+}
+
+// readCtx is the context of a read: while a caller waits on the task, its
+// reads take a reserved read slot rather than queue behind the reads of
+// every other task of the process (withUrgentRead).
+func (d *kibanaDelivery) readCtx() context.Context {
+	if d.o.Hurry.Waiting() {
+		return withUrgentRead(d.ctx)
+	}
+	return d.ctx
 }
 
 // readTask reads the Kibana task (Kibana 9.6+ keeps the tasks of
@@ -406,11 +436,11 @@ func (d *kibanaDelivery) taskReadDue() (read bool, seen string) {
 // the conversation. While it runs, the conversation is not read at all.
 // again is true when the conversation is to be read this time.
 func (d *kibanaDelivery) readTask() (out Outcome, final, again bool) {
-	res, err := d.k.a2a(d.o.AgentID).GetTask(d.ctx, d.taskID)
+	res, err := d.k.a2a(d.o.AgentID).GetTask(d.readCtx(), d.taskID)
 	switch {
 	case err == nil:
 		d.failures = 0
-		if out, final := d.k.settleTask(d.ctx, d.o, res, d.taskID, d.emit); final {
+		if out, final := d.k.settleTask(d.readCtx(), d.o, res, d.taskID, d.emit); final {
 			return out, true, false
 		}
 		if d.ctx.Err() != nil {
@@ -454,7 +484,7 @@ func (d *kibanaDelivery) readConversation() (Outcome, bool) {
 			return Outcome{}, false
 		}
 	}
-	conv, err := d.k.GetConversation(d.ctx, d.convID)
+	conv, err := d.k.GetConversation(d.readCtx(), d.convID)
 	if err == nil || IsKind(err, KindNotFound) {
 		d.failures = 0
 	} else {

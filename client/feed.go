@@ -162,7 +162,9 @@ const feedReadTimeout = time.Minute
 // read reads the list once for r. It is not ended by the context of the
 // caller that started it (others wait on it too), only by its timeout.
 func (f *Feed) read(ctx context.Context, r *feedRead) {
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), feedReadTimeout)
+	// Every delivery of the agent waits on this read: it takes a reserved
+	// read slot rather than queue behind their reads.
+	rctx, cancel := context.WithTimeout(withUrgentRead(context.WithoutCancel(ctx)), feedReadTimeout)
 	defer cancel()
 	s := &feedSnap{started: r.started}
 	list, err := f.k.ListConversations(rctx, ListConversationsOptions{AgentID: f.agentID, Limit: unpagedListCap})

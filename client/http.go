@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 	"unsafe"
@@ -323,29 +324,80 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 // (docs/design.md, "A thousand tasks").
 const MaxConcurrentReads = 8
 
+// ReservedReads is how many more reads of one origin may be open for the
+// reads that must not queue behind the others (withUrgentRead): those of a
+// task a caller waits on, and the conversation list that tells a worker's
+// deliveries which tasks changed.
+const ReservedReads = 2
+
+// ErrNoReadSlot is in the error of a read whose caller stopped waiting
+// before one of its origin's read slots came free: nothing was sent.
+var ErrNoReadSlot = errors.New("every read slot of the server is held by a read not answered yet")
+
+// readHold bounds each attempt of a read that holds a slot, so that reads a
+// server never answers give their slots back (60 s, longer for a larger
+// answer cap: readHoldFor). A variable for the tests.
+var readHold atomic.Int64
+
+func init() { readHold.Store(int64(60 * time.Second)) }
+
+// readHoldFor is how long an attempt that may read up to maxBody bytes
+// holds its slot at most: readHold, and as much again per 64 MiB of the
+// cap (a read of up to 32 MiB: 90 s; a 256 MiB conversation: 5 minutes).
+func readHoldFor(maxBody int64) time.Duration {
+	h := time.Duration(readHold.Load())
+	return h + time.Duration(float64(h)*float64(maxBody)/float64(64<<20))
+}
+
+// urgentReadKey marks a context whose reads take a reserved slot when the
+// others are all held.
+type urgentReadKey struct{}
+
+// withUrgentRead returns ctx whose reads do not queue behind the other
+// reads of their origin (a reserved slot, ReservedReads).
+func withUrgentRead(ctx context.Context) context.Context {
+	return context.WithValue(ctx, urgentReadKey{}, true)
+}
+
 // readSlots are the read slots of each origin, shared by every transport
-// of the process.
+// of the process: MaxConcurrentReads for any read, ReservedReads for
+// urgent ones only.
 var readSlots = struct {
 	mu sync.Mutex
-	m  map[string]chan struct{}
-}{m: map[string]chan struct{}{}}
+	m  map[string]*originSlots
+}{m: map[string]*originSlots{}}
 
-// readSlot takes a read slot of t's origin; release gives it back. It
-// fails only when ctx ends first.
+type originSlots struct{ any, reserved chan struct{} }
+
+// readSlot takes a read slot of t's origin; release gives it back. An
+// urgent read (withUrgentRead) takes whichever of a slot or a reserved
+// slot comes free first. It fails only when ctx ends first, with
+// ErrNoReadSlot: nothing was sent.
 func (t *transport) readSlot(ctx context.Context, op string) (release func(), err error) {
 	o := origin(t.base)
 	readSlots.mu.Lock()
 	slots := readSlots.m[o]
 	if slots == nil {
-		slots = make(chan struct{}, MaxConcurrentReads)
+		slots = &originSlots{any: make(chan struct{}, MaxConcurrentReads), reserved: make(chan struct{}, ReservedReads)}
 		readSlots.m[o] = slots
 	}
 	readSlots.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		// The caller stopped before: not a wait for a slot.
+		return nil, classifyTransportError(op, err)
+	}
+	var reserved chan struct{} // nil: never ready
+	if ctx.Value(urgentReadKey{}) != nil {
+		reserved = slots.reserved
+	}
 	select {
-	case slots <- struct{}{}:
-		return func() { <-slots }, nil
+	case slots.any <- struct{}{}:
+		return func() { <-slots.any }, nil
+	case reserved <- struct{}{}:
+		return func() { <-reserved }, nil
 	case <-ctx.Done():
-		return nil, classifyTransportError(op, ctx.Err())
+		return nil, &Error{Kind: KindBusy, Op: op, Message: fmt.Sprintf("nothing was sent: all %d reads this process may have open to the server are waiting for its answers", MaxConcurrentReads),
+			Err: fmt.Errorf("%w: %w", ErrNoReadSlot, ctx.Err())}
 	}
 }
 
@@ -356,6 +408,11 @@ func (t *transport) once(ctx context.Context, r *request) (*response, error) {
 			return nil, err
 		}
 		defer release()
+		// A slot is not held longer than this attempt's bound: a read
+		// never answered would block every other read of the origin.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, readHoldFor(max(r.maxBody, t.maxBody)))
+		defer cancel()
 	}
 	resp, err := t.open(ctx, r)
 	if err != nil {

@@ -67,6 +67,19 @@ type counter struct {
 	seenList map[string]int
 	// reads counts the reads of each context's conversation and task.
 	reads map[string]int
+	// openReads is how many reads (every kind but the sends, streams,
+	// cancels and deletes) are open now, maxOpenReads the most at once.
+	openReads, maxOpenReads int
+}
+
+// readKind reports whether a kind is a read: a request a client may
+// repeat (its answer changes nothing on the server).
+func readKind(kind string) bool {
+	switch kind {
+	case KindStatus, KindAgents, KindCard, KindListConversations, KindGetConversation, KindTasksGet:
+		return true
+	}
+	return false
 }
 
 func (c *counter) listed() {
@@ -122,9 +135,17 @@ func (c *counter) begin(kind string) func() {
 	c.total[kind]++
 	c.open[kind]++
 	c.maxOpen[kind] = max(c.maxOpen[kind], c.open[kind])
+	read := readKind(kind)
+	if read {
+		c.openReads++
+		c.maxOpenReads = max(c.maxOpenReads, c.openReads)
+	}
 	return func() {
 		c.mu.Lock()
 		c.open[kind]--
+		if read {
+			c.openReads--
+		}
 		c.mu.Unlock()
 	}
 }
@@ -154,6 +175,14 @@ func (s *Sim) Count(kind string) int { return s.Counts()[kind] }
 // most there were at once.
 func (s *Sim) OpenRequests() map[string]int    { return s.counts.snapshot(s.counts.open) }
 func (s *Sim) MaxOpenRequests() map[string]int { return s.counts.snapshot(s.counts.maxOpen) }
+
+// MaxOpenReads returns the most reads (status, agents, card, the list, a
+// conversation, tasks/get) that were open at once, of every kind together.
+func (s *Sim) MaxOpenReads() int {
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
+	return s.counts.maxOpenReads
+}
 
 // connCounter counts a listening server's open connections.
 type connCounter struct {

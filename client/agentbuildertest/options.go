@@ -195,6 +195,10 @@ type Faults struct {
 	// NeverAnswer holds an A2A POST open without ever answering, even after
 	// the run completed and its round was stored.
 	NeverAnswer bool `yaml:"never_answer"`
+	// StaleTaskReads makes the first N tasks/get of a run that ended still
+	// read it working: the final round and the execution document are two
+	// writes, and a reader can come between them.
+	StaleTaskReads int `yaml:"stale_task_reads"`
 	// FailRuns makes the next N runs fail, whatever the agent.
 	FailRuns int `yaml:"fail_runs"`
 	// FailReason is the reason those runs give.

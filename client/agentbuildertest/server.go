@@ -236,18 +236,23 @@ func (s *Sim) Close() {
 	s.runWG.Wait()
 }
 
+// delayed waits Faults.ResponseDelay; false when the client went first.
+func (s *Sim) delayed(r *http.Request) bool {
+	if d := s.Faults().ResponseDelay; d > 0 {
+		select {
+		case <-time.After(d):
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	return true
+}
+
 // ServeHTTP implements http.Handler.
 func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.HasPrefix(r.URL.Path, "/__sim/") {
 		s.serveAdmin(w, r)
 		return
-	}
-	if d := s.Faults().ResponseDelay; d > 0 {
-		select {
-		case <-time.After(d):
-		case <-r.Context().Done():
-			return
-		}
 	}
 	space, rest, ok := splitSpace(r.URL.EscapedPath())
 	if !ok {
@@ -255,7 +260,9 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if rest == "/api/status" && r.Method == http.MethodGet {
-		s.status(w, r)
+		if s.delayed(r) {
+			s.status(w, r)
+		}
 		return
 	}
 	const api = "/api/agent_builder/"
@@ -292,6 +299,10 @@ func (s *Sim) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer s.counts.begin(s.peekA2AKind(r))()
 	} else {
 		defer s.counts.begin(routeKind(route, r.Method))()
+	}
+	// The delay counts as open: the request is in, not yet answered.
+	if !s.delayed(r) {
+		return
 	}
 	if s.injectStatus(w, r, route) {
 		return

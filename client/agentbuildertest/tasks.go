@@ -86,6 +86,9 @@ type run struct {
 	text    string // the reply (completed) or the failure reason (failed)
 	events  []runEvent
 	changed chan struct{} // closed and replaced at each new event
+	// staleReads is how many tasks/get still read the ended run working
+	// (Faults.StaleTaskReads).
+	staleReads int
 }
 
 func (s *Sim) newRun(space, contextID string, findable bool) *run {
@@ -140,6 +143,7 @@ func (s *Sim) emitLocked(rn *run, ev runEvent) {
 // endRunLocked records the end of a run and emits its last event.
 func (s *Sim) endRunLocked(rn *run, status, text, prompt string) {
 	rn.status, rn.text = status, text
+	rn.staleReads = s.faults.StaleTaskReads
 	switch {
 	case status == execFailed:
 		s.emitLocked(rn, runEvent{kind: evFailed, text: text})
@@ -355,6 +359,13 @@ func (s *Sim) taskRequest(w http.ResponseWriter, r *http.Request, space string, 
 	}
 	s.counts.looked(rn.contextID)
 	task := s.taskJSON(rn)
+	s.mu.Lock()
+	if st := task["status"].(map[string]any); rn.staleReads > 0 && st["state"] != "working" && st["state"] != "submitted" {
+		// Read between the final round's write and the execution's.
+		rn.staleReads--
+		task["status"] = map[string]any{"state": "working", "timestamp": st["timestamp"]}
+	}
+	s.mu.Unlock()
 	if p.HistoryLength == nil || *p.HistoryLength < 0 {
 		task["history"] = []any{}
 	}

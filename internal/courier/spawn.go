@@ -112,6 +112,7 @@ func workerEnv(env []string) []string {
 			name == "TZ", name == "TMPDIR", strings.HasPrefix(name, "XDG_"),
 			upper == "HTTP_PROXY", upper == "HTTPS_PROXY", upper == "NO_PROXY", upper == "ALL_PROXY",
 			name == "SSL_CERT_FILE", name == "SSL_CERT_DIR", name == "GODEBUG", name == "GOCOVERDIR",
+			name == "GOGC", name == "GOMEMLIMIT", // the worker's GC, as the user tunes it
 			platformVar(upper):
 			out = append(out, kv)
 		}

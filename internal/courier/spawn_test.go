@@ -1,6 +1,10 @@
 package courier
 
-import "testing"
+import (
+	"os"
+	"runtime/debug"
+	"testing"
+)
 
 // TestWorkerEnvKeepsSecretsBehind checks the environment a detached worker
 // inherits: what it needs to reach the server, none of the caller's
@@ -29,5 +33,30 @@ func TestWorkerEnvKeepsSecretsBehind(t *testing.T) {
 	}
 	if len(got) != 12 {
 		t.Errorf("worker environment has %d entries, want 12: %v", len(got), got)
+	}
+}
+
+// TestWorkerGCCanBeTuned: GOGC and GOMEMLIMIT reach the worker, and the
+// worker's GOGC 25 applies only when GOGC is not set. Before, workerEnv
+// dropped both and the worker set 25 regardless.
+func TestWorkerGCCanBeTuned(t *testing.T) {
+	got := map[string]bool{}
+	for _, kv := range workerEnv([]string{"GOGC=150", "GOMEMLIMIT=64MiB", "PATH=/usr/bin"}) {
+		got[kv] = true
+	}
+	if !got["GOGC=150"] || !got["GOMEMLIMIT=64MiB"] {
+		t.Errorf("worker environment: %v, want GOGC and GOMEMLIMIT kept", got)
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	t.Setenv("GOGC", "150")
+	debug.SetGCPercent(150) // as the runtime does at start with GOGC=150
+	workerGC()
+	if p := debug.SetGCPercent(100); p != 150 {
+		t.Errorf("with GOGC=150 the worker's GC percent is %d", p)
+	}
+	os.Unsetenv("GOGC")
+	workerGC()
+	if p := debug.SetGCPercent(100); p != workerGCPercent {
+		t.Errorf("without GOGC the worker's GC percent is %d, want %d", p, workerGCPercent)
 	}
 }

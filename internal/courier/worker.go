@@ -3,6 +3,7 @@ package courier
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -42,7 +43,7 @@ func (c *Courier) Serve(ctx context.Context, ident string, key client.Secret, li
 	// (9.5) let its heap grow by the 60 MiB they hold live: 109 MiB of RSS.
 	// At 25 a collection comes four times as often, on a heap that is
 	// mostly waiting goroutines (scripts/bench, section scale).
-	debug.SetGCPercent(workerGCPercent)
+	workerGC()
 	c.logf("serving %s from %s", ident, c.Store.Dir())
 	w.loop(ctx)
 	c.logf("exiting")
@@ -283,4 +284,12 @@ func (w *worker) cancelIfAsked(id string) {
 type taskEnd struct {
 	id      string
 	stopped bool
+}
+
+// workerGC sets the worker's GC goal to workerGCPercent, unless GOGC is
+// set in its environment: then the runtime already took the user's.
+func workerGC() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(workerGCPercent)
+	}
 }
