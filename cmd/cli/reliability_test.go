@@ -232,12 +232,19 @@ func (s *simProc) stop() {
 	}
 }
 
+// simAdmin asks a simulator process what it saw: a bounded wait and a new
+// connection each time, so that a question is never stuck on a connection
+// of a simulator this test killed and started again (a CI run hung 7
+// minutes in a plain http.Get here); a failed question counts as no answer
+// yet, and the callers ask again.
+var simAdmin = &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+
 func (s *simProc) runs(ctxID string) int {
 	var doc struct {
 		Runs        int    `json:"runs"`
 		CompletedAt string `json:"completed_at"`
 	}
-	resp, err := http.Get(s.url() + "/__sim/runs?context_id=" + ctxID)
+	resp, err := simAdmin.Get(s.url() + "/__sim/runs?context_id=" + ctxID)
 	if err != nil {
 		return -1
 	}
@@ -247,7 +254,7 @@ func (s *simProc) runs(ctxID string) int {
 }
 
 func (s *simProc) completed(ctxID string) bool {
-	resp, err := http.Get(s.url() + "/__sim/runs?context_id=" + ctxID)
+	resp, err := simAdmin.Get(s.url() + "/__sim/runs?context_id=" + ctxID)
 	if err != nil {
 		return false
 	}
