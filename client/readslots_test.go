@@ -20,17 +20,8 @@ import (
 // ends; arrived receives one value per held request.
 func hangingKibana(t *testing.T) (*Kibana, chan struct{}) {
 	t.Helper()
-	arrived := make(chan struct{}, 64)
-	release := make(chan struct{})
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/hang") {
-			arrived <- struct{}{}
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-			return
-		}
+	arrived, hang := hangOn(t)
+	srv := httptest.NewServer(hang(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		if strings.HasSuffix(r.URL.Path, "/conversations") {
 			w.Write([]byte(`{"results":[{"id":"fast","agent_id":"a","title":"t","created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}]}`))
@@ -39,12 +30,33 @@ func hangingKibana(t *testing.T) (*Kibana, chan struct{}) {
 		w.Write([]byte(`{"id":"fast","rounds":[]}`))
 	}))
 	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(release) })
 	k, err := NewKibana(KibanaConfig{URL: srv.URL, APIKey: "a2V5OnNlY3JldA==", Retries: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return k, arrived
+}
+
+// hangOn returns a wrapper of a handler that holds every request whose
+// path ends in "/hang" until the client gives up or the test ends, and
+// passes the rest to next; arrived receives one value per held request.
+func hangOn(t *testing.T) (arrived chan struct{}, hang func(next http.HandlerFunc) http.Handler) {
+	arrived = make(chan struct{}, 64)
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	return arrived, func(next http.HandlerFunc) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasSuffix(r.URL.Path, "/hang") {
+				arrived <- struct{}{}
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+				return
+			}
+			next(w, r)
+		})
+	}
 }
 
 // holdAllReadSlots starts MaxConcurrentReads reads the server never
@@ -120,21 +132,9 @@ func TestUrgentReadsDoNotQueue(t *testing.T) {
 	sim := startSim(t, func(o *agentbuildertest.Options) { o.Version = agentbuildertest.V96 })
 	target, _ := url.Parse(sim.URL)
 	proxy := httputil.NewSingleHostReverseProxy(target)
-	arrived := make(chan struct{}, 64)
-	release := make(chan struct{})
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/hang") {
-			arrived <- struct{}{}
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-			return
-		}
-		proxy.ServeHTTP(w, r)
-	}))
+	arrived, hang := hangOn(t)
+	front := httptest.NewServer(hang(proxy.ServeHTTP))
 	t.Cleanup(front.Close)
-	t.Cleanup(func() { close(release) })
 	k := newTestKibana(t, front.URL, func(c *KibanaConfig) { c.APIKey = Secret(testKey); c.Retries = -1 })
 	hung, stop := context.WithCancel(context.Background())
 	defer stop()

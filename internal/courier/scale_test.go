@@ -32,10 +32,19 @@ var scaleReleases = []scaleRelease{
 // up: the bound on list reads, a count, never a time asserted).
 func serveAll(t *testing.T, sim *agentbuildertest.Server, c *Courier, rel scaleRelease, n int, poll time.Duration) ([]*store.Record, int) {
 	t.Helper()
+	return serveAllWaiting(t, sim, c, rel, n, poll, 0)
+}
+
+// serveAllWaiting is serveAll with each task's maximum wait (0: message's).
+func serveAllWaiting(t *testing.T, sim *agentbuildertest.Server, c *Courier, rel scaleRelease, n int, poll, maxWait time.Duration) ([]*store.Record, int) {
+	t.Helper()
 	var recs []*store.Record
 	for i := range n {
 		m := message(sim, "long", fmt.Sprintf("task %d", i))
 		m.PollInterval = poll
+		if maxWait > 0 {
+			m.MaxWait = maxWait
+		}
 		m.Target.KibanaVersion, m.Target.KibanaFlavor, m.Target.NonBlocking = rel.version, rel.flavor, rel.nonBlocking
 		recs = append(recs, queued(t, c, m))
 	}
@@ -298,17 +307,8 @@ func TestListedTaskFailingWithoutARoundIsSeenFailed(t *testing.T) {
 	})
 	c := newEngine(t)
 	c.Logf = nil
-	var recs []*store.Record
-	for i := range n {
-		m := message(sim, "long", fmt.Sprintf("task %d", i))
-		m.PollInterval = poll
-		m.MaxWait = 40 * poll
-		m.Target.KibanaVersion, m.Target.KibanaFlavor, m.Target.NonBlocking = rel.version, rel.flavor, rel.nonBlocking
-		recs = append(recs, queued(t, c, m))
-	}
-	c.Serve(context.Background(), recs[0].Identity, testKey, 300*time.Millisecond, 50*time.Millisecond)
+	recs, _ := serveAllWaiting(t, sim, c, rel, n, poll, 40*poll)
 	for _, r := range recs {
-		r = load(t, c, r.ContextID)
 		if r.State != store.Failed || sim.Runs(r.ContextID) != 1 {
 			t.Errorf("%s: %s (%s), %d runs; want failed after one run", r.ContextID, r.State, r.Reason, sim.Runs(r.ContextID))
 		}
@@ -334,17 +334,8 @@ func TestAChangeReadWhileTheTaskStillRunsIsReadAgain(t *testing.T) {
 	})
 	c := newEngine(t)
 	c.Logf = nil
-	var recs []*store.Record
-	for i := range n {
-		m := message(sim, "long", fmt.Sprintf("task %d", i))
-		m.PollInterval = poll
-		m.MaxWait = 10 * poll
-		m.Target.KibanaVersion, m.Target.KibanaFlavor, m.Target.NonBlocking = rel.version, rel.flavor, rel.nonBlocking
-		recs = append(recs, queued(t, c, m))
-	}
-	c.Serve(context.Background(), recs[0].Identity, testKey, 300*time.Millisecond, 50*time.Millisecond)
+	recs, _ := serveAllWaiting(t, sim, c, rel, n, poll, 10*poll)
 	for _, r := range recs {
-		r = load(t, c, r.ContextID)
 		if r.State != store.Completed || !strings.HasPrefix(r.Reply, "Done: task ") || sim.Runs(r.ContextID) != 1 {
 			t.Errorf("%s: %s (%s), %d runs; want completed after one run", r.ContextID, r.State, r.Reason, sim.Runs(r.ContextID))
 		}
