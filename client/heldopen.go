@@ -1,0 +1,195 @@
+package client
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"sync"
+)
+
+// A request held open for the length of a run (a blocking message/send,
+// whose answer comes when the agent has finished, and a stream) goes on a
+// connection of its own, which the goroutine that made the request writes
+// and reads itself. Go's Transport keeps two goroutines for every
+// connection it opens (one reading, one writing) beside the caller's, for
+// the connection's whole life: a worker on Kibana 9.5 holds one such POST
+// for every pending task, so that a thousand tasks held three thousand
+// goroutines for the sends alone (docs/performance.md, section scale).
+// Such a connection is never pooled anyway: it is busy until the run ends,
+// and it is closed then ("Connection: close"). Every other request, and a
+// held one that goes through a proxy, goes through Go's Transport.
+
+type heldOpenKey struct{}
+
+// withHeldOpen marks a request's context: its request is held open for a
+// run (roundTripper sends it on a connection of its own).
+func withHeldOpen(ctx context.Context) context.Context {
+	return context.WithValue(ctx, heldOpenKey{}, true)
+}
+
+func heldOpen(ctx context.Context) bool {
+	v, _ := ctx.Value(heldOpenKey{}).(bool)
+	return v
+}
+
+// roundTripper is NewHTTPClient's transport: Go's Transport, and for a
+// request held open, a connection of its own (direct).
+type roundTripper struct {
+	pooled *http.Transport
+	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
+	if !heldOpen(req.Context()) || (req.URL.Scheme != "http" && req.URL.Scheme != "https") {
+		return rt.pooled.RoundTrip(req)
+	}
+	if proxy, err := rt.pooled.Proxy(req); err != nil || proxy != nil {
+		// Through a proxy (or a proxy setting that does not parse, which
+		// Go's Transport reports): Go's Transport speaks to it.
+		return rt.pooled.RoundTrip(req)
+	}
+	return rt.direct(req)
+}
+
+// CloseIdleConnections closes the pooled connections (http.Client's
+// CloseIdleConnections): a held connection is never idle.
+func (rt *roundTripper) CloseIdleConnections() { rt.pooled.CloseIdleConnections() }
+
+// direct sends req on a new connection, as Go's Transport would (the same
+// dialer, TLS configuration and handshake bound, the client trace's
+// GotConn and WroteRequest, on which the send gate relies), and returns
+// the response with its body on that connection: closing the body closes
+// the connection, and so does the end of the request's context.
+func (rt *roundTripper) direct(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	conn, err := rt.dial(ctx, "tcp", hostPort(req))
+	if err != nil {
+		return nil, err
+	}
+	if req.URL.Scheme == "https" {
+		if conn, err = rt.handshake(ctx, conn, req.URL.Hostname()); err != nil {
+			return nil, err
+		}
+	}
+	c := &heldConn{Conn: conn}
+	stop := context.AfterFunc(ctx, c.close)
+	resp, err := c.exchange(req)
+	if err != nil {
+		stop()
+		c.close()
+		if ctx.Err() != nil {
+			// Closed because the request's context ended: say so, as Go's
+			// Transport does.
+			return nil, fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+		return nil, err
+	}
+	resp.Body = &heldBody{body: resp.Body, conn: c, stop: stop, ctx: ctx}
+	return resp, nil
+}
+
+// handshake is the TLS client handshake of a new connection, bounded as
+// Go's Transport bounds it (TLSHandshakeTimeout), offering HTTP/1.1 only:
+// the connection is this one request's.
+func (rt *roundTripper) handshake(ctx context.Context, conn net.Conn, host string) (net.Conn, error) {
+	cfg := &tls.Config{}
+	if rt.pooled.TLSClientConfig != nil {
+		cfg = rt.pooled.TLSClientConfig.Clone()
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
+	}
+	cfg.NextProtos = []string{"http/1.1"}
+	tc := tls.Client(conn, cfg)
+	hctx, cancel := ctx, context.CancelFunc(func() {})
+	if d := rt.pooled.TLSHandshakeTimeout; d > 0 {
+		hctx, cancel = context.WithTimeout(ctx, d)
+	}
+	defer cancel()
+	if err := tc.HandshakeContext(hctx); err != nil {
+		conn.Close()
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, errors.New("net/http: TLS handshake timeout")
+		}
+		return nil, err
+	}
+	return tc, nil
+}
+
+// hostPort is the address to dial for req's URL: its host, with the
+// scheme's port when it names none.
+func hostPort(req *http.Request) string {
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(req.URL.Hostname(), port)
+}
+
+// heldConn is the connection of one held request.
+type heldConn struct {
+	net.Conn
+	once sync.Once
+}
+
+func (c *heldConn) close() { c.once.Do(func() { c.Conn.Close() }) }
+
+// exchange writes req (asking the server to close the connection after
+// its answer) and reads the answer's status line and header, passing over
+// informational (1xx) answers.
+func (c *heldConn) exchange(req *http.Request) (*http.Response, error) {
+	if trace := httptrace.ContextClientTrace(req.Context()); trace != nil && trace.GotConn != nil {
+		trace.GotConn(httptrace.GotConnInfo{Conn: c.Conn})
+	}
+	out := *req
+	out.Close = true
+	// Given a writer that does not buffer, Request.Write buffers the
+	// request itself, for the write only, and flushes it before it calls
+	// the trace's WroteRequest: "written" says the bytes left.
+	if err := out.Write(struct{ io.Writer }{c.Conn}); err != nil {
+		return nil, err
+	}
+	// The same 1 KiB read buffer as a pooled connection (NewHTTPClient).
+	r := bufio.NewReaderSize(c.Conn, 1<<10)
+	for {
+		resp, err := http.ReadResponse(r, req)
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode < 100 || resp.StatusCode > 199 || resp.StatusCode == http.StatusSwitchingProtocols {
+			return resp, nil
+		}
+	}
+}
+
+// heldBody is the body of a held request's answer: read on its
+// connection, which Close closes.
+type heldBody struct {
+	body io.ReadCloser
+	conn *heldConn
+	stop func() bool
+	ctx  context.Context
+}
+
+func (b *heldBody) Read(p []byte) (int, error) {
+	n, err := b.body.Read(p)
+	if err != nil && err != io.EOF && b.ctx.Err() != nil {
+		return n, fmt.Errorf("%w (%w)", b.ctx.Err(), err)
+	}
+	return n, err
+}
+
+func (b *heldBody) Close() error {
+	b.stop()
+	b.conn.close()
+	return nil
+}
