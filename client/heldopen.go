@@ -118,8 +118,10 @@ func offStack(fn func()) {
 }
 
 // handshake is the TLS client handshake of a new connection, bounded as
-// Go's Transport bounds it (TLSHandshakeTimeout), offering HTTP/1.1 only:
-// the connection is this one request's.
+// Go's Transport bounds it (TLSHandshakeTimeout), and offering no
+// application protocol, as the pooled connections do (a Transport given
+// its own TLS configuration speaks HTTP/1.1): the server answers in
+// HTTP/1.1.
 func (rt *roundTripper) handshake(ctx context.Context, conn net.Conn, host string) (net.Conn, error) {
 	cfg := &tls.Config{}
 	if rt.pooled.TLSClientConfig != nil {
@@ -128,7 +130,7 @@ func (rt *roundTripper) handshake(ctx context.Context, conn net.Conn, host strin
 	if cfg.ServerName == "" {
 		cfg.ServerName = host
 	}
-	cfg.NextProtos = []string{"http/1.1"}
+	cfg.NextProtos = nil
 	tc := tls.Client(conn, cfg)
 	hctx, cancel := ctx, context.CancelFunc(func() {})
 	if d := rt.pooled.TLSHandshakeTimeout; d > 0 {
