@@ -912,7 +912,7 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 	if err != nil {
 		return &Error{Kind: KindUnexpected, Op: op, Err: err}
 	}
-	r := &request{op: op, method: http.MethodPost, body: body}
+	r := &request{op: op, method: http.MethodPost, body: body, heldOpen: true}
 	return c.events(ctx, op, r, func(status int, data []byte, event string) (gjson.Result, error) {
 		if event == "error" && !gjson.GetBytes(data, "error").Exists() {
 			return gjson.Result{}, &Error{Kind: KindRPC, Op: op, StatusCode: status, Message: oneLine(gjson.GetBytes(data, "message").String(), 300)}
@@ -926,7 +926,7 @@ func (c *A2A) stream(ctx context.Context, op, method string, params any, fn func
 // an error is an "event: error" whose data is the binding's error object,
 // or, before the first event, an HTTP error status.
 func (c *A2A) restStream(ctx context.Context, op, method, path string, body []byte, fn func(StreamEvent) bool) error {
-	r := &request{op: op, method: method, path: c.restPath(path), body: body}
+	r := &request{op: op, method: method, path: c.restPath(path), body: body, heldOpen: true}
 	if body != nil {
 		r.header = map[string]string{"Content-Type": c.restContentType()}
 	}

@@ -191,7 +191,8 @@ type DeliverOptions struct {
 	// its outcome PastDeadline. (A ctx that ends at Deadline ends the
 	// delivery there anyway.) It is on the machine's clock (time.Now).
 	Deadline time.Time
-	// BeforeSend, if set, is called once, on the goroutine that sends, when
+	// BeforeSend, if set, is called once, for the goroutine that sends (on
+	// a short-lived one it waits for: offStack), when
 	// a connection to the server is made and before anything of the
 	// request is written to it: the last moment before the message may
 	// leave (a caller records there that it is leaving). An error stops

@@ -109,7 +109,9 @@ func (g *sendGate) gotConn(info httptrace.GotConnInfo) {
 			// has stopped.
 			g.stopped = true
 		} else if g.before != nil {
-			g.beforeErr = g.before()
+			// The record's write (JSON, the file system) goes deep: off
+			// the stack of the send, which waits for the whole run.
+			offStack(func() { g.beforeErr = g.before() })
 			// Stopped while BeforeSend ran (while its record said the
 			// message is leaving): it does not leave. The caller, told
 			// NotSent, puts it back.

@@ -92,7 +92,7 @@ func NewHTTPClient(tlsConfig *tls.Config) *http.Client {
 		ReadBufferSize:  1 << 10,
 		WriteBufferSize: 1 << 10,
 	}
-	return &http.Client{Transport: tr, CheckRedirect: sameOriginRedirects}
+	return &http.Client{Transport: &roundTripper{pooled: tr, dial: dialer.DialContext}, CheckRedirect: sameOriginRedirects}
 }
 
 // MaxCABundleBytes caps a CA bundle file: the whole Mozilla bundle is
@@ -193,6 +193,10 @@ type request struct {
 	// quickCheckAbove, when set, spares bodies larger than this a full
 	// JSON validation (see wellFormed).
 	quickCheckAbove int64
+	// heldOpen: the answer comes when the agent's run ends (a blocking
+	// send, a stream); the request goes on a connection of its own
+	// (roundTripper).
+	heldOpen bool
 }
 
 type response struct {
@@ -465,6 +469,9 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 	var body io.Reader
 	if r.body != nil {
 		body = bytes.NewReader(r.body)
+	}
+	if r.heldOpen {
+		ctx = withHeldOpen(ctx)
 	}
 	req, err := http.NewRequestWithContext(ctx, r.method, t.url(r), body)
 	if err != nil {

@@ -419,7 +419,8 @@ func (k *Kibana) SendMessage(ctx context.Context, agentID string, m OutgoingMess
 	if err != nil {
 		return nil, &Error{Kind: KindUnexpected, Op: op, Err: err}
 	}
-	resp, err := k.t.do(ctx, &request{op: op, method: http.MethodPost, path: k.apiPath("/api/agent_builder/a2a/%s", agentID), body: body})
+	resp, err := k.t.do(ctx, &request{op: op, method: http.MethodPost, path: k.apiPath("/api/agent_builder/a2a/%s", agentID), body: body,
+		heldOpen: m.Blocking})
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func simOptions() agentbuildertest.Options {
 }
 
 // startSim is the Agent Builder simulator on loopback: a real HTTP server.
-func startSim(t *testing.T, mod func(*agentbuildertest.Options)) *agentbuildertest.Server {
+func startSim(t testing.TB, mod func(*agentbuildertest.Options)) *agentbuildertest.Server {
 	t.Helper()
 	o := simOptions()
 	if mod != nil {
@@ -115,7 +115,7 @@ func testCourier(st *store.Store) *Courier {
 }
 
 // newEngine is an engine on a fresh state directory, logging to the test.
-func newEngine(t *testing.T) *Courier {
+func newEngine(t testing.TB) *Courier {
 	t.Helper()
 	st, err := store.Open(filepath.Join(t.TempDir(), "state"))
 	if err != nil {
@@ -151,7 +151,7 @@ func message(sim *agentbuildertest.Server, agent, text string) Message {
 }
 
 // queued writes a record queued for a worker, as send-async does.
-func queued(t *testing.T, c *Courier, m Message) *store.Record {
+func queued(t testing.TB, c *Courier, m Message) *store.Record {
 	t.Helper()
 	rec, h, err := submitted(c, context.Background(), m, "send-async")
 	if err != nil {

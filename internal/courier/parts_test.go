@@ -27,7 +27,7 @@ func TestRunRefusesASpoolThatChanged(t *testing.T) {
 	t.Parallel()
 	js := interoptest.StartJS(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel) // (the subtests run after this function returns)
+	defer cancel()
 	ra, err := client.ResolveAgentWith(ctx, nil, js.URL(interoptest.MountV1, interoptest.AgentParts), client.ResolveOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +39,10 @@ func TestRunRefusesASpoolThatChanged(t *testing.T) {
 	for _, damage := range []string{"removed", "changed", "a FIFO", "a link to /dev/zero", "over the cap"} {
 		t.Run(damage, func(t *testing.T) {
 			t.Parallel()
+			// Each its own bound: the subtests run after this function
+			// returns, and under load they waited past a shared one.
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
 			c := newEngine(t)
 			parts, err := Attach([]string{file}, []string{`{"n": 1}`})
 			if err != nil {
