@@ -17,8 +17,9 @@ import (
 
 // A request held open for the length of a run (a blocking message/send,
 // whose answer comes when the agent has finished, and a stream) goes on a
-// connection of its own, which the goroutine that made the request writes
-// and reads itself. Go's Transport keeps two goroutines for every
+// connection of its own, whose answer the goroutine that made the request
+// reads itself (the dial, the handshake and the write on short-lived
+// goroutines beside it). Go's Transport keeps two goroutines for every
 // connection it opens (one reading, one writing) beside the caller's, for
 // the connection's whole life: a worker on Kibana 9.5 holds one such POST
 // for every pending task, so that a thousand tasks held three thousand
@@ -44,7 +45,6 @@ func heldOpen(ctx context.Context) bool {
 // request held open, a connection of its own (direct).
 type roundTripper struct {
 	pooled *http.Transport
-	dial   func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 func (rt *roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -111,9 +111,10 @@ func (rt *roundTripper) maxHeaderBytes() int64 {
 	return 10 << 20
 }
 
-// connect dials u's host and, for https, makes the TLS handshake.
+// connect dials u's host with the pooled connections' dialer and, for
+// https, makes the TLS handshake.
 func (rt *roundTripper) connect(ctx context.Context, u *url.URL) (net.Conn, error) {
-	conn, err := rt.dial(ctx, "tcp", hostPort(u))
+	conn, err := rt.pooled.DialContext(ctx, "tcp", hostPort(u))
 	if err != nil || u.Scheme != "https" {
 		return conn, err
 	}
@@ -132,15 +133,10 @@ func (rt *roundTripper) connect(ctx context.Context, u *url.URL) (net.Conn, erro
 func offStack(fn func()) {
 	done := make(chan any, 1)
 	go func() {
-		panicked := true
-		defer func() {
-			if panicked {
-				done <- recover()
-			}
-		}()
+		// nil when fn returned (a panic(nil) recovers as a
+		// *runtime.PanicNilError).
+		defer func() { done <- recover() }()
 		fn()
-		panicked = false
-		done <- nil
 	}()
 	if p := <-done; p != nil {
 		panic(p)

@@ -144,17 +144,7 @@ func TestHeldSendThroughAProxy(t *testing.T) {
 // line alive) has its final answer read.
 func TestHeldSendPassesOverInformationalAnswers(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		c, err := ln.Accept()
-		if err != nil {
-			return
-		}
-		defer c.Close()
+	addr := ServeRaw(t, func(c net.Conn) {
 		req, err := http.ReadRequest(bufio.NewReader(c))
 		if err != nil {
 			return
@@ -163,8 +153,8 @@ func TestHeldSendPassesOverInformationalAnswers(t *testing.T) {
 		_ = decodeJSONBody(req.Body, &body)
 		reply := fmt.Sprintf(`{"jsonrpc":"2.0","id":%q,"result":{"kind":"message","role":"agent","messageId":"r1","contextId":"c1","parts":[{"kind":"text","text":"Late hi"}]}}`, body.ID)
 		fmt.Fprintf(c, "HTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(reply), reply)
-	}()
-	k := newTestKibana(t, "http://"+ln.Addr().String(), func(c *KibanaConfig) { c.APIKey = testKey })
+	})
+	k := newTestKibana(t, "http://"+addr, func(c *KibanaConfig) { c.APIKey = testKey })
 	res, err := k.SendMessage(context.Background(), "echo", OutgoingMessage{Text: "hi", MessageID: "m1", ContextID: "c1", Blocking: true})
 	if err != nil || res.Text != "Late hi" {
 		t.Fatalf("%+v, %v", res, err)
@@ -251,34 +241,20 @@ func TestHeldSendSeesAnEarlyRefusal(t *testing.T) {
 // allocated) and then said "empty response body".
 func TestHeldAnswerHeaderIsBounded(t *testing.T) {
 	t.Parallel()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
+	addr := ServeRaw(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
+		}
+		io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: ")
+		chunk := []byte(strings.Repeat("a", 1<<20))
+		for range 32 {
+			if _, err := c.Write(chunk); err != nil {
 				return
 			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				io.WriteString(c, "HTTP/1.1 200 OK\r\nX-Big: ")
-				chunk := []byte(strings.Repeat("a", 1<<20))
-				for range 32 {
-					if _, err := c.Write(chunk); err != nil {
-						return
-					}
-				}
-				io.WriteString(c, "\r\nContent-Length: 0\r\n\r\n")
-			}()
 		}
-	}()
-	k := newTestKibana(t, "http://"+ln.Addr().String())
+		io.WriteString(c, "\r\nContent-Length: 0\r\n\r\n")
+	})
+	k := newTestKibana(t, "http://"+addr)
 	for _, blocking := range []bool{false, true} {
 		_, err := k.SendMessage(context.Background(), "echo", OutgoingMessage{Text: "hi", MessageID: "m1", ContextID: "c1", Blocking: blocking})
 		if err == nil || !strings.Contains(err.Error(), "headers exceeded 10485760 bytes") {
@@ -297,20 +273,7 @@ func TestHeldConnectErrorsAreSaidAsPooled(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(srv.Close)
-	silent, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { silent.Close() })
-	go func() {
-		for {
-			c, err := silent.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _, _ = io.Copy(io.Discard, c) }()
-		}
-	}()
+	silent := ServeRaw(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 	// The dial waits for the caller's stop, then dials with the stopped
 	// context (what a slow SYN-ACK gives).
 	var d net.Dialer
@@ -325,17 +288,17 @@ func TestHeldConnectErrorsAreSaidAsPooled(t *testing.T) {
 		ctx  func() (context.Context, context.CancelFunc)
 		want string
 	}{
-		{"stopped while dialling", srv.URL, func(rt *roundTripper) { rt.dial, rt.pooled.DialContext = slow, slow },
+		{"stopped while dialling", srv.URL, func(rt *roundTripper) { rt.pooled.DialContext = slow },
 			func() (context.Context, context.CancelFunc) {
 				ctx, cancel := context.WithCancel(context.Background())
 				time.AfterFunc(100*time.Millisecond, cancel)
 				return ctx, cancel
 			}, "canceled"},
-		{"deadline while dialling", srv.URL, func(rt *roundTripper) { rt.dial, rt.pooled.DialContext = slow, slow },
+		{"deadline while dialling", srv.URL, func(rt *roundTripper) { rt.pooled.DialContext = slow },
 			func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), 100*time.Millisecond)
 			}, "timed out waiting for the server"},
-		{"handshake never answered", "https://" + silent.Addr().String(), func(rt *roundTripper) { rt.pooled.TLSHandshakeTimeout = 200 * time.Millisecond },
+		{"handshake never answered", "https://" + silent, func(rt *roundTripper) { rt.pooled.TLSHandshakeTimeout = 200 * time.Millisecond },
 			func() (context.Context, context.CancelFunc) {
 				return context.WithTimeout(context.Background(), time.Minute)
 			},

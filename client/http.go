@@ -92,7 +92,7 @@ func NewHTTPClient(tlsConfig *tls.Config) *http.Client {
 		ReadBufferSize:  1 << 10,
 		WriteBufferSize: 1 << 10,
 	}
-	return &http.Client{Transport: &roundTripper{pooled: tr, dial: dialer.DialContext}, CheckRedirect: sameOriginRedirects}
+	return &http.Client{Transport: &roundTripper{pooled: tr}, CheckRedirect: sameOriginRedirects}
 }
 
 // MaxCABundleBytes caps a CA bundle file: the whole Mozilla bundle is

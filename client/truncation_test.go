@@ -18,33 +18,18 @@ import (
 // before its last chunk, as a connection dropped mid-transfer does.
 func cutServer(t *testing.T, header string, body []byte) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { ln.Close() })
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				w := bufio.NewWriter(c)
-				fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%sTransfer-Encoding: chunked\r\n\r\n", header)
-				for off := 0; off < len(body); off += 1 << 20 {
-					chunk := body[off:min(off+1<<20, len(body))]
-					fmt.Fprintf(w, "%x\r\n%s\r\n", len(chunk), chunk)
-				}
-				w.Flush() // and no terminating chunk
-			}()
+	return "http://" + client.ServeRaw(t, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
 		}
-	}()
-	return "http://" + ln.Addr().String()
+		w := bufio.NewWriter(c)
+		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n%sTransfer-Encoding: chunked\r\n\r\n", header)
+		for off := 0; off < len(body); off += 1 << 20 {
+			chunk := body[off:min(off+1<<20, len(body))]
+			fmt.Fprintf(w, "%x\r\n%s\r\n", len(chunk), chunk)
+		}
+		w.Flush() // and no terminating chunk
+	})
 }
 
 // TestTruncatedBodyIsAnError: a large conversation is not validated as a
