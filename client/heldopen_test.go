@@ -34,7 +34,7 @@ func transportGoroutines() int {
 
 // TestHeldSendsKeepNoTransportGoroutines: 20 blocking sends held open at
 // once on one Kibana (each waits for its agent's run) cost Go's Transport
-// no goroutine: each is written and read by the goroutine that sent it
+// no goroutine: each is read by the goroutine that sent it
 // (on main, 40 more: a read loop and a write loop per connection). Every
 // send gets its reply, once. Not parallel: the count is the process's.
 func TestHeldSendsKeepNoTransportGoroutines(t *testing.T) {
