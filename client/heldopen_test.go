@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/rawtest"
 )
 
 // transportGoroutines counts the goroutines Go's Transport keeps for its
@@ -144,7 +145,7 @@ func TestHeldSendThroughAProxy(t *testing.T) {
 // line alive) has its final answer read.
 func TestHeldSendPassesOverInformationalAnswers(t *testing.T) {
 	t.Parallel()
-	addr := ServeRaw(t, func(c net.Conn) {
+	addr := rawtest.Serve(t, func(c net.Conn) {
 		req, err := http.ReadRequest(bufio.NewReader(c))
 		if err != nil {
 			return
@@ -241,7 +242,7 @@ func TestHeldSendSeesAnEarlyRefusal(t *testing.T) {
 // allocated) and then said "empty response body".
 func TestHeldAnswerHeaderIsBounded(t *testing.T) {
 	t.Parallel()
-	addr := ServeRaw(t, func(c net.Conn) {
+	addr := rawtest.Serve(t, func(c net.Conn) {
 		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 			return
 		}
@@ -273,7 +274,7 @@ func TestHeldConnectErrorsAreSaidAsPooled(t *testing.T) {
 	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	t.Cleanup(srv.Close)
-	silent := ServeRaw(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
+	silent := rawtest.Serve(t, func(c net.Conn) { _, _ = io.Copy(io.Discard, c) })
 	// The dial waits for the caller's stop, then dials with the stopped
 	// context (what a slow SYN-ACK gives).
 	var d net.Dialer

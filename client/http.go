@@ -70,13 +70,14 @@ const (
 func NewHTTPClient(tlsConfig *tls.Config) *http.Client {
 	dialer := &net.Dialer{Timeout: 15 * time.Second, KeepAlive: 15 * time.Second}
 	tr := &http.Transport{
-		Proxy:                 http.ProxyFromEnvironment,
-		DialContext:           dialer.DialContext,
-		TLSHandshakeTimeout:   15 * time.Second,
-		TLSClientConfig:       tlsConfig,
-		MaxIdleConnsPerHost:   8,
-		IdleConnTimeout:       90 * time.Second,
-		ExpectContinueTimeout: time.Second,
+		Proxy:                  http.ProxyFromEnvironment,
+		OnProxyConnectResponse: refuseTunnel,
+		DialContext:            dialer.DialContext,
+		TLSHandshakeTimeout:    15 * time.Second,
+		TLSClientConfig:        tlsConfig,
+		MaxIdleConnsPerHost:    8,
+		IdleConnTimeout:        90 * time.Second,
+		ExpectContinueTimeout:  time.Second,
 		// We ask for gzip ourselves and decode it, so that the uncompressed
 		// size is known before the body is held in memory (see readBody).
 		DisableCompression: true,
@@ -756,6 +757,9 @@ const maxRedirects = 5
 var errTooManyRedirects = fmt.Errorf("stopped after %d redirects", maxRedirects)
 
 func classifyTransportError(op string, err error) *Error {
+	if e := classifyProxyError(op, err); e != nil {
+		return e
+	}
 	if errors.Is(err, errTooManyRedirects) {
 		// The server answers, and answers with a loop: not unreachable,
 		// and not a broken connection, but a request it will not take as
@@ -847,6 +851,11 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 		e.Reason = errorInfoReason(eo)
 	}
 	switch code := resp.StatusCode; {
+	case code == http.StatusProxyAuthRequired:
+		// Only a proxy answers 407 (an http:// URL through HTTP_PROXY;
+		// for https:// it answers the CONNECT: refuseTunnel).
+		e.Kind, e.ProxyStatus, e.Proxy = KindUnreachable, code, proxyOf(resp.Request)
+		e.Message = "the proxy " + e.Proxy + " asks for credentials (Proxy Authentication Required)"
 	case code == http.StatusUnauthorized:
 		e.Kind = KindAuth
 	case code == http.StatusForbidden:

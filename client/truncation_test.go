@@ -12,13 +12,14 @@ import (
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/client/agentbuildertest"
+	"github.com/a2a-courier/a2a-courier/internal/rawtest"
 )
 
 // cutServer answers every request with a chunked 200 whose body stops
 // before its last chunk, as a connection dropped mid-transfer does.
 func cutServer(t *testing.T, header string, body []byte) string {
 	t.Helper()
-	return "http://" + client.ServeRaw(t, func(c net.Conn) {
+	return "http://" + rawtest.Serve(t, func(c net.Conn) {
 		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
 			return
 		}

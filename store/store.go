@@ -158,6 +158,11 @@ type ErrorInfo struct {
 	// RetryAfterSeconds is the wait the server asked for (Retry-After on a
 	// 429 or 503), rounded up to whole seconds; 0 when it named none.
 	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
+	// Proxy is the host:port of the environment's proxy when the failure
+	// was the proxy's, and ProxyStatus its refusal (407: it wants
+	// credentials), so that the record's hint names the proxy too.
+	Proxy       string `json:"proxy,omitempty"`
+	ProxyStatus int    `json:"proxy_status,omitempty"`
 }
 
 // Record is one task. It holds the message text only until the request

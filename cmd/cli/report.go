@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
 	"time"
 
@@ -76,9 +77,9 @@ type kindReport struct {
 // agree. TestEveryKindIsReported keeps a row for every kind.
 var kindReports = map[client.Kind]kindReport{
 	client.KindUnexpected: {exit: ExitUnexpected},
-	client.KindUnreachable: {exit: ExitUnreachable,
+	client.KindUnreachable: {exit: ExitUnreachable, refine: refineProxy,
 		hint: say("%s and that Kibana is up and reachable from this machine", nextstep.Check(nextstep.KibanaURL))},
-	client.KindTLS: {exit: ExitUnreachable,
+	client.KindTLS: {exit: ExitUnreachable, refine: refineProxy,
 		hint: plain("check the URL's scheme; for a private CA set A2A_COURIER_CA_CERT to its PEM bundle")},
 	client.KindAuth: {exit: ExitAuth,
 		hint: say("the API key was refused: %s (the \"encoded\" value of an Elasticsearch API key) and that it has not expired", nextstep.Check(nextstep.KibanaAPIKey))},
@@ -159,6 +160,21 @@ func refineServer(e *client.Error, r *kindReport) {
 	if e.StatusCode == 502 || e.StatusCode == 504 {
 		r.exit = ExitUnreachable // a proxy got no answer from the server
 		r.hint = plain("a proxy in front of Kibana could not get an answer from it; try again")
+	}
+}
+
+// refineProxy: the proxy the environment names failed, not the server.
+func refineProxy(e *client.Error, r *kindReport) {
+	switch {
+	case e.Proxy == "":
+	case e.ProxyStatus == http.StatusProxyAuthRequired:
+		r.hint = plain("the proxy asks for credentials: give them in its URL, http://user:password@host:port in HTTPS_PROXY (HTTP_PROXY for http:// URLs)")
+	case e.ProxyStatus == http.StatusBadGateway, e.ProxyStatus == http.StatusServiceUnavailable, e.ProxyStatus == http.StatusGatewayTimeout:
+		r.hint = say("the proxy could not reach the server: %s, and that the proxy may reach it (or list the host in NO_PROXY)", nextstep.Check(nextstep.KibanaURL))
+	case e.ProxyStatus != 0:
+		r.hint = plain("the proxy does not let this connection through; check its rules for the host, or list the host in NO_PROXY to reach it directly")
+	default:
+		r.hint = plain("check the proxy that HTTPS_PROXY (HTTP_PROXY for http:// URLs) names and that it is up; NO_PROXY lists the hosts reached without it")
 	}
 }
 

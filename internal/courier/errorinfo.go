@@ -22,7 +22,8 @@ func errorInfo(err error) *store.ErrorInfo {
 	}
 	var ce *client.Error
 	if errors.As(err, &ce) {
-		info := &store.ErrorInfo{Kind: ce.Kind.String(), Message: ce.Error(), HTTPStatus: ce.StatusCode, RPCCode: ce.RPCCode}
+		info := &store.ErrorInfo{Kind: ce.Kind.String(), Message: ce.Error(), HTTPStatus: ce.StatusCode, RPCCode: ce.RPCCode,
+			Proxy: ce.Proxy, ProxyStatus: ce.ProxyStatus}
 		if ce.Kind == client.KindBusy {
 			info.RetryAfterSeconds = WholeSeconds(ce.RetryAfter)
 		}
@@ -48,7 +49,7 @@ func ClientError(info *store.ErrorInfo) *client.Error {
 		return nil
 	}
 	return &client.Error{Kind: KindOf(info), StatusCode: info.HTTPStatus, RPCCode: info.RPCCode, Message: info.Message,
-		RetryAfter: time.Duration(info.RetryAfterSeconds) * time.Second}
+		RetryAfter: time.Duration(info.RetryAfterSeconds) * time.Second, Proxy: info.Proxy, ProxyStatus: info.ProxyStatus}
 }
 
 // ReadingRefused reports a task left unfinished because reading its reply

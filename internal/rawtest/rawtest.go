@@ -1,17 +1,17 @@
-package client
+// Package rawtest serves raw bytes on loopback for tests: a server that
+// speaks as no net/http server would (a header that never ends, a body cut
+// short, a proxy's answer to CONNECT).
+package rawtest
 
 import (
 	"net"
 	"testing"
 )
 
-// ServeRaw listens on a loopback port until the test ends and hands each
+// Serve listens on a loopback port until the test ends and hands each
 // connection it accepts to serve, on a goroutine of its own, closing the
-// connection when serve returns: a server that speaks raw bytes, as no
-// net/http server would (a header that never ends, a body cut short). It
-// returns the address, host:port. Exported for the client_test package's
-// tests too.
-func ServeRaw(t testing.TB, serve func(net.Conn)) string {
+// connection when serve returns. It returns the address, host:port.
+func Serve(t testing.TB, serve func(net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/a2a-courier/a2a-courier/internal/rawtest"
+	"github.com/a2a-courier/a2a-courier/store"
+)
+
+// A proxy that the environment names is a real process of the user's
+// machine: these tests run the program as a separate process (Go's
+// Transport reads HTTPS_PROXY and HTTP_PROXY once per process) through
+// real proxies on loopback, to a Kibana named by a host that only the
+// proxy reaches. A broken proxy is named, with a hint about the proxy
+// settings, not reported as an unreachable Kibana; its credentials are
+// never said.
+
+// tunnelRefuser is a proxy that answers every CONNECT with status.
+func tunnelRefuser(t *testing.T, status int) string {
+	t.Helper()
+	return rawtest.Serve(t, func(c net.Conn) {
+		req, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil || req.Method != http.MethodConnect {
+			return
+		}
+		resp := &http.Response{StatusCode: status, ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{"Proxy-Authenticate": {`Basic realm="corp"`}}}
+		resp.Write(c)
+	})
+}
+
+// forwardProxy is an HTTP proxy (for http:// URLs) that forwards GETs to
+// the simulator at target and answers every other request with status.
+func forwardProxy(t *testing.T, target string, status int) string {
+	t.Helper()
+	to, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.Header().Set("Proxy-Authenticate", `Basic realm="corp"`)
+			w.WriteHeader(status)
+			return
+		}
+		out, err := http.NewRequest(r.Method, to.Scheme+"://"+to.Host+r.URL.RequestURI(), nil)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		out.Header = r.Header.Clone()
+		out.Header.Del("Proxy-Authorization")
+		resp, err := http.DefaultTransport.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		for k, v := range resp.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return ln.Addr().String()
+}
+
+func TestABrokenProxyIsNamedNotKibana(t *testing.T) {
+	t.Parallel()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedAddr := closed.Addr().String()
+	closed.Close()
+	const secret = "pr0xy-s3cret"
+	for _, tc := range []struct {
+		name, proxy, says, hint string
+	}{
+		{"a proxy that is not there", closedAddr, "cannot reach the proxy " + closedAddr + ": connection refused", "check the proxy that HTTPS_PROXY"},
+		{"a proxy that wants credentials", tunnelRefuser(t, http.StatusProxyAuthRequired), "refused the tunnel to the server: 407 Proxy Authentication Required", "the proxy asks for credentials"},
+		{"a proxy that cannot reach Kibana", tunnelRefuser(t, http.StatusBadGateway), "refused the tunnel to the server: 502 Bad Gateway", "the proxy could not reach the server: check KIBANA_URL"},
+		{"a proxy whose rules refuse the host", tunnelRefuser(t, http.StatusForbidden), "refused the tunnel to the server: 403 Forbidden", "list the host in NO_PROXY"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			p := &proc{t: t, env: map[string]string{
+				"KIBANA_URL": "https://kibana.example.com", "KIBANA_API_KEY": testKey,
+				"HTTPS_PROXY":           "http://corp:" + secret + "@" + tc.proxy,
+				"A2A_COURIER_STATE_DIR": t.TempDir(), "A2A_COURIER_TEST_MAIN": "1", "HOME": t.TempDir(),
+			}}
+			for _, args := range [][]string{{"get-card", "elastic-ai-agent"}, {"send", "elastic-ai-agent", "hello"}, {"doctor"}} {
+				r := p.run(args...)
+				r.expect(t, ExitUnreachable)
+				if !strings.Contains(r.stderr+r.stdout, tc.says) || !strings.Contains(r.stderr+r.stdout, tc.hint) {
+					t.Errorf("%v: the proxy is not named with its hint (%q, %q):\n%s%s", args, tc.says, tc.hint, r.stdout, r.stderr)
+				}
+				if strings.Contains(r.stderr+r.stdout, secret) {
+					t.Errorf("%v: the proxy's password was said:\n%s%s", args, r.stdout, r.stderr)
+				}
+				if args[0] != "doctor" && strings.Contains(r.stderr, "Kibana is up") {
+					t.Errorf("%v: a broken proxy is blamed on Kibana:\n%s", args, r.stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestAProxyRefusingTheSendLeavesItUnsent: an http:// Kibana through
+// HTTP_PROXY, whose proxy lets the card and status through and answers
+// the message/send with 407. The send is refused before it reached
+// Kibana: said of the proxy, and recorded as never sent, not as a send
+// that may have arrived.
+func TestAProxyRefusingTheSendLeavesItUnsent(t *testing.T) {
+	t.Parallel()
+	sim := startSim(t, nil)
+	proxy := forwardProxy(t, sim.URL, http.StatusProxyAuthRequired)
+	state := t.TempDir()
+	p := &proc{t: t, env: map[string]string{
+		"KIBANA_URL": testPublicBase, "KIBANA_API_KEY": testKey, "HTTP_PROXY": "http://" + proxy,
+		"A2A_COURIER_STATE_DIR": state, "A2A_COURIER_TEST_MAIN": "1", "HOME": t.TempDir(),
+	}}
+	r := p.run("--json", "send", "elastic-ai-agent", "hello")
+	r.expect(t, ExitUnreachable)
+	if !strings.Contains(r.stdout, "the proxy "+proxy+" asks for credentials") || !strings.Contains(r.stdout, "HTTP_PROXY for http:// URLs") {
+		t.Errorf("the proxy's refusal is not said of the proxy:\n%s%s", r.stdout, r.stderr)
+	}
+	if n := sim.TotalRuns(); n != 0 {
+		t.Errorf("%d runs on the simulator; the proxy let nothing through", n)
+	}
+	st, err := store.Open(state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, errs := st.List()
+	if len(errs) != 0 || len(recs) != 1 {
+		t.Fatalf("records: %v, %v", recs, errs)
+	}
+	if rec := recs[0]; rec.State != store.Rejected {
+		t.Errorf("the refused send is recorded %s, not %s (refused: never ran)", rec.State, store.Rejected)
+	}
+}
