@@ -113,17 +113,18 @@ func benchSend(b *bench) {
 	s := &sim{url: srv.URL}
 	state := filepath.Join(b.dir, "state-send")
 	env := b.env(s, state)
-	run := func(bin string, args ...string) time.Duration {
+	runPrinting := func(want, bin string, args ...string) time.Duration {
 		c := exec.Command(bin, args...)
 		c.Env = env
 		start := time.Now()
 		out, err := c.Output()
 		d := time.Since(start)
-		if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		if err != nil || (want != "" && strings.TrimSpace(string(out)) != want) {
 			check(fmt.Errorf("%s %s: %v, printed %q", filepath.Base(bin), strings.Join(args, " "), err, out))
 		}
 		return d
 	}
+	run := func(bin string, args ...string) time.Duration { return runPrinting("ok", bin, args...) }
 	// The first send reads the server's status and the card and keeps
 	// them; the second shows what a send asks then.
 	run(b.bin, "send", "fast", "warm-up")
@@ -140,12 +141,15 @@ func benchSend(b *bench) {
 		check(fmt.Errorf("send asked %v, the minimal client %v", kinds, mk))
 	}
 	n := 5 * *runs
-	var sends, mins []time.Duration
+	// version, in the same turns, is the floor: the binary's start and
+	// exit, which every command pays before its own work.
+	var sends, mins, versions []time.Duration
 	for i := -5; i < n; i++ {
 		sd := run(b.bin, "send", "fast", fmt.Sprintf("send %d", i))
 		md := run(minimal, margs...)
+		vd := runPrinting("", b.bin, "version")
 		if i >= 0 {
-			sends, mins = append(sends, sd), append(mins, md)
+			sends, mins, versions = append(sends, sd), append(mins, md), append(versions, vd)
 		}
 	}
 	ratio := float64(median(sends)) / float64(median(mins))
@@ -156,8 +160,11 @@ func benchSend(b *bench) {
 		"at once), started in turns, %d runs each after 5 warm-ups.\n\n", kinds, n)
 	fmt.Printf("| program | wall (median) | wall p90 |\n|---|---|---|\n")
 	fmt.Printf("| a2a-courier send | %s | %s |\n", ms2(median(sends)), ms2(pct(sends, 90)))
-	fmt.Printf("| minimal Go client | %s | %s |\n\n", ms2(median(mins)), ms2(pct(mins, 90)))
-	fmt.Printf("Ratio of the medians: **%.2f×** (target ≤ %.1f×).\n\n", ratio, targetSendFactor)
+	fmt.Printf("| minimal Go client | %s | %s |\n", ms2(median(mins)), ms2(pct(mins, 90)))
+	fmt.Printf("| a2a-courier version (the floor: start and exit) | %s | %s |\n\n", ms2(median(versions)), ms2(pct(versions, 90)))
+	fmt.Printf("Ratio of the medians: **%.2f×** (target ≤ %.1f×). `version` alone is %.2f× the minimal client; "+
+		"the send's own work (send − version) is %s.\n\n", ratio, targetSendFactor,
+		float64(median(versions))/float64(median(mins)), ms2(median(sends)-median(versions)))
 	b.target("send / a minimal Go client (same requests)", fmt.Sprintf("%.2f× (%s vs %s)", ratio, ms2(median(sends)), ms2(median(mins))),
 		ratio <= targetSendFactor)
 }
