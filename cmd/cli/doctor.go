@@ -28,6 +28,8 @@ type doctorOptions struct {
 	Engine         func() (*courier.Courier, error)
 	Caches         func() *courier.Courier
 	Caller         func() nextstep.Caller
+	// LookupEnv reads the environment (the proxy variables).
+	LookupEnv func(string) (string, bool)
 
 	timeout time.Duration
 }
@@ -36,13 +38,14 @@ type doctorOptions struct {
 // doctorRun (a test's, which gets the options as parsed).
 func newCmdDoctor(f *Factory, runF func(context.Context, *doctorOptions) error) *cobra.Command {
 	opts := &doctorOptions{Printer: f.Printer, Settings: f.Settings, KibanaSettings: f.KibanaSettings, ConfigPath: f.ConfigPath,
-		Store: f.Store, Kibana: f.Kibana, Engine: f.Engine, Caches: f.Caches, Caller: f.Caller}
+		Store: f.Store, Kibana: f.Kibana, Engine: f.Engine, Caches: f.Caches, Caller: f.Caller, LookupEnv: f.Process.LookupEnv}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the set-up: configuration, Kibana, the API key, the agents, the background worker",
 		Long: `Check everything a2a-courier needs, each with pass or fail and a hint:
-the configuration and its file permissions; the state directory; that Kibana
-answers, over TLS; that the API key is accepted (401) and has the privilege in
+the configuration and its file permissions; the state directory; the proxy
+that HTTPS_PROXY or HTTP_PROXY names, when one is set; that Kibana answers,
+over TLS; that the API key is accepted (401) and has the privilege in
 the space (403); that Agent Builder is enabled (404 on the agents route); the
 agents' cards (protocol version, streaming); and that a detached worker can
 start and report back.
@@ -67,7 +70,7 @@ func doctorRun(ctx context.Context, opts *doctorOptions) error {
 	s, _ := opts.Settings()
 	_, configured := opts.KibanaSettings()
 	rep := doctor.Run(ctx, &doctor.Env{Settings: s, Configured: configured, ConfigPath: opts.ConfigPath(), Timeout: opts.timeout,
-		Store: opts.Store, Kibana: opts.Kibana, Engine: opts.Engine, Caches: opts.Caches,
+		Store: opts.Store, Kibana: opts.Kibana, Engine: opts.Engine, Caches: opts.Caches, LookupEnv: opts.LookupEnv,
 		Classify: func(err error) doctor.Problem {
 			ce := classify(err)
 			return doctor.Problem{Message: ce.message, Hint: opts.Caller().Text(ce.hint), Exit: ce.exit, Setup: sayAll(opts.Caller().Text, ce.setup)}

@@ -151,3 +151,47 @@ func TestAProxyRefusingTheSendLeavesItUnsent(t *testing.T) {
 		t.Errorf("the refused send is recorded %s, not %s (refused: never ran)", rec.State, store.Rejected)
 	}
 }
+
+// TestDoctorSaysWhichProxy: doctor tells whether the Kibana is reached
+// through the proxy the environment names, as Go's Transport decides,
+// and warns of a proxy variable Go cannot take as given; the variable's
+// value, which may carry a password, is never said.
+func TestDoctorSaysWhichProxy(t *testing.T) {
+	t.Parallel()
+	const secret = "d0ct0r-s3cret"
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		says string
+	}{
+		{"through the proxy", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + "@127.0.0.1:9"},
+			"✓ proxy                  kibana.example.com through the proxy 127.0.0.1:9 (HTTPS_PROXY)"},
+		{"the host exempt", map[string]string{"https_proxy": "127.0.0.1:9", "NO_PROXY": ".example.com"},
+			"✓ proxy                  kibana.example.com directly: NO_PROXY exempts it from https_proxy"},
+		{"a password with a space", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + " x@127.0.0.1:9"},
+			"! proxy                  HTTPS_PROXY does not parse as a URL, so Go does not use it as given"},
+		{"only HTTP_PROXY, for an https:// Kibana", map[string]string{"HTTP_PROXY": "127.0.0.1:9"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			env := map[string]string{
+				"KIBANA_URL": "https://kibana.example.com", "KIBANA_API_KEY": testKey, "NO_COLOR": "1",
+				"A2A_COURIER_STATE_DIR": t.TempDir(), "A2A_COURIER_TEST_MAIN": "1", "HOME": t.TempDir(),
+			}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			r := (&proc{t: t, env: env}).run("doctor", "--timeout", "3s")
+			out := r.stdout + r.stderr
+			if tc.says == "" && strings.Contains(out, " proxy ") {
+				t.Errorf("a proxy check where no variable applies:\n%s", out)
+			}
+			if tc.says != "" && !strings.Contains(out, tc.says) {
+				t.Errorf("doctor does not say %q:\n%s", tc.says, out)
+			}
+			if strings.Contains(out, secret) {
+				t.Errorf("the proxy's password was said:\n%s", out)
+			}
+		})
+	}
+}

@@ -77,6 +77,9 @@ type Env struct {
 	Classify   func(error) Problem
 	// Timeout bounds each check.
 	Timeout time.Duration
+	// LookupEnv reads the environment, for the proxy variables (nil: the
+	// proxy is not checked).
+	LookupEnv func(string) (string, bool)
 }
 
 // Report is the outcome of every check.
@@ -116,6 +119,9 @@ func Run(ctx context.Context, e *Env) Report {
 	add(e.configFile())
 	add(e.stateDir())
 	if e.Configured == nil {
+		if c, ok := e.proxy(e.Settings.URL); ok {
+			add(c)
+		}
 		var kchecks []Check
 		kchecks, r.Kibana = e.kibana(ctx, e.Settings, e.Timeout)
 		r.Checks = append(r.Checks, kchecks...)
