@@ -25,7 +25,7 @@ const (
 	ExitOK            = 0 // success: the final reply is on stdout
 	ExitUnexpected    = 1 // unexpected error
 	ExitUsage         = 2 // usage or configuration error
-	ExitUnreachable   = 3 // server unreachable (DNS, refused, TLS)
+	ExitUnreachable   = 3 // server unreachable (DNS, refused, TLS), or the proxy is
 	ExitAuth          = 4 // authentication or authorisation refused (401, 403)
 	ExitNotFound      = 5 // not found (agent, conversation, context)
 	ExitTaskFailed    = 6 // the remote task failed, was rejected or canceled, or is lost
@@ -42,7 +42,8 @@ const exitCodeTable = `Exit codes:
   1  unexpected error
   2  usage or configuration error (missing configuration prints the set-up
      steps)
-  3  server unreachable (DNS, refused, TLS)
+  3  server unreachable (DNS, refused, TLS), or the proxy is (unreachable, or
+     refuses the tunnel)
   4  authentication or authorisation refused (401, 403)
   5  not found (agent, conversation, context)
   6  the remote task failed, was rejected or canceled, or is lost (the agent
