@@ -115,13 +115,11 @@ type Error struct {
 	// request in (a truncated JSON body, a JSON-RPC answer of the wrong
 	// shape), unlike an HTML page from a proxy or a login screen.
 	Processed bool
-	// Proxy is the host:port of the environment's proxy (HTTPS_PROXY,
-	// HTTP_PROXY) when the failure was the proxy's: it could not be
-	// reached, or it refused the tunnel to the server (ProxyStatus, its
-	// answer to CONNECT: 407 when it wants credentials). Nothing reached
-	// the server then.
-	Proxy       string
-	ProxyStatus int
+	// Proxy is set when the proxy the environment names (HTTPS_PROXY,
+	// HTTP_PROXY) failed: it could not be reached, or it refused the
+	// tunnel to the server, and nothing reached the server; or when the
+	// request went without it because its setting could not be read.
+	Proxy *ProxyProblem
 }
 
 func (e *Error) Error() string {

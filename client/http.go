@@ -760,6 +760,18 @@ func classifyTransportError(op string, err error) *Error {
 	if e := classifyProxyError(op, err); e != nil {
 		return e
 	}
+	e := classifyTransport(op, err)
+	if e.Kind == KindUnreachable || e.Kind == KindTLS {
+		// On its way without the proxy the environment meant (a setting
+		// Go could not read): the error says so.
+		e.Proxy = unusedProxy(err)
+	}
+	return e
+}
+
+// classifyTransport classifies an error of the connection to the server
+// or of the exchange on it.
+func classifyTransport(op string, err error) *Error {
 	if errors.Is(err, errTooManyRedirects) {
 		// The server answers, and answers with a loop: not unreachable,
 		// and not a broken connection, but a request it will not take as
@@ -854,8 +866,11 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 	case code == http.StatusProxyAuthRequired:
 		// Only a proxy answers 407 (an http:// URL through HTTP_PROXY;
 		// for https:// it answers the CONNECT: refuseTunnel).
-		e.Kind, e.ProxyStatus, e.Proxy = KindUnreachable, code, proxyOf(resp.Request)
-		e.Message = "the proxy " + e.Proxy + " asks for credentials (Proxy Authentication Required)"
+		e.Kind, e.Proxy = KindUnreachable, proxyOf(resp.Request)
+		e.Message = "the proxy " + e.Proxy.Host + " asks for credentials (Proxy Authentication Required)"
+		if e.Proxy.Credentials {
+			e.Message = "the proxy " + e.Proxy.Host + " refused the credentials of its URL (Proxy Authentication Required)"
+		}
 	case code == http.StatusUnauthorized:
 		e.Kind = KindAuth
 	case code == http.StatusForbidden:

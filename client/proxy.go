@@ -7,28 +7,54 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"strings"
 )
 
 // A proxy that the environment names (HTTPS_PROXY for https:// URLs,
 // HTTP_PROXY for http://, or their lower-case forms; NO_PROXY lists the
-// hosts reached without one) stands between the client and the server.
-// When the proxy itself fails, because it cannot be reached or it refuses
-// the tunnel (CONNECT) to the server, nothing reached the server, and the
-// error names the proxy (Error.Proxy): a broken proxy is not reported as
-// an unreachable Kibana.
+// hosts reached without one) stands between the client and the server, as
+// Go's Transport reads them (http.ProxyFromEnvironment). When the proxy
+// itself fails, because it cannot be reached or it refuses the tunnel
+// (CONNECT) to the server, nothing reached the server, and the error names
+// the proxy (Error.Proxy): a broken proxy is not reported as an
+// unreachable Kibana. Neither is a proxy setting Go cannot read: Go then
+// connects directly, or to what it made of the value, and the error says
+// which variable it was.
+
+// ProxyProblem is what the proxy the environment names had to do with a
+// failure.
+type ProxyProblem struct {
+	// Host is the proxy's host:port when the failure was the proxy's: it
+	// could not be reached, or it refused the tunnel to the server. Never
+	// the proxy's URL, which may carry a password.
+	Host string
+	// Status is the proxy's refusal (its answer to CONNECT, or to the
+	// request itself for an http:// URL): 407 when it wants credentials.
+	// Credentials says its URL carried some, which it then refused.
+	Status      int
+	Credentials bool
+	// Unreadable names the proxy variable that applies to the request when
+	// its value does not parse as a URL (a space, or an unescaped % or @ in
+	// the password); Unread, ALL_PROXY when it is the only one set, which
+	// Go does not read. Either way the request went directly, or to what Go
+	// made of the value.
+	Unreadable, Unread string
+}
 
 // proxyRefusal is a proxy's answer other than 200 to the CONNECT of an
 // https:// request. Go's Transport reports it as a bare error of the
 // status's text; refuseTunnel, its OnProxyConnectResponse, says whose.
 type proxyRefusal struct {
-	// proxy is the proxy's host:port, never its URL, which may carry
-	// credentials.
-	proxy  string
-	status int
+	ProxyProblem
 }
 
 func (e *proxyRefusal) Error() string {
-	return fmt.Sprintf("the proxy %s refused the tunnel to the server: %d %s", e.proxy, e.status, http.StatusText(e.status))
+	msg := fmt.Sprintf("the proxy %s refused the tunnel to the server: %d %s", e.Host, e.Status, http.StatusText(e.Status))
+	if e.Status == http.StatusProxyAuthRequired && e.Credentials {
+		msg += " (it refused the credentials of its URL)"
+	}
+	return msg
 }
 
 // refuseTunnel is the Transport's OnProxyConnectResponse: a CONNECT that
@@ -38,7 +64,7 @@ func refuseTunnel(_ context.Context, proxyURL *url.URL, _ *http.Request, resp *h
 	if resp.StatusCode == http.StatusOK {
 		return nil
 	}
-	return &proxyRefusal{proxy: proxyURL.Host, status: resp.StatusCode}
+	return &proxyRefusal{ProxyProblem{Host: proxyURL.Host, Status: resp.StatusCode, Credentials: proxyURL.User != nil}}
 }
 
 // classifyProxyError reports a failure of the proxy, or nil when err is
@@ -48,7 +74,8 @@ func refuseTunnel(_ context.Context, proxyURL *url.URL, _ *http.Request, resp *h
 func classifyProxyError(op string, err error) *Error {
 	var refusal *proxyRefusal
 	if errors.As(err, &refusal) {
-		return &Error{Kind: KindUnreachable, Op: op, Message: refusal.Error(), Proxy: refusal.proxy, ProxyStatus: refusal.status, Err: err}
+		p := refusal.ProxyProblem
+		return &Error{Kind: KindUnreachable, Op: op, Message: refusal.Error(), Proxy: &p, Err: err}
 	}
 	var opErr *net.OpError
 	if !errors.As(err, &opErr) || opErr.Op != "proxyconnect" || opErr.Err == nil {
@@ -57,9 +84,10 @@ func classifyProxyError(op string, err error) *Error {
 	// What went wrong with the proxy is classified as for a server (a
 	// refused connection, a name that does not resolve, a certificate not
 	// trusted), then said of the proxy.
-	e := classifyTransportError(op, opErr.Err)
-	e.Proxy = proxyAddress(opErr.Err)
-	e.Message = "cannot reach the proxy " + e.Proxy + ": " + e.Message
+	e := classifyTransport(op, opErr.Err)
+	e.Proxy = &ProxyProblem{Host: proxyAddress(opErr.Err)}
+	e.Proxy.Unreadable, _ = proxySetting(requestScheme(err))
+	e.Message = "cannot reach the proxy " + e.Proxy.Host + ": " + e.Message
 	e.Err = err
 	if e.Kind == KindConnection {
 		// The proxy broke off before the tunnel existed: no byte of the
@@ -83,13 +111,83 @@ func proxyAddress(err error) string {
 	return "(HTTPS_PROXY, HTTP_PROXY)"
 }
 
-// proxyOf names the proxy the environment gives for req, as the
-// Transport chose it (http.ProxyFromEnvironment).
-func proxyOf(req *http.Request) string {
+// proxyOf is the proxy the environment gives for req, as the Transport
+// chose it (http.ProxyFromEnvironment): a 407 answered to the request
+// itself (an http:// URL through HTTP_PROXY).
+func proxyOf(req *http.Request) *ProxyProblem {
+	p := &ProxyProblem{Host: "(HTTP_PROXY)", Status: http.StatusProxyAuthRequired}
 	if req != nil {
 		if u, err := http.ProxyFromEnvironment(req); err == nil && u != nil {
-			return u.Host
+			p.Host, p.Credentials = u.Host, u.User != nil
 		}
 	}
-	return "(HTTP_PROXY)"
+	return p
+}
+
+// unusedProxy is the ProxyProblem of a request that failed on its way to
+// the server without a proxy while the environment meant one: the proxy
+// variable of its scheme does not parse (Go ignored it), or only
+// ALL_PROXY is set, which Go does not read. nil when neither.
+func unusedProxy(err error) *ProxyProblem {
+	unreadable, unread := proxySetting(requestScheme(err))
+	if unreadable == "" && unread == "" {
+		return nil
+	}
+	return &ProxyProblem{Unreadable: unreadable, Unread: unread}
+}
+
+// requestScheme is the scheme of the URL a transport error (a *url.Error)
+// names, "" when it names none.
+func requestScheme(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			return u.Scheme
+		}
+	}
+	return ""
+}
+
+// proxySetting reads the environment as Go's Transport does for a request
+// of scheme: unreadable names the variable that applies when its value does
+// not parse as a URL; unread is ALL_PROXY when no variable applies but it
+// is set.
+func proxySetting(scheme string) (unreadable, unread string) {
+	names := [2]string{"HTTP_PROXY", "http_proxy"}
+	if scheme == "https" {
+		names = [2]string{"HTTPS_PROXY", "https_proxy"}
+	}
+	for _, n := range names {
+		if v := os.Getenv(n); v != "" {
+			if ProxyValueProblem(v) != "" {
+				return n, ""
+			}
+			return "", ""
+		}
+	}
+	for _, n := range [2]string{"ALL_PROXY", "all_proxy"} {
+		if os.Getenv(n) != "" && (scheme == "http" || scheme == "https") {
+			return "", n
+		}
+	}
+	return "", ""
+}
+
+// ProxyValueProblem says what is wrong with a proxy variable's value v, ""
+// when Go's Transport takes it as meant: a URL with a scheme and a host, or
+// host:port, which it reads as http://host:port
+// (golang.org/x/net/http/httpproxy, parseProxy). A URL that does not parse
+// (a space, a password with an unescaped % or @) is read as something else,
+// or not at all.
+func ProxyValueProblem(v string) string {
+	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" {
+		return ""
+	}
+	if strings.Contains(v, "://") {
+		return "does not parse as a URL"
+	}
+	if u, err := url.Parse("http://" + v); err != nil || u.Host == "" {
+		return "does not parse as a proxy address"
+	}
+	return ""
 }

@@ -158,11 +158,21 @@ type ErrorInfo struct {
 	// RetryAfterSeconds is the wait the server asked for (Retry-After on a
 	// 429 or 503), rounded up to whole seconds; 0 when it named none.
 	RetryAfterSeconds int `json:"retry_after_seconds,omitempty"`
-	// Proxy is the host:port of the environment's proxy when the failure
-	// was the proxy's, and ProxyStatus its refusal (407: it wants
-	// credentials), so that the record's hint names the proxy too.
-	Proxy       string `json:"proxy,omitempty"`
-	ProxyStatus int    `json:"proxy_status,omitempty"`
+	// Proxy is what the proxy the environment names had to do with the
+	// failure, so that the record's hint names the proxy too.
+	Proxy *ProxyInfo `json:"proxy,omitempty"`
+}
+
+// ProxyInfo is the record's form of a proxy's part in a failure
+// (client.ProxyProblem): the proxy's host:port (never its URL), its
+// refusal and whether its URL carried credentials, or the proxy variable
+// that could not be read (or ALL_PROXY, which is not read).
+type ProxyInfo struct {
+	Host        string `json:"host,omitempty"`
+	Status      int    `json:"status,omitempty"`
+	Credentials bool   `json:"credentials,omitempty"`
+	Unreadable  string `json:"unreadable,omitempty"`
+	Unread      string `json:"unread,omitempty"`
 }
 
 // Record is one task. It holds the message text only until the request

@@ -85,21 +85,39 @@ func TestABrokenProxyIsNamedNotKibana(t *testing.T) {
 	closedAddr := closed.Addr().String()
 	closed.Close()
 	const secret = "pr0xy-s3cret"
+	withCredentials := func(addr string) string { return "http://corp:" + secret + "@" + addr }
 	for _, tc := range []struct {
-		name, proxy, says, hint string
+		name       string
+		env        map[string]string
+		says, hint string
 	}{
-		{"a proxy that is not there", closedAddr, "cannot reach the proxy " + closedAddr + ": connection refused", "check the proxy that HTTPS_PROXY"},
-		{"a proxy that wants credentials", tunnelRefuser(t, http.StatusProxyAuthRequired), "refused the tunnel to the server: 407 Proxy Authentication Required", "the proxy asks for credentials"},
-		{"a proxy that cannot reach Kibana", tunnelRefuser(t, http.StatusBadGateway), "refused the tunnel to the server: 502 Bad Gateway", "the proxy could not reach the server: check KIBANA_URL"},
-		{"a proxy whose rules refuse the host", tunnelRefuser(t, http.StatusForbidden), "refused the tunnel to the server: 403 Forbidden", "list the host in NO_PROXY"},
+		{"a proxy that is not there", map[string]string{"HTTPS_PROXY": withCredentials(closedAddr)},
+			"cannot reach the proxy " + closedAddr + ": connection refused", "check the proxy that HTTPS_PROXY"},
+		{"a proxy that wants credentials", map[string]string{"HTTPS_PROXY": "http://" + tunnelRefuser(t, http.StatusProxyAuthRequired)},
+			"refused the tunnel to the server: 407 Proxy Authentication Required", "the proxy asks for credentials"},
+		{"a proxy that refuses the credentials given", map[string]string{"HTTPS_PROXY": withCredentials(tunnelRefuser(t, http.StatusProxyAuthRequired))},
+			"407 Proxy Authentication Required (it refused the credentials of its URL)", "the proxy refused the user and password of its URL"},
+		{"a proxy that cannot reach Kibana", map[string]string{"HTTPS_PROXY": withCredentials(tunnelRefuser(t, http.StatusBadGateway))},
+			"refused the tunnel to the server: 502 Bad Gateway", "the proxy could not reach the server: check KIBANA_URL"},
+		{"a proxy whose rules refuse the host", map[string]string{"HTTPS_PROXY": withCredentials(tunnelRefuser(t, http.StatusForbidden))},
+			"refused the tunnel to the server: 403 Forbidden", "list the host in NO_PROXY"},
+		// Go's Transport ignores a value it cannot parse and connects
+		// directly (here: a name that does not resolve).
+		{"a password with an unescaped %", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + "%zz@127.0.0.1:9"},
+			"unreachable", "HTTPS_PROXY does not parse as a URL, so Go did not use it as given"},
+		{"only ALL_PROXY", map[string]string{"ALL_PROXY": withCredentials("127.0.0.1:9")},
+			"unreachable", "ALL_PROXY is set, but Go's HTTP client reads only HTTPS_PROXY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			p := &proc{t: t, env: map[string]string{
-				"KIBANA_URL": "https://kibana.example.com", "KIBANA_API_KEY": testKey,
-				"HTTPS_PROXY":           "http://corp:" + secret + "@" + tc.proxy,
+			env := map[string]string{
+				"KIBANA_URL": "https://kibana.invalid", "KIBANA_API_KEY": testKey,
 				"A2A_COURIER_STATE_DIR": t.TempDir(), "A2A_COURIER_TEST_MAIN": "1", "HOME": t.TempDir(),
-			}}
+			}
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			p := &proc{t: t, env: env}
 			for _, args := range [][]string{{"get-card", "elastic-ai-agent"}, {"send", "elastic-ai-agent", "hello"}, {"doctor"}} {
 				r := p.run(args...)
 				r.expect(t, ExitUnreachable)
@@ -133,7 +151,8 @@ func TestAProxyRefusingTheSendLeavesItUnsent(t *testing.T) {
 	}}
 	r := p.run("--json", "send", "elastic-ai-agent", "hello")
 	r.expect(t, ExitUnreachable)
-	if !strings.Contains(r.stdout, "the proxy "+proxy+" asks for credentials") || !strings.Contains(r.stdout, "HTTP_PROXY for http:// URLs") {
+	if !strings.Contains(r.stdout, "the proxy "+proxy+" asks for credentials") || !strings.Contains(r.stdout, "HTTP_PROXY for http:// URLs") ||
+		!strings.Contains(r.stdout, "nothing reached the server, so sending it again once the proxy lets it through is safe") {
 		t.Errorf("the proxy's refusal is not said of the proxy:\n%s%s", r.stdout, r.stderr)
 	}
 	if n := sim.TotalRuns(); n != 0 {
@@ -165,12 +184,14 @@ func TestDoctorSaysWhichProxy(t *testing.T) {
 		says string
 	}{
 		{"through the proxy", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + "@127.0.0.1:9"},
-			"✓ proxy                  kibana.example.com through the proxy 127.0.0.1:9 (HTTPS_PROXY)"},
+			"✓ proxy                  kibana.example.com through the proxy 127.0.0.1:9 (HTTPS_PROXY); these checks are GETs"},
 		{"the host exempt", map[string]string{"https_proxy": "127.0.0.1:9", "NO_PROXY": ".example.com"},
 			"✓ proxy                  kibana.example.com directly: NO_PROXY exempts it from https_proxy"},
 		{"a password with a space", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + " x@127.0.0.1:9"},
 			"! proxy                  HTTPS_PROXY does not parse as a URL, so Go does not use it as given"},
 		{"only HTTP_PROXY, for an https:// Kibana", map[string]string{"HTTP_PROXY": "127.0.0.1:9"}, ""},
+		{"only ALL_PROXY", map[string]string{"ALL_PROXY": "http://corp:" + secret + "@127.0.0.1:9"},
+			"! proxy                  ALL_PROXY is set, but Go's HTTP client does not read it: kibana.example.com is reached directly"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()

@@ -164,15 +164,23 @@ func refineServer(e *client.Error, r *kindReport) {
 	}
 }
 
-// refineProxy: the proxy the environment names failed, not the server.
+// refineProxy: the proxy the environment names failed, not the server,
+// or a proxy setting could not be read.
 func refineProxy(e *client.Error, r *kindReport) {
+	p := e.Proxy
 	switch {
-	case e.Proxy == "":
-	case e.ProxyStatus == http.StatusProxyAuthRequired:
+	case p == nil:
+	case p.Unreadable != "":
+		r.hint = plain(p.Unreadable + " does not parse as a URL, so Go did not use it as given: set it as http://host:port, with credentials as http://user:password@host:port (%-escape a space, @, : or % in them)")
+	case p.Unread != "":
+		r.hint = plain(p.Unread + " is set, but Go's HTTP client reads only HTTPS_PROXY (for https:// URLs) and HTTP_PROXY (for http://): set those to the proxy")
+	case p.Status == http.StatusProxyAuthRequired && p.Credentials:
+		r.hint = plain("the proxy refused the user and password of its URL in HTTPS_PROXY (HTTP_PROXY for http:// URLs): check them, %-escaped where they hold a space, @, : or %")
+	case p.Status == http.StatusProxyAuthRequired:
 		r.hint = plain("the proxy asks for credentials: give them in its URL, http://user:password@host:port in HTTPS_PROXY (HTTP_PROXY for http:// URLs)")
-	case e.ProxyStatus == http.StatusBadGateway, e.ProxyStatus == http.StatusServiceUnavailable, e.ProxyStatus == http.StatusGatewayTimeout:
+	case p.Status == http.StatusBadGateway, p.Status == http.StatusServiceUnavailable, p.Status == http.StatusGatewayTimeout:
 		r.hint = say("the proxy could not reach the server: %s, and that the proxy may reach it (or list the host in NO_PROXY)", nextstep.Check(nextstep.KibanaURL))
-	case e.ProxyStatus != 0:
+	case p.Status != 0:
 		r.hint = plain("the proxy does not let this connection through; check its rules for the host, or list the host in NO_PROXY to reach it directly")
 	default:
 		r.hint = plain("check the proxy that HTTPS_PROXY (HTTP_PROXY for http:// URLs) names and that it is up; NO_PROXY lists the hosts reached without it")
@@ -449,6 +457,9 @@ func recordError(rec *store.Record) *cliError {
 				from = remoteHint(from)
 			}
 			ce.hint, ce.code = from.hint, from.code
+			if courier.ClientError(rec.Error).Proxy != nil {
+				ce.hint = ce.hint.Then("; nothing reached the server, so sending it again once the proxy lets it through is safe")
+			}
 		}
 		if courier.KindOf(rec.Error) == client.KindBusy {
 			ce.retryAfter = time.Duration(rec.Error.RetryAfterSeconds) * time.Second

@@ -218,7 +218,11 @@ func (opts *tasksOptions) local() error {
 		return pr.writeJSON(map[string]any{"source": "local", "tasks": rows, "total": total})
 	}
 	if len(recs) == 0 {
-		pr.info("no tasks recorded in %s match", c.Store.Dir())
+		if opts.state == "" && opts.agent == "" {
+			pr.info("no tasks recorded in %s", c.Store.Dir())
+		} else {
+			pr.info("no tasks recorded in %s match", c.Store.Dir())
+		}
 		return nil
 	}
 	pr.table([]string{"CONTEXT", "AGENT", "STATE", "AGE", "REPLY"}, cells, 4)

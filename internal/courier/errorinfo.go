@@ -22,8 +22,10 @@ func errorInfo(err error) *store.ErrorInfo {
 	}
 	var ce *client.Error
 	if errors.As(err, &ce) {
-		info := &store.ErrorInfo{Kind: ce.Kind.String(), Message: ce.Error(), HTTPStatus: ce.StatusCode, RPCCode: ce.RPCCode,
-			Proxy: ce.Proxy, ProxyStatus: ce.ProxyStatus}
+		info := &store.ErrorInfo{Kind: ce.Kind.String(), Message: ce.Error(), HTTPStatus: ce.StatusCode, RPCCode: ce.RPCCode}
+		if p := ce.Proxy; p != nil {
+			info.Proxy = &store.ProxyInfo{Host: p.Host, Status: p.Status, Credentials: p.Credentials, Unreadable: p.Unreadable, Unread: p.Unread}
+		}
 		if ce.Kind == client.KindBusy {
 			info.RetryAfterSeconds = WholeSeconds(ce.RetryAfter)
 		}
@@ -48,8 +50,12 @@ func ClientError(info *store.ErrorInfo) *client.Error {
 	if info == nil {
 		return nil
 	}
-	return &client.Error{Kind: KindOf(info), StatusCode: info.HTTPStatus, RPCCode: info.RPCCode, Message: info.Message,
-		RetryAfter: time.Duration(info.RetryAfterSeconds) * time.Second, Proxy: info.Proxy, ProxyStatus: info.ProxyStatus}
+	ce := &client.Error{Kind: KindOf(info), StatusCode: info.HTTPStatus, RPCCode: info.RPCCode, Message: info.Message,
+		RetryAfter: time.Duration(info.RetryAfterSeconds) * time.Second}
+	if p := info.Proxy; p != nil {
+		ce.Proxy = &client.ProxyProblem{Host: p.Host, Status: p.Status, Credentials: p.Credentials, Unreadable: p.Unreadable, Unread: p.Unread}
+	}
+	return ce
 }
 
 // ReadingRefused reports a task left unfinished because reading its reply

@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strings"
+
+	"github.com/a2a-courier/a2a-courier/client"
 )
 
 // proxy says whether requests to the Kibana go through a proxy that the
@@ -31,43 +32,32 @@ func (e *Env) proxy(kibanaURL string) (c Check, ok bool) {
 		}
 	}
 	if name == "" {
+		for _, n := range [2]string{"ALL_PROXY", "all_proxy"} {
+			if v, set := e.LookupEnv(n); set && v != "" && (u.Scheme == "http" || u.Scheme == "https") {
+				return Check{Name: "proxy", Status: Warn,
+					Detail: fmt.Sprintf("%s is set, but Go's HTTP client does not read it: %s is reached directly", n, u.Host),
+					Hint:   fmt.Sprintf("set %s to the proxy (Go reads HTTPS_PROXY for https:// URLs, HTTP_PROXY for http://)", names[0])}, true
+			}
+		}
 		return Check{}, false
 	}
 	c = Check{Name: "proxy", Status: Pass}
 	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
 	switch {
-	case proxyValueProblem(value) != "":
+	case client.ProxyValueProblem(value) != "":
 		c.Status = Warn
-		c.Detail = fmt.Sprintf("%s %s, so Go does not use it as given", name, proxyValueProblem(value))
+		c.Detail = fmt.Sprintf("%s %s, so Go does not use it as given", name, client.ProxyValueProblem(value))
 		c.Hint = "set it as http://host:port, with credentials as http://user:password@host:port (%-escape what the password holds of @ : / % and spaces)"
 	case err != nil:
 		// Go's error quotes the value, which may carry a password.
 		c.Status, c.Detail = Warn, name+" cannot be used as a proxy URL"
 	case p != nil:
-		c.Detail = fmt.Sprintf("%s through the proxy %s (%s)", u.Host, p.Host, name)
+		// A proxy may refuse what these checks do not ask: they are GETs.
+		c.Detail = fmt.Sprintf("%s through the proxy %s (%s); these checks are GETs, a send is a POST", u.Host, p.Host, name)
 	case IsLoopback(u.Hostname()):
 		c.Detail = fmt.Sprintf("%s directly: a loopback host never goes through %s", u.Host, name)
 	default:
 		c.Detail = fmt.Sprintf("%s directly: NO_PROXY exempts it from %s", u.Host, name)
 	}
 	return c, true
-}
-
-// proxyValueProblem says what is wrong with a proxy variable's value v, ""
-// when Go's Transport takes it as meant: a URL with a scheme and a host, or
-// host:port, which it reads as http://host:port
-// (golang.org/x/net/http/httpproxy, parseProxy). A URL that does not parse
-// (a space, a password with an unescaped @) is read as something else, or
-// not at all.
-func proxyValueProblem(v string) string {
-	if u, err := url.Parse(v); err == nil && u.Scheme != "" && u.Host != "" {
-		return ""
-	}
-	if strings.Contains(v, "://") {
-		return "does not parse as a URL"
-	}
-	if u, err := url.Parse("http://" + v); err != nil || u.Host == "" {
-		return "does not parse as a proxy address"
-	}
-	return ""
 }

@@ -1,4 +1,4 @@
-package doctor
+package client
 
 import "testing"
 
@@ -14,8 +14,8 @@ func TestProxyValueProblem(t *testing.T) {
 		"http://":                           true,
 		"proxy corp":                        true,
 	} {
-		if got := proxyValueProblem(v) != ""; got != bad {
-			t.Errorf("proxyValueProblem(%q) = %q, want a problem: %v", v, proxyValueProblem(v), bad)
+		if got := ProxyValueProblem(v) != ""; got != bad {
+			t.Errorf("proxyValueProblem(%q) = %q, want a problem: %v", v, ProxyValueProblem(v), bad)
 		}
 	}
 }
