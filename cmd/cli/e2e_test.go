@@ -55,10 +55,14 @@ func (p *proc) run(args ...string) result {
 	p.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := p.cmd(ctx, "", args...)
 	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
+	err := startRetried(p.t, func() *exec.Cmd {
+		c := p.cmd(ctx, "", args...)
+		out.Reset()
+		errb.Reset()
+		c.Stdout, c.Stderr = &out, &errb
+		return c
+	})
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -66,6 +70,24 @@ func (p *proc) run(args ...string) result {
 		p.t.Fatalf("run %v: %v", args, err)
 	}
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// startRetried starts the command mk makes and waits for it. A start that
+// fails (the process never ran, so nothing of it was sent) is tried again,
+// twice: Wine's CreateProcess fails now and then with "Internal error"
+// under load. It returns Wait's error, or the last start's.
+func startRetried(t *testing.T, mk func() *exec.Cmd) error {
+	t.Helper()
+	var err error
+	for attempt := range 3 {
+		c := mk()
+		if err = c.Start(); err == nil {
+			return c.Wait()
+		}
+		t.Logf("start %s (attempt %d): %v", c.Path, attempt+1, err)
+		time.Sleep(time.Duration(attempt+1) * 200 * time.Millisecond)
+	}
+	return err
 }
 
 func (p *proc) store() *store.Store {

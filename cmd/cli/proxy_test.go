@@ -186,7 +186,8 @@ func TestDoctorSaysWhichProxy(t *testing.T) {
 		{"through the proxy", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + "@127.0.0.1:9"},
 			"✓ proxy                  kibana.example.com through the proxy 127.0.0.1:9 (HTTPS_PROXY); these checks are GETs"},
 		{"the host exempt", map[string]string{"https_proxy": "127.0.0.1:9", "NO_PROXY": ".example.com"},
-			"✓ proxy                  kibana.example.com directly: NO_PROXY exempts it from https_proxy"},
+			// from https_proxy, or HTTPS_PROXY on Windows, whose names have no case.
+			"✓ proxy                  kibana.example.com directly: NO_PROXY exempts it from "},
 		{"a password with a space", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + " x@127.0.0.1:9"},
 			"! proxy                  HTTPS_PROXY does not parse as a URL, so Go does not use it as given"},
 		{"only HTTP_PROXY, for an https:// Kibana", map[string]string{"HTTP_PROXY": "127.0.0.1:9"}, ""},
