@@ -14,6 +14,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"sort"
@@ -474,6 +475,11 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 	if r.heldOpen {
 		ctx = withHeldOpen(ctx)
 	}
+	// Whether a connection was had: a request that failed before has not
+	// left this machine, whatever the error says (a proxy that broke off
+	// the tunnel's CONNECT, or did not answer it).
+	var connected atomic.Bool
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
 	req, err := http.NewRequestWithContext(ctx, r.method, t.url(r), body)
 	if err != nil {
 		return nil, &Error{Kind: KindUnexpected, Op: r.op, Err: err}
@@ -518,6 +524,11 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 		resp, err = t.http.Do(again)
 	}
 	if err != nil {
+		if !connected.Load() {
+			if e := tunnelFailure(r.op, req, err); e != nil {
+				return nil, e
+			}
+		}
 		return nil, classifyTransportError(r.op, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -866,10 +877,14 @@ func classifyStatus(op string, resp *http.Response, body []byte) *Error {
 	case code == http.StatusProxyAuthRequired:
 		// Only a proxy answers 407 (an http:// URL through HTTP_PROXY;
 		// for https:// it answers the CONNECT: refuseTunnel).
-		e.Kind, e.Proxy = KindUnreachable, proxyOf(resp.Request)
-		e.Message = "the proxy " + e.Proxy.Host + " asks for credentials (Proxy Authentication Required)"
-		if e.Proxy.Credentials {
-			e.Message = "the proxy " + e.Proxy.Host + " refused the credentials of its URL (Proxy Authentication Required)"
+		e.Kind, e.Proxy = KindUnreachable, &ProxyProblem{Status: code}
+		e.Message = "a proxy in front of the server asks for credentials (Proxy Authentication Required)"
+		if p := envProxy(resp.Request); p != nil && resp.Request.URL.Scheme == "http" {
+			e.Proxy.Host, e.Proxy.Credentials = p.Host, p.User != nil
+			e.Message = "the proxy " + p.Host + " asks for credentials (Proxy Authentication Required)"
+			if p.User != nil {
+				e.Message = "the proxy " + p.Host + " refused the credentials of its URL (Proxy Authentication Required)"
+			}
 		}
 	case code == http.StatusUnauthorized:
 		e.Kind = KindAuth

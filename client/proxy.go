@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -85,7 +86,7 @@ func classifyProxyError(op string, err error) *Error {
 	// refused connection, a name that does not resolve, a certificate not
 	// trusted), then said of the proxy.
 	e := classifyTransport(op, opErr.Err)
-	e.Proxy = &ProxyProblem{Host: proxyAddress(opErr.Err)}
+	e.Proxy = &ProxyProblem{Host: proxyAddress(err, opErr.Err)}
 	e.Proxy.Unreadable, _ = proxySetting(requestScheme(err))
 	e.Message = "cannot reach the proxy " + e.Proxy.Host + ": " + e.Message
 	e.Err = err
@@ -97,31 +98,72 @@ func classifyProxyError(op string, err error) *Error {
 	return e
 }
 
-// proxyAddress names the proxy an error of dialing it was about: the
-// address dialed, or the host name that did not resolve.
-func proxyAddress(err error) string {
+// proxyAddress names the proxy an error of dialing it (inner) was about:
+// the proxy the environment gives for the request's URL (err, a
+// *url.Error, names it), or the address dialed, or the host name that did
+// not resolve.
+func proxyAddress(err, inner error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if u, perr := url.Parse(ue.URL); perr == nil {
+			if p := envProxy(&http.Request{URL: u}); p != nil {
+				return p.Host
+			}
+		}
+	}
 	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) && dnsErr.Name != "" {
+	if errors.As(inner, &dnsErr) && dnsErr.Name != "" {
 		return dnsErr.Name
 	}
 	var opErr *net.OpError
-	if errors.As(err, &opErr) && opErr.Addr != nil {
+	if errors.As(inner, &opErr) && opErr.Addr != nil {
 		return opErr.Addr.String()
 	}
 	return "(HTTPS_PROXY, HTTP_PROXY)"
 }
 
-// proxyOf is the proxy the environment gives for req, as the Transport
-// chose it (http.ProxyFromEnvironment): a 407 answered to the request
-// itself (an http:// URL through HTTP_PROXY).
-func proxyOf(req *http.Request) *ProxyProblem {
-	p := &ProxyProblem{Host: "(HTTP_PROXY)", Status: http.StatusProxyAuthRequired}
-	if req != nil {
-		if u, err := http.ProxyFromEnvironment(req); err == nil && u != nil {
-			p.Host, p.Credentials = u.Host, u.User != nil
-		}
+// envProxy is the proxy the environment gives for req, as the Transport
+// chose it (http.ProxyFromEnvironment); nil when none applies.
+func envProxy(req *http.Request) *url.URL {
+	if req == nil || req.URL == nil {
+		return nil
 	}
-	return p
+	if u, err := http.ProxyFromEnvironment(req); err == nil && u != nil {
+		return u
+	}
+	return nil
+}
+
+// tunnelFailure reports a request through the environment's proxy that
+// failed before it had a connection to the server: the proxy broke off
+// or did not answer the tunnel's CONNECT, or a SOCKS proxy refused the
+// host (Go reports these in the server's words, "the server closed the
+// connection"). Nothing reached the server. nil when req had no proxy, or
+// the failure is classified better as it is (a refusal, a dial of the
+// proxy, a caller that stopped).
+func tunnelFailure(op string, req *http.Request, err error) *Error {
+	p := envProxy(req)
+	if p == nil || errors.Is(err, context.Canceled) {
+		return nil
+	}
+	if e := classifyProxyError(op, err); e != nil {
+		return e
+	}
+	e := classifyTransport(op, err)
+	if e.Kind != KindConnection {
+		return nil
+	}
+	what := "gave no tunnel to the server: " + e.Message
+	switch {
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), connectionLost(err):
+		what = "closed the connection before the tunnel to the server was made"
+	case errors.Is(err, context.DeadlineExceeded), timedOut(err):
+		what = "made no tunnel to the server in time"
+	}
+	e.Kind, e.Err = KindUnreachable, err
+	e.Proxy = &ProxyProblem{Host: p.Host, Credentials: p.User != nil}
+	e.Message = "the proxy " + p.Host + " " + what
+	return e
 }
 
 // unusedProxy is the ProxyProblem of a request that failed on its way to

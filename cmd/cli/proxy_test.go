@@ -98,9 +98,12 @@ func TestABrokenProxyIsNamedNotKibana(t *testing.T) {
 		{"a proxy that refuses the credentials given", map[string]string{"HTTPS_PROXY": withCredentials(tunnelRefuser(t, http.StatusProxyAuthRequired))},
 			"407 Proxy Authentication Required (it refused the credentials of its URL)", "the proxy refused the user and password of its URL"},
 		{"a proxy that cannot reach Kibana", map[string]string{"HTTPS_PROXY": withCredentials(tunnelRefuser(t, http.StatusBadGateway))},
-			"refused the tunnel to the server: 502 Bad Gateway", "the proxy could not reach the server: check KIBANA_URL"},
+			"refused the tunnel to the server: 502 Bad Gateway", "the proxy could not reach the server: check the server's URL"},
 		{"a proxy whose rules refuse the host", map[string]string{"HTTPS_PROXY": withCredentials(tunnelRefuser(t, http.StatusForbidden))},
 			"refused the tunnel to the server: 403 Forbidden", "list the host in NO_PROXY"},
+		{"a proxy that closes the tunnel's connection", map[string]string{"HTTPS_PROXY": withCredentials(rawtest.Serve(t, func(c net.Conn) {
+			http.ReadRequest(bufio.NewReader(c))
+		}))}, "closed the connection before the tunnel to the server was made", "check the proxy that HTTPS_PROXY"},
 		// Go's Transport ignores a value it cannot parse and connects
 		// directly (here: a name that does not resolve).
 		{"a password with an unescaped %", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + "%zz@127.0.0.1:9"},
@@ -155,9 +158,6 @@ func TestAProxyRefusingTheSendLeavesItUnsent(t *testing.T) {
 		!strings.Contains(r.stdout, "nothing reached the server, so sending it again once the proxy lets it through is safe") {
 		t.Errorf("the proxy's refusal is not said of the proxy:\n%s%s", r.stdout, r.stderr)
 	}
-	if n := sim.TotalRuns(); n != 0 {
-		t.Errorf("%d runs on the simulator; the proxy let nothing through", n)
-	}
 	st, err := store.Open(state)
 	if err != nil {
 		t.Fatal(err)
@@ -166,8 +166,16 @@ func TestAProxyRefusingTheSendLeavesItUnsent(t *testing.T) {
 	if len(errs) != 0 || len(recs) != 1 {
 		t.Fatalf("records: %v, %v", recs, errs)
 	}
-	if rec := recs[0]; rec.State != store.Rejected {
-		t.Errorf("the refused send is recorded %s, not %s (refused: never ran)", rec.State, store.Rejected)
+	rec := recs[0]
+	if rec.State != store.Rejected || rec.Error == nil || rec.Error.Proxy == nil || rec.Error.Proxy.Host != proxy || rec.Error.Proxy.Status != http.StatusProxyAuthRequired {
+		t.Fatalf("the refused send is recorded %s, error %+v: not rejected by the proxy %s (refused: never ran)", rec.State, rec.Error, proxy)
+	}
+	// result says what the send said, from the record.
+	sent := decodeTask(t, r.stdout)
+	again := p.run("--json", "result", rec.ContextID)
+	again.expect(t, ExitUnreachable)
+	if got := decodeTask(t, again.stdout); got.Error == nil || sent.Error == nil || got.Error.Hint != sent.Error.Hint {
+		t.Errorf("result's error %+v, the send's %+v", got.Error, sent.Error)
 	}
 }
 
@@ -215,5 +223,22 @@ func TestDoctorSaysWhichProxy(t *testing.T) {
 				t.Errorf("the proxy's password was said:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestAProxyThatNeverAnswersTheTunnel: a CONNECT left unanswered until the
+// caller's --timeout is said of the proxy, as unreachable: no connection
+// to the server was had, so nothing may have arrived.
+func TestAProxyThatNeverAnswersTheTunnel(t *testing.T) {
+	t.Parallel()
+	proxy := rawtest.Serve(t, func(c net.Conn) { io.Copy(io.Discard, c) })
+	p := &proc{t: t, env: map[string]string{
+		"KIBANA_URL": "https://kibana.invalid", "KIBANA_API_KEY": testKey, "HTTPS_PROXY": "http://" + proxy,
+		"A2A_COURIER_STATE_DIR": t.TempDir(), "A2A_COURIER_TEST_MAIN": "1", "HOME": t.TempDir(),
+	}}
+	r := p.run("get-card", "elastic-ai-agent", "--timeout", "1s")
+	r.expect(t, ExitUnreachable)
+	if !strings.Contains(r.stderr, "the proxy "+proxy+" made no tunnel to the server in time") || !strings.Contains(r.stderr, "check the proxy that HTTPS_PROXY") {
+		t.Errorf("an unanswered tunnel is not said of the proxy:\n%s", r.stderr)
 	}
 }

@@ -170,16 +170,20 @@ func refineProxy(e *client.Error, r *kindReport) {
 	p := e.Proxy
 	switch {
 	case p == nil:
+	case e.Kind == client.KindTLS && p.Host != "":
+		r.hint = plain("the proxy's TLS certificate is not trusted: for a private CA set A2A_COURIER_CA_CERT to its PEM bundle (it covers the proxy too), or name the proxy with http://")
 	case p.Unreadable != "":
 		r.hint = plain(p.Unreadable + " does not parse as a URL, so Go did not use it as given: set it as http://host:port, with credentials as http://user:password@host:port (%-escape a space, @, : or % in them)")
 	case p.Unread != "":
 		r.hint = plain(p.Unread + " is set, but Go's HTTP client reads only HTTPS_PROXY (for https:// URLs) and HTTP_PROXY (for http://): set those to the proxy")
 	case p.Status == http.StatusProxyAuthRequired && p.Credentials:
 		r.hint = plain("the proxy refused the user and password of its URL in HTTPS_PROXY (HTTP_PROXY for http:// URLs): check them, %-escaped where they hold a space, @, : or %")
+	case p.Status == http.StatusProxyAuthRequired && p.Host == "":
+		r.hint = plain("a proxy that HTTPS_PROXY and HTTP_PROXY do not name stands in front of the server and asks for credentials; a2a-courier gives them only to the proxy named there (http://user:password@host:port)")
 	case p.Status == http.StatusProxyAuthRequired:
 		r.hint = plain("the proxy asks for credentials: give them in its URL, http://user:password@host:port in HTTPS_PROXY (HTTP_PROXY for http:// URLs)")
 	case p.Status == http.StatusBadGateway, p.Status == http.StatusServiceUnavailable, p.Status == http.StatusGatewayTimeout:
-		r.hint = say("the proxy could not reach the server: %s, and that the proxy may reach it (or list the host in NO_PROXY)", nextstep.Check(nextstep.KibanaURL))
+		r.hint = plain("the proxy could not reach the server: check the server's URL, and that the proxy may reach it (or list the host in NO_PROXY)")
 	case p.Status != 0:
 		r.hint = plain("the proxy does not let this connection through; check its rules for the host, or list the host in NO_PROXY to reach it directly")
 	default:
