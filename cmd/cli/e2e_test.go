@@ -185,7 +185,10 @@ func TestE2EProxyCutOnALongRun(t *testing.T) {
 
 func TestE2EWorkerKilledMidRun(t *testing.T) {
 	t.Parallel()
-	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 3 * time.Second })
+	// A run long enough that the worker is killed in its middle even on a
+	// loaded machine (with 3 s, a CI run under load once saw the reply come
+	// to the first worker before the kill).
+	sim := startSim(t, func(o *agentbuildertest.Options) { o.Agents[1].RunTime = 8 * time.Second })
 	p := newProc(t, sim)
 	defer p.waitWorkersExit()
 	r := p.run("send-async", "audit-agent", "kill me", "--poll-interval", "300ms", "--json")
@@ -216,7 +219,12 @@ func TestE2EWorkerKilledMidRun(t *testing.T) {
 			t.Errorf("the API key is in the worker's %s", what)
 		}
 	}
-	proctest.Kill(pids[0])
+	if err := proctest.Kill(pids[0]); err != nil {
+		t.Fatalf("kill the worker: %v", err)
+	}
+	if _, done := sim.CompletedAt(d.ContextID); done {
+		t.Fatalf("the run completed before the worker was killed: the test saw nothing")
+	}
 	waitUntil(t, "the lock to be freed", 5*time.Second, func() bool { return !st.Locked(d.ContextID) })
 
 	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s", "--json")
