@@ -367,7 +367,10 @@ func TestE2ESendWhoseWaitEndsBeforeItConnects(t *testing.T) {
 	sim := startSim(t, nil)
 	p := newProc(t, sim)
 	defer p.waitWorkersExit()
-	r := p.run("send", "elastic-ai-agent", "too quick", "--timeout", "1ns", "--poll-interval", "200ms", "--max-wait", "5s", "--json")
+	// The maximum wait leaves the worker it hands the task to time to
+	// start and send on a loaded machine (with 5 s a CI run under load saw
+	// the task expire with its one run done).
+	r := p.run("send", "elastic-ai-agent", "too quick", "--timeout", "1ns", "--poll-interval", "200ms", "--max-wait", "20s", "--json")
 	r.expect(t, ExitStillRunning)
 	d := decodeTask(t, r.stdout)
 	r = p.run("result", d.ContextID, "--wait", "--timeout", "30s")
