@@ -101,10 +101,14 @@ func TestOneListReadTellsWhichTasksChanged(t *testing.T) {
 				}
 			}
 			// No reply delayed past one poll: once a run ended, its
-			// conversation (or task) was read after one list read at most.
+			// conversation (or task) was read after the next list read
+			// that could show it. A run that ends while a list read is on
+			// its way is shown by the one after: all 50 runs end together,
+			// so on a loaded machine a whole batch can fall there (a CI
+			// run: 38 of 50 after 2 list reads). More than 2 is late.
 			late := 0
 			for _, r := range recs {
-				if k, ok := sim.ListReadsBeforeLook(r.ContextID); ok && k > 1 {
+				if k, ok := sim.ListReadsBeforeLook(r.ContextID); ok && k > 2 {
 					late++
 					t.Errorf("%s: %d list reads between its run's end and the read of its reply", r.ContextID, k)
 				}
