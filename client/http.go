@@ -475,14 +475,18 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 	if r.heldOpen {
 		ctx = withHeldOpen(ctx)
 	}
-	// Whether a connection was had: a request that failed before has not
-	// left this machine, whatever the error says (a proxy that broke off
-	// the tunnel's CONNECT, or did not answer it).
-	var connected atomic.Bool
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
 	req, err := http.NewRequestWithContext(ctx, r.method, t.url(r), body)
 	if err != nil {
 		return nil, &Error{Kind: KindUnexpected, Op: r.op, Err: err}
+	}
+	// Through a proxy, whether a connection was had: a request that failed
+	// before has not left this machine, whatever the error says (a proxy
+	// that broke off the tunnel's CONNECT, or did not answer it).
+	var connected atomic.Bool
+	proxy := envProxy(req)
+	if proxy != nil {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
+		req = req.WithContext(ctx)
 	}
 	if r.body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -524,12 +528,11 @@ func (t *transport) open(ctx context.Context, r *request) (_ *http.Response, err
 		resp, err = t.http.Do(again)
 	}
 	if err != nil {
-		if !connected.Load() {
-			if e := tunnelFailure(r.op, req, err); e != nil {
-				return nil, e
-			}
+		e := classifyTransportError(r.op, err)
+		if proxy != nil && !connected.Load() {
+			sayOfTunnel(e, proxy, err)
 		}
-		return nil, classifyTransportError(r.op, err)
+		return nil, e
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		defer resp.Body.Close()

@@ -103,12 +103,9 @@ func classifyProxyError(op string, err error) *Error {
 // *url.Error, names it), or the address dialed, or the host name that did
 // not resolve.
 func proxyAddress(err, inner error) string {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		if u, perr := url.Parse(ue.URL); perr == nil {
-			if p := envProxy(&http.Request{URL: u}); p != nil {
-				return p.Host
-			}
+	if u := requestURL(err); u != nil {
+		if p := envProxy(&http.Request{URL: u}); p != nil {
+			return p.Host
 		}
 	}
 	var dnsErr *net.DNSError
@@ -134,24 +131,16 @@ func envProxy(req *http.Request) *url.URL {
 	return nil
 }
 
-// tunnelFailure reports a request through the environment's proxy that
-// failed before it had a connection to the server: the proxy broke off
-// or did not answer the tunnel's CONNECT, or a SOCKS proxy refused the
-// host (Go reports these in the server's words, "the server closed the
-// connection"). Nothing reached the server. nil when req had no proxy, or
-// the failure is classified better as it is (a refusal, a dial of the
-// proxy, a caller that stopped).
-func tunnelFailure(op string, req *http.Request, err error) *Error {
-	p := envProxy(req)
-	if p == nil || errors.Is(err, context.Canceled) {
-		return nil
-	}
-	if e := classifyProxyError(op, err); e != nil {
-		return e
-	}
-	e := classifyTransport(op, err)
-	if e.Kind != KindConnection {
-		return nil
+// sayOfTunnel says of the proxy a request through it that failed before
+// it had a connection to the server, as classifyTransportError classified
+// it (e): the proxy broke off or did not answer the tunnel's CONNECT, or a
+// SOCKS proxy refused the host, which Go reports in the server's words
+// ("the server closed the connection"). Nothing reached the server. Any
+// other e (a refusal, a dial of the proxy, a caller that stopped) is left
+// as it is.
+func sayOfTunnel(e *Error, proxy *url.URL, err error) {
+	if e.Kind != KindConnection || errors.Is(err, context.Canceled) {
+		return
 	}
 	what := "gave no tunnel to the server: " + e.Message
 	switch {
@@ -160,10 +149,9 @@ func tunnelFailure(op string, req *http.Request, err error) *Error {
 	case errors.Is(err, context.DeadlineExceeded), timedOut(err):
 		what = "made no tunnel to the server in time"
 	}
-	e.Kind, e.Err = KindUnreachable, err
-	e.Proxy = &ProxyProblem{Host: p.Host, Credentials: p.User != nil}
-	e.Message = "the proxy " + p.Host + " " + what
-	return e
+	e.Kind = KindUnreachable
+	e.Proxy = &ProxyProblem{Host: proxy.Host, Credentials: proxy.User != nil}
+	e.Message = "the proxy " + proxy.Host + " " + what
 }
 
 // unusedProxy is the ProxyProblem of a request that failed on its way to
@@ -178,14 +166,23 @@ func unusedProxy(err error) *ProxyProblem {
 	return &ProxyProblem{Unreadable: unreadable, Unread: unread}
 }
 
-// requestScheme is the scheme of the URL a transport error (a *url.Error)
-// names, "" when it names none.
-func requestScheme(err error) string {
+// requestURL is the URL a transport error (a *url.Error) names, nil when
+// it names none.
+func requestURL(err error) *url.URL {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		if u, perr := url.Parse(ue.URL); perr == nil {
-			return u.Scheme
+			return u
 		}
+	}
+	return nil
+}
+
+// requestScheme is the scheme of the URL a transport error names, "" when
+// it names none.
+func requestScheme(err error) string {
+	if u := requestURL(err); u != nil {
+		return u.Scheme
 	}
 	return ""
 }
@@ -195,24 +192,36 @@ func requestScheme(err error) string {
 // not parse as a URL; unread is ALL_PROXY when no variable applies but it
 // is set.
 func proxySetting(scheme string) (unreadable, unread string) {
+	name, value, allProxy := ProxyVariable(scheme, os.LookupEnv)
+	if name != "" && ProxyValueProblem(value) != "" {
+		return name, ""
+	}
+	return "", allProxy
+}
+
+// ProxyVariable is the proxy variable that applies to a request of scheme
+// as Go's Transport reads the environment (lookup): HTTPS_PROXY for https,
+// HTTP_PROXY for http, either in lower case too; its name and value, ""
+// when none is set. allProxy names ALL_PROXY when it alone is set, which Go
+// does not read.
+func ProxyVariable(scheme string, lookup func(string) (string, bool)) (name, value, allProxy string) {
 	names := [2]string{"HTTP_PROXY", "http_proxy"}
 	if scheme == "https" {
 		names = [2]string{"HTTPS_PROXY", "https_proxy"}
 	}
 	for _, n := range names {
-		if v := os.Getenv(n); v != "" {
-			if ProxyValueProblem(v) != "" {
-				return n, ""
+		if v, set := lookup(n); set && v != "" {
+			return n, v, ""
+		}
+	}
+	if scheme == "http" || scheme == "https" {
+		for _, n := range [2]string{"ALL_PROXY", "all_proxy"} {
+			if v, set := lookup(n); set && v != "" {
+				return "", "", n
 			}
-			return "", ""
 		}
 	}
-	for _, n := range [2]string{"ALL_PROXY", "all_proxy"} {
-		if os.Getenv(n) != "" && (scheme == "http" || scheme == "https") {
-			return "", n
-		}
-	}
-	return "", ""
+	return "", "", ""
 }
 
 // ProxyValueProblem says what is wrong with a proxy variable's value v, ""

@@ -20,26 +20,18 @@ func (e *Env) proxy(kibanaURL string) (c Check, ok bool) {
 	if err != nil || u.Host == "" || e.LookupEnv == nil {
 		return Check{}, false
 	}
-	names := [2]string{"HTTP_PROXY", "http_proxy"}
-	if u.Scheme == "https" {
-		names = [2]string{"HTTPS_PROXY", "https_proxy"}
-	}
-	name, value := "", ""
-	for _, n := range names {
-		if v, set := e.LookupEnv(n); set && v != "" {
-			name, value = n, v
-			break
-		}
-	}
+	name, value, allProxy := client.ProxyVariable(u.Scheme, e.LookupEnv)
 	if name == "" {
-		for _, n := range [2]string{"ALL_PROXY", "all_proxy"} {
-			if v, set := e.LookupEnv(n); set && v != "" && (u.Scheme == "http" || u.Scheme == "https") {
-				return Check{Name: "proxy", Status: Warn,
-					Detail: fmt.Sprintf("%s is set, but Go's HTTP client does not read it: %s is reached directly", n, u.Host),
-					Hint:   fmt.Sprintf("set %s to the proxy (Go reads HTTPS_PROXY for https:// URLs, HTTP_PROXY for http://)", names[0])}, true
-			}
+		if allProxy == "" {
+			return Check{}, false
 		}
-		return Check{}, false
+		want := "HTTP_PROXY"
+		if u.Scheme == "https" {
+			want = "HTTPS_PROXY"
+		}
+		return Check{Name: "proxy", Status: Warn,
+			Detail: fmt.Sprintf("%s is set, but Go's HTTP client does not read it: %s is reached directly", allProxy, u.Host),
+			Hint:   fmt.Sprintf("set %s to the proxy (Go reads HTTPS_PROXY for https:// URLs, HTTP_PROXY for http://)", want)}, true
 	}
 	c = Check{Name: "proxy", Status: Pass}
 	p, err := http.ProxyFromEnvironment(&http.Request{URL: u})
