@@ -69,6 +69,12 @@ func TestAgentNameAndVerbose(t *testing.T) {
 	if !strings.Contains(r.stderr, `hint: did you mean chat-agent (named "Chat")? an agent is given by its id`) {
 		t.Errorf("stderr %q", r.stderr)
 	}
+	// A slip of the keyboard in the id.
+	r = h.run("send", "chat-agnet", "hello")
+	checkOneLineError(t, r, ExitNotFound, "chat-agnet")
+	if !strings.Contains(r.stderr, "hint: did you mean chat-agent (named \"Chat\")? `a2a-courier discover` lists the agents of this space") {
+		t.Errorf("stderr %q", r.stderr)
+	}
 	if sim.TotalRuns() != 0 {
 		t.Errorf("%d runs", sim.TotalRuns())
 	}

@@ -214,6 +214,10 @@ func kibanaSpeaks(af agentFlags) error {
 // discover knows for what was given as a name (send Chat), if any.
 func agentHint(agents []client.Agent, name string) nextstep.Text {
 	if ag, ok := courier.SuggestAgent(agents, name); ok {
+		if strings.EqualFold(ag.ID, name) || !strings.EqualFold(strings.TrimSpace(ag.Name), strings.TrimSpace(name)) {
+			// The id, in other letter case or misspelt.
+			return say("did you mean %s (named %q)? %s lists the agents of this space", ag.ID, ag.Name, nextstep.New("discover").Quoted())
+		}
 		return say("did you mean %s (named %q)? an agent is given by its id; %s lists them", ag.ID, ag.Name, nextstep.New("discover").Quoted())
 	}
 	return say("check the id; %s lists the agents of this space", nextstep.New("discover").Quoted())
