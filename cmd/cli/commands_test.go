@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -235,6 +236,38 @@ func TestSetupStepsWhenNotConfigured(t *testing.T) {
 		name += "-windows"
 	}
 	golden(t, name, r.stderr)
+}
+
+// TestAnEmptyVariableIsSaidEmpty: an assistant's config often holds
+// "KIBANA_URL": "" to fill in later; the error says the variable is empty,
+// not that it is not set, in the CLI, in --json and in doctor.
+func TestAnEmptyVariableIsSaidEmpty(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"KIBANA_URL": ""}, "not configured: KIBANA_URL set but empty and KIBANA_API_KEY not set"},
+		{map[string]string{"KIBANA_URL": " ", "KIBANA_API_KEY": ""}, "not configured: KIBANA_URL and KIBANA_API_KEY set but empty"},
+		{map[string]string{"KIBANA_API_KEY": "\t"}, "not configured: KIBANA_URL not set and KIBANA_API_KEY set but empty"},
+		{map[string]string{"KIBANA_URL": "http://127.0.0.1:1", "KIBANA_API_KEY": ""}, "not configured: KIBANA_API_KEY set but empty"},
+	} {
+		h := newHarness(t, nil)
+		maps.Copy(h.env, c.env)
+		r := h.run("discover")
+		r.expect(t, ExitUsage)
+		if first, _, _ := strings.Cut(r.stderr, "\n"); first != "a2a-courier: "+c.want {
+			t.Errorf("stderr %q, want %q first", r.stderr, c.want)
+		}
+		r = h.run("discover", "--json")
+		r.expect(t, ExitUsage)
+		if e := decodeError(t, r.stdout); e.Code != "not_configured" || e.Message != c.want {
+			t.Errorf("%+v, want %q", e, c.want)
+		}
+		if r = h.run("doctor"); !strings.Contains(r.stdout, "✗ configuration          "+c.want) {
+			t.Errorf("doctor:\n%s", r.stdout)
+		}
+	}
 }
 
 func TestGetCard(t *testing.T) {

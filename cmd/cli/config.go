@@ -81,7 +81,7 @@ func (st *settings) load() (*config.Settings, error) {
 	if st.configured != nil {
 		return st.configured, nil
 	}
-	s, err := config.Load(st.p.getenv, *st.flags)
+	s, err := config.LoadEnv(st.p.LookupEnv, *st.flags)
 	if err != nil {
 		return nil, err
 	}

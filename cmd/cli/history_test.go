@@ -92,7 +92,7 @@ func TestHistory(t *testing.T) {
 			"hint: check the id; `a2a-courier discover` lists the agents of this space\n", e.srv.URL), ExitNotFound},
 		{"an agent id in other letters", e, false, []string{"history", "--agent", "Audit-Agent", "--json"}, fmt.Sprintf("{\n  \"error\": {\n    \"code\": \"not_found\",\n"+
 			"    \"message\": \"agent Audit-Agent is unknown in %s (space default)\",\n"+
-			"    \"hint\": \"did you mean audit-agent (named \\\"Audit Analyst\\\")? an agent is given by its id; `a2a-courier discover` lists them\"\n  }\n}\n", e.srv.URL), "", ExitNotFound},
+			"    \"hint\": \"did you mean audit-agent (named \\\"Audit Analyst\\\")? `a2a-courier discover` lists the agents of this space\"\n  }\n}\n", e.srv.URL), "", ExitNotFound},
 		{"no conversations, json", empty, false, []string{"history", "--json"}, "{\n  \"conversations\": [],\n  \"total\": 0\n}\n", "", 0},
 		{"negative limit", e, false, []string{"history", "--limit", "-1"}, "",
 			"a2a-courier: --limit must not be negative\nhint: use a positive number, or 0 to list all\n", 2},

@@ -87,6 +87,9 @@ type Settings struct {
 	// Profiles are the config file's profiles, by name, as they may be
 	// shown: never a key.
 	Profiles []ProfileSummary
+	// EmptyEnv names the connection's variables that are set but empty
+	// (LoadEnv; Load cannot tell).
+	EmptyEnv []string
 }
 
 // ProfileSummary is what may be shown of a profile of the config file.

@@ -2,8 +2,10 @@ package config
 
 import (
 	"fmt"
-	"github.com/a2a-courier/a2a-courier/internal/nextstep"
+	"slices"
 	"strings"
+
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 
 	"github.com/a2a-courier/a2a-courier/client"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
@@ -25,9 +27,8 @@ func RequireKibana(s *Settings) error {
 			Hint:    "a key goes only to its own Kibana: give this one its key (KIBANA_API_KEY beside a matching KIBANA_URL, --api-key-file, or a profile with its own kibana-url and api-key), or drop the URL that overrides it"}
 	}
 	if len(missing) > 0 {
-		e := &Error{Code: "not_configured",
-			Message: "not configured: " + strings.Join(missing, " and ") + " not set",
-			Hint:    SetupSteps(), Said: SetupSaid(), Setup: SetupStepList()}
+		e := &Error{Code: "not_configured", Message: "not configured: " + unset(missing, s.EmptyEnv),
+			Hint: SetupSteps(), Said: SetupSaid(), Setup: SetupStepList()}
 		profileAdvice(s, e, missing)
 		return e
 	}
@@ -35,6 +36,24 @@ func RequireKibana(s *Settings) error {
 		return configErr(KibanaURLHint(s.URL, s.Sources["kibana_url"]), "%s", err.Error())
 	}
 	return nil
+}
+
+// unset says of the missing variables which are not set and which are
+// set but empty ("KIBANA_URL set but empty and KIBANA_API_KEY not set").
+func unset(missing, empty []string) string {
+	said := make([]string, len(missing))
+	same := true
+	for i, m := range missing {
+		said[i] = m + " not set"
+		if slices.Contains(empty, m) {
+			said[i] = m + " set but empty"
+		}
+		same = same && strings.TrimPrefix(said[i], m) == strings.TrimPrefix(said[0], missing[0])
+	}
+	if same {
+		return strings.Join(missing, " and ") + strings.TrimPrefix(said[0], missing[0])
+	}
+	return strings.Join(said, " and ")
 }
 
 // profileAdvice speaks of the config file's profiles, when it has some: the

@@ -31,6 +31,23 @@ func Load(getenv func(string) string, flags Flags) (*Settings, error) {
 	return l.s, nil
 }
 
+// LoadEnv is Load reading the environment through lookup, which also tells
+// a variable set empty from one not set: the set-up error then says that
+// KIBANA_URL is empty (an assistant's config written with "KIBANA_URL": ""
+// to fill in later), not that it is not set.
+func LoadEnv(lookup func(string) (string, bool), flags Flags) (*Settings, error) {
+	s, err := Load(func(k string) string { v, _ := lookup(k); return v }, flags)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"KIBANA_URL", "KIBANA_API_KEY"} {
+		if v, ok := lookup(k); ok && strings.TrimSpace(v) == "" {
+			s.EmptyEnv = append(s.EmptyEnv, k)
+		}
+	}
+	return s, nil
+}
+
 // loader is one resolution of the settings, step by step.
 type loader struct {
 	getenv func(string) string
