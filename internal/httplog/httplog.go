@@ -8,6 +8,7 @@ package httplog
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -66,7 +67,13 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	took := t.now().Sub(start).Round(time.Millisecond)
 	shown := Redact(req.URL)
-	if err != nil {
+	switch {
+	case err != nil && errors.Is(req.Context().Err(), context.Canceled):
+		// Called off by this process: a read made beside another that
+		// failed first, or a caller that stopped. Not the server's error.
+		logf("http: %s %s → called off after %s", req.Method, shown, took)
+		return resp, err
+	case err != nil:
 		logf("http: %s %s → error after %s: %s", req.Method, shown, took, strings.ReplaceAll(err.Error(), req.URL.String(), shown))
 		return resp, err
 	}

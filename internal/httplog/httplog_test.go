@@ -97,3 +97,43 @@ func TestWrapMarkedLogsOnlyLabelledRequests(t *testing.T) {
 		t.Fatalf("lines %q", lines)
 	}
 }
+
+// A request this process calls off (a read made beside another that failed
+// first) is said as called off, not as the server's error; one that times
+// out is still an error.
+func TestACalledOffRequestIsNotAnError(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	var mu sync.Mutex
+	var lines []string
+	hc := Wrap(srv.Client(), func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}, time.Now)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/api/status", nil)
+	if _, err := hc.Do(req); err == nil {
+		t.Fatal("a called-off request succeeded")
+	}
+	tctx, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer stop()
+	req, _ = http.NewRequestWithContext(tctx, http.MethodGet, srv.URL+"/slow", nil)
+	if _, err := hc.Do(req); err == nil {
+		t.Fatal("a request past its deadline succeeded")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(lines) != 2 || !strings.Contains(lines[0], "GET "+srv.URL+"/api/status → called off after ") || strings.Contains(lines[0], "error") ||
+		!strings.Contains(lines[1], "GET "+srv.URL+"/slow → error after ") || !strings.Contains(lines[1], "deadline exceeded") {
+		t.Errorf("lines %q", lines)
+	}
+}
