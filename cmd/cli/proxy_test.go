@@ -34,6 +34,29 @@ func tunnelRefuser(t *testing.T, status int) string {
 	})
 }
 
+// socksRefuser is a SOCKS5 proxy (RFC 1928) that takes the client's
+// greeting without authentication and refuses every CONNECT: "connection
+// not allowed by ruleset".
+func socksRefuser(t *testing.T) string {
+	t.Helper()
+	return rawtest.Serve(t, func(c net.Conn) {
+		r := bufio.NewReader(c)
+		greeting := make([]byte, 2) // version, number of methods, the methods
+		if _, err := io.ReadFull(r, greeting); err != nil || greeting[0] != 5 {
+			return
+		}
+		if _, err := io.ReadFull(r, make([]byte, greeting[1])); err != nil {
+			return
+		}
+		c.Write([]byte{5, 0})
+		request := make([]byte, 4) // version, CONNECT, reserved, address type
+		if _, err := io.ReadFull(r, request); err != nil {
+			return
+		}
+		c.Write([]byte{5, 2, 0, 1, 0, 0, 0, 0, 0, 0})
+	})
+}
+
 // forwardProxy is an HTTP proxy (for http:// URLs) that forwards GETs to
 // the simulator at target and answers every other request with status.
 func forwardProxy(t *testing.T, target string, status int) string {
@@ -104,6 +127,8 @@ func TestABrokenProxyIsNamedNotKibana(t *testing.T) {
 		{"a proxy that closes the tunnel's connection", map[string]string{"HTTPS_PROXY": withCredentials(rawtest.Serve(t, func(c net.Conn) {
 			http.ReadRequest(bufio.NewReader(c))
 		}))}, "closed the connection before the tunnel to the server was made", "check the proxy that HTTPS_PROXY"},
+		{"a SOCKS proxy whose rules refuse the host", map[string]string{"HTTPS_PROXY": "socks5://" + socksRefuser(t)},
+			"gave no tunnel to the server: socks connect tcp", "check the proxy that HTTPS_PROXY"},
 		// Go's Transport ignores a value it cannot parse and connects
 		// directly (here: a name that does not resolve).
 		{"a password with an unescaped %", map[string]string{"HTTPS_PROXY": "http://corp:" + secret + "%zz@127.0.0.1:9"},
