@@ -65,8 +65,9 @@ type counter struct {
 	lists    int
 	endList  map[string]int
 	seenList map[string]int
-	// reads counts the reads of each context's conversation and task.
-	reads map[string]int
+	// reads counts the reads of each context's conversation and task,
+	// taskReads those of its task alone.
+	reads, taskReads map[string]int
 	// openReads is how many reads (every kind but the sends, streams,
 	// cancels and deletes) are open now, maxOpenReads the most at once.
 	openReads, maxOpenReads int
@@ -98,13 +99,16 @@ func (c *counter) ended(contextID string) {
 	delete(c.seenList, contextID)
 }
 
-func (c *counter) looked(contextID string) {
+func (c *counter) looked(contextID string, task bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.reads == nil {
-		c.reads = map[string]int{}
+		c.reads, c.taskReads = map[string]int{}, map[string]int{}
 	}
 	c.reads[contextID]++
+	if task {
+		c.taskReads[contextID]++
+	}
 	if end, ok := c.endList[contextID]; ok {
 		if _, seen := c.seenList[contextID]; !seen {
 			c.seenList[contextID] = c.lists - end
@@ -241,4 +245,12 @@ func (s *Sim) Reads(contextID string) int {
 	s.counts.mu.Lock()
 	defer s.counts.mu.Unlock()
 	return s.counts.reads[contextID]
+}
+
+// TaskReads returns how many reads of a context's task (tasks/get)
+// reached the simulator.
+func (s *Sim) TaskReads(contextID string) int {
+	s.counts.mu.Lock()
+	defer s.counts.mu.Unlock()
+	return s.counts.taskReads[contextID]
 }

@@ -643,7 +643,7 @@ func (s *Sim) visibleLocked(space, id string, key *Key) *conversation {
 }
 
 func (s *Sim) getConversation(w http.ResponseWriter, r *http.Request, space, id string, key *Key) {
-	s.counts.looked(strings.TrimPrefix(id, "a2a-"))
+	s.counts.looked(strings.TrimPrefix(id, "a2a-"), false)
 	s.mu.Lock()
 	c := s.visibleLocked(space, id, key)
 	var rc *renderCache

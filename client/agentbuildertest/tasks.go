@@ -357,7 +357,7 @@ func (s *Sim) taskRequest(w http.ResponseWriter, r *http.Request, space string, 
 		s.rpcError(w, r, id, -32002, "Task not cancelable: "+p.ID)
 		return
 	}
-	s.counts.looked(rn.contextID)
+	s.counts.looked(rn.contextID, true)
 	task := s.taskJSON(rn)
 	s.mu.Lock()
 	if st := task["status"].(map[string]any); rn.staleReads > 0 && st["state"] != "working" && st["state"] != "submitted" {
