@@ -67,11 +67,15 @@ func (t *transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := t.base.RoundTrip(req)
 	took := t.now().Sub(start).Round(time.Millisecond)
 	shown := Redact(req.URL)
-	switch {
-	case err != nil && errors.Is(req.Context().Err(), context.Canceled):
+	switch cause := context.Cause(req.Context()); {
+	case errors.Is(req.Context().Err(), context.Canceled) && (errors.Is(err, context.Canceled) || errors.Is(err, cause)):
 		// Called off by this process: a read made beside another that
 		// failed first, or a caller that stopped. Not the server's error.
-		logf("http: %s %s → called off after %s", req.Method, shown, took)
+		why := ""
+		if cause != context.Canceled {
+			why = ": " + strings.ReplaceAll(cause.Error(), req.URL.String(), shown)
+		}
+		logf("http: %s %s → called off after %s%s", req.Method, shown, took, why)
 		return resp, err
 	case err != nil:
 		logf("http: %s %s → error after %s: %s", req.Method, shown, took, strings.ReplaceAll(err.Error(), req.URL.String(), shown))

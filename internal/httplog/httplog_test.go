@@ -2,6 +2,7 @@ package httplog
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -124,6 +125,28 @@ func TestACalledOffRequestIsNotAnError(t *testing.T) {
 	if _, err := hc.Do(req); err == nil {
 		t.Fatal("a called-off request succeeded")
 	}
+	// Called off with a cause: the cause is said.
+	cctx, ccancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(50*time.Millisecond, func() { ccancel(errors.New("the card read failed first")) })
+	req, _ = http.NewRequestWithContext(cctx, http.MethodGet, srv.URL+"/caused", nil)
+	if _, err := hc.Do(req); err == nil {
+		t.Fatal("a called-off request succeeded")
+	}
+	// A real failure whose context is canceled as it returns is the
+	// failure, not "called off".
+	fctx, fcancel := context.WithCancel(context.Background())
+	failing := Wrap(&http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+		fcancel()
+		return nil, errors.New("x509: certificate signed by unknown authority")
+	})}, func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, fmt.Sprintf(format, args...))
+	}, time.Now)
+	req, _ = http.NewRequestWithContext(fctx, http.MethodGet, "http://127.0.0.1:1/tls", nil)
+	if _, err := failing.Do(req); err == nil {
+		t.Fatal("a failing request succeeded")
+	}
 	tctx, stop := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer stop()
 	req, _ = http.NewRequestWithContext(tctx, http.MethodGet, srv.URL+"/slow", nil)
@@ -132,8 +155,15 @@ func TestACalledOffRequestIsNotAnError(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(lines) != 2 || !strings.Contains(lines[0], "GET "+srv.URL+"/api/status → called off after ") || strings.Contains(lines[0], "error") ||
-		!strings.Contains(lines[1], "GET "+srv.URL+"/slow → error after ") || !strings.Contains(lines[1], "deadline exceeded") {
+	calledOff := "http: GET " + srv.URL + "/api/status → called off after "
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], calledOff) || strings.Contains(strings.TrimPrefix(lines[0], calledOff), " ") ||
+		!strings.Contains(lines[1], "GET "+srv.URL+"/caused → called off after ") || !strings.HasSuffix(lines[1], ": the card read failed first") ||
+		!strings.Contains(lines[2], "GET http://127.0.0.1:1/tls → error after ") || !strings.Contains(lines[2], "x509: certificate signed by unknown authority") ||
+		!strings.Contains(lines[3], "GET "+srv.URL+"/slow → error after ") || !strings.Contains(lines[3], "deadline exceeded") {
 		t.Errorf("lines %q", lines)
 	}
 }
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
