@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -211,16 +212,21 @@ func kibanaSpeaks(af agentFlags) error {
 }
 
 // agentHint is the hint for an agent id Kibana does not know: the id
-// discover knows for what was given as a name (send Chat), if any.
+// discover knows for what was given as a name (send Chat), in other letter
+// case or misspelt, if any.
 func agentHint(agents []client.Agent, name string) nextstep.Text {
-	if ag, ok := courier.SuggestAgent(agents, name); ok {
-		if strings.EqualFold(ag.ID, name) || !strings.EqualFold(strings.TrimSpace(ag.Name), strings.TrimSpace(name)) {
-			// The id, in other letter case or misspelt.
-			return say("did you mean %s (named %q)? %s lists the agents of this space", ag.ID, ag.Name, nextstep.New("discover").Quoted())
-		}
-		return say("did you mean %s (named %q)? an agent is given by its id; %s lists them", ag.ID, ag.Name, nextstep.New("discover").Quoted())
+	ag, byName, ok := courier.SuggestAgent(agents, name)
+	if !ok {
+		return say("check the id; %s lists the agents of this space", nextstep.New("discover").Quoted())
 	}
-	return say("check the id; %s lists the agents of this space", nextstep.New("discover").Quoted())
+	meant := ag.ID
+	if n := strings.TrimSpace(ag.Name); n != "" {
+		meant += " (named " + strconv.Quote(n) + ")"
+	}
+	if byName {
+		return say("did you mean %s? an agent is given by its id; %s lists them", meant, nextstep.New("discover").Quoted())
+	}
+	return say("did you mean %s? %s lists the agents of this space", meant, nextstep.New("discover").Quoted())
 }
 
 // remoteTarget resolves a generic agent from its card.

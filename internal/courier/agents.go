@@ -8,27 +8,29 @@ import (
 
 // SuggestAgent finds the agent someone most likely meant by a name that is
 // not an agent id: an agent whose id or name is that name, letter case
-// aside (`send Chat` for the agent named "Chat"); else the one agent whose
-// id is that name misspelt (`send audti-agent` for "audit-agent": at most
-// a letter in four wrong, missing, extra or two swapped, at most two in
-// all). Several agents of that name, or equally near: none is suggested.
-func SuggestAgent(agents []client.Agent, name string) (client.Agent, bool) {
+// aside (`send Chat` for the agent named "Chat": byName); else the one
+// agent whose id is that name misspelt (`send audti-agent` for
+// "audit-agent": at most a letter in four wrong, missing, extra or two
+// swapped, at most two in all). Several agents of that name, or equally
+// near: none is suggested.
+func SuggestAgent(agents []client.Agent, name string) (ag client.Agent, byName, ok bool) {
 	var found []client.Agent
 	for _, ag := range agents {
 		if strings.EqualFold(ag.ID, name) {
-			return ag, true
+			return ag, false, true
 		}
 		if strings.EqualFold(strings.TrimSpace(ag.Name), strings.TrimSpace(name)) {
 			found = append(found, ag)
 		}
 	}
-	if len(found) == 1 {
-		return found[0], true
+	switch len(found) {
+	case 0:
+		ag, ok = nearestAgent(agents, strings.ToLower(strings.TrimSpace(name)))
+		return ag, false, ok
+	case 1:
+		return found[0], true, true
 	}
-	if len(found) > 1 {
-		return client.Agent{}, false
-	}
-	return nearestAgent(agents, strings.ToLower(strings.TrimSpace(name)))
+	return client.Agent{}, false, false
 }
 
 // nearestAgent is the one agent whose id is nearest to name, if it is near

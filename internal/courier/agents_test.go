@@ -17,23 +17,27 @@ func TestSuggestAgent(t *testing.T) {
 		{ID: "ops", Name: "Ops"},
 		{ID: "sre-a", Name: "Twin"}, {ID: "sre-b", Name: "twin"},
 	}
-	for _, c := range []struct{ name, want string }{
-		{"Elastic-AI-Agent", "elastic-ai-agent"}, // case
-		{"audit", "audit-agent"},                 // its name
-		{"audti-agent", "audit-agent"},           // two letters swapped
-		{"audit-agen", "audit-agent"},            // one missing
-		{"elastic-ai-agnet", "elastic-ai-agent"},
-		{"elastc-ai-agnt", "elastic-ai-agent"}, // two missing
-		{"audit-agent-3", "audit-agent-2"},     // one replaced; audit-agent is two away
-		{"elastic-agent", ""},                  // three missing: not a slip
-		{"opz", ""},                            // too short to guess at
-		{"sre-c", ""},                          // as near to sre-a as to sre-b
-		{"twin", ""},                           // two agents of that name
-		{"nothing-like-it", ""},
+	for _, c := range []struct {
+		name, want string
+		byName     bool
+	}{
+		{"Elastic-AI-Agent", "elastic-ai-agent", false}, // case
+		{"audit", "audit-agent", true},                  // its name
+		{" Elastic AI agent ", "elastic-ai-agent", true},
+		{"audti-agent", "audit-agent", false}, // two letters swapped
+		{"audit-agen", "audit-agent", false},  // one missing
+		{"elastic-ai-agnet", "elastic-ai-agent", false},
+		{"elastc-ai-agnt", "elastic-ai-agent", false}, // two missing
+		{"audit-agent-3", "audit-agent-2", false},     // one replaced; audit-agent is two away
+		{"elastic-agent", "", false},                  // three missing: not a slip
+		{"opz", "", false},                            // too short to guess at
+		{"sre-c", "", false},                          // as near to sre-a as to sre-b
+		{"twin", "", false},                           // two agents of that name
+		{"nothing-like-it", "", false},
 	} {
-		ag, ok := SuggestAgent(agents, c.name)
-		if ok != (c.want != "") || ag.ID != c.want {
-			t.Errorf("%q: %q %v, want %q", c.name, ag.ID, ok, c.want)
+		ag, byName, ok := SuggestAgent(agents, c.name)
+		if ok != (c.want != "") || ag.ID != c.want || byName != c.byName {
+			t.Errorf("%q: %q %v (by name %v), want %q (by name %v)", c.name, ag.ID, ok, byName, c.want, c.byName)
 		}
 	}
 	for _, c := range []struct {

@@ -165,10 +165,10 @@ func TestStateFilterAndSuggestion(t *testing.T) {
 		t.Errorf("an unknown state: %v", err)
 	}
 	agents := []client.Agent{{ID: "elastic-ai-agent", Name: "Chat"}, {ID: "a", Name: "Twin"}, {ID: "b", Name: "twin"}}
-	if ag, ok := SuggestAgent(agents, "chat"); !ok || ag.ID != "elastic-ai-agent" {
+	if ag, _, ok := SuggestAgent(agents, "chat"); !ok || ag.ID != "elastic-ai-agent" {
 		t.Errorf("chat: %v %v", ag, ok)
 	}
-	if _, ok := SuggestAgent(agents, "Twin"); ok {
+	if _, _, ok := SuggestAgent(agents, "Twin"); ok {
 		t.Error("two agents of one name: a suggestion")
 	}
 	r := &store.Record{State: store.Completed, Reply: "\n  First line\nsecond"}
