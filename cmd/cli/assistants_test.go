@@ -104,7 +104,7 @@ func TestProfilesWhenNotConfigured(t *testing.T) {
 	h := newHarness(t, nil)
 	path := writeConfig(t, h, "profiles:\n  lab:\n    kibana_url: http://localhost:5601\n    api_key: c2VjcmV0OmtleQ==\n  prod:\n    kibana_url: https://prod.example.com\n", 0o600)
 	r := h.run("discover")
-	checkOneLineError(t, r, ExitUsage, "not configured: KIBANA_URL and KIBANA_API_KEY not set, and no profile is selected: the config file ("+path+") has 2 profiles lab, prod, and the profile in use, default, is not one of them")
+	checkOneLineError(t, r, ExitUsage, "not configured: KIBANA_URL and KIBANA_API_KEY not set; no profile is selected: the config file ("+path+") has 2 profiles lab, prod, and the profile in use, default, is not one of them")
 	if !strings.Contains(r.stderr, "hint: select one: --profile lab, or "+shellcmd.EnvSet("A2A_COURIER_PROFILE", "lab")+", or make it the default: a2a-courier config set default-profile lab") {
 		t.Errorf("hint: %s", r.stderr)
 	}

@@ -268,6 +268,19 @@ func TestAnEmptyVariableIsSaidEmpty(t *testing.T) {
 			t.Errorf("doctor:\n%s", r.stdout)
 		}
 	}
+	// Beside a profile: a variable of spaces does not hide the profile's
+	// value; one the profile lacks too is said of both.
+	sim := startSim(t, nil)
+	h := newHarness(t, sim)
+	delete(h.env, "KIBANA_URL")
+	delete(h.env, "KIBANA_API_KEY")
+	path := writeConfig(t, h, "profiles:\n  lab:\n    kibana_url: "+sim.URL+"\n    api_key: "+testKey+"\n  bare:\n    kibana_url: "+sim.URL+"\n", 0o600)
+	h.env["KIBANA_URL"], h.env["KIBANA_API_KEY"] = " ", "\t"
+	h.run("discover", "--profile", "lab").expect(t, ExitOK)
+	r := h.run("discover", "--profile", "bare")
+	checkOneLineError(t, r, ExitUsage, "not configured: KIBANA_API_KEY set but empty; profile bare of "+path+" does not set it either")
+	r = h.run("discover")
+	checkOneLineError(t, r, ExitUsage, "not configured: KIBANA_URL and KIBANA_API_KEY set but empty; no profile is selected: the config file ("+path+") has 2 profiles")
 }
 
 func TestGetCard(t *testing.T) {

@@ -5,9 +5,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/a2a-courier/a2a-courier/internal/nextstep"
-
 	"github.com/a2a-courier/a2a-courier/client"
+	"github.com/a2a-courier/a2a-courier/internal/nextstep"
 	"github.com/a2a-courier/a2a-courier/internal/shellcmd"
 )
 
@@ -69,7 +68,7 @@ func profileAdvice(s *Settings, e *Error, missing []string) {
 		selected = selected || p.Selected
 	}
 	if !selected {
-		e.Message += fmt.Sprintf(", and no profile is selected: the config file (%s) has %s, and the profile in use, %s, is not one of them",
+		e.Message += fmt.Sprintf("; no profile is selected: the config file (%s) has %s, and the profile in use, %s, is not one of them",
 			s.ConfigFile, plural(len(names), "profile")+" "+strings.Join(names, ", "), s.Profile)
 		hint := func(cmd func(string) string) string {
 			return fmt.Sprintf("select one: --profile %[1]s, or %[2]s, or make it the default: %[3]s", names[0], shellcmd.EnvSet("A2A_COURIER_PROFILE", names[0]), cmd("a2a-courier config set default-profile "+names[0]))
@@ -88,7 +87,15 @@ func profileAdvice(s *Settings, e *Error, missing []string) {
 		}
 		return "set it in the profile: " + strings.Join(sets, "; ") + "; or select another profile with --profile or A2A_COURIER_PROFILE (profiles: " + strings.Join(names, ", ") + ")"
 	}
-	e.Message += fmt.Sprintf(", nor in profile %s of %s", s.Profile, s.ConfigFile)
+	if slices.ContainsFunc(missing, func(m string) bool { return slices.Contains(s.EmptyEnv, m) }) {
+		them := "it"
+		if len(missing) > 1 {
+			them = "them"
+		}
+		e.Message += fmt.Sprintf("; profile %s of %s does not set %s either", s.Profile, s.ConfigFile, them)
+	} else {
+		e.Message += fmt.Sprintf(", nor in profile %s of %s", s.Profile, s.ConfigFile)
+	}
 	e.Hint, e.Said = hint(asIs), perCaller(hint)
 }
 

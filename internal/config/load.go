@@ -13,7 +13,10 @@ import (
 // profile) > default. getenv looks up the environment. It does not require
 // the connection to be configured (RequireKibana does).
 func Load(getenv func(string) string, flags Flags) (*Settings, error) {
-	l := &loader{getenv: getenv, flags: flags, s: &Settings{Sources: map[string]string{}, ConfigFile: Path(getenv)}}
+	// A variable of spaces alone is not set: it does not hide the
+	// profile's value (LoadEnv says it is empty when nothing else gives one).
+	trimmed := func(k string) string { return strings.TrimSpace(getenv(k)) }
+	l := &loader{getenv: trimmed, flags: flags, s: &Settings{Sources: map[string]string{}, ConfigFile: Path(getenv)}}
 	if err := l.profile(); err != nil {
 		return nil, err
 	}
